@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// glslang ships static libraries only; they need SPIRV-Tools, the C++ runtime and libm.
+/// `--no-as-needed` keeps the order-sensitive static archives resolvable from Swift's link line.
+let glslangLinker: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--no-as-needed",
+                  "-Xlinker", "--start-group",
+                  "-lglslang", "-lglslang-default-resource-limits", "-lSPIRV", "-lMachineIndependent",
+                  "-lOSDependent", "-lGenericCodeGen", "-lOGLCompiler",
+                  "-lSPIRV-Tools-opt", "-lSPIRV-Tools",
+                  "-Xlinker", "--end-group",
+                  "-lstdc++", "-lm", "-lpthread"]),
+]
+
+let package = Package(
+    name: "depthlens",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "depthlens", targets: ["depthlens"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
+        .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        .target(
+            name: "CShim",
+            cSettings: [.headerSearchPath("include")],
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2")] + glslangLinker
+        ),
+        .target(name: "DepthKit", dependencies: ["CShim"]),
+        .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
+        .target(name: "Capture", dependencies: ["DepthKit", "CShim"]),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim"]),
+        .executableTarget(
+            name: "depthlens",
+            dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "CShimTests", dependencies: ["CShim"]),
+        .testTarget(name: "DepthKitTests", dependencies: ["DepthKit"]),
+        .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "DepthKit"]),
+        .testTarget(name: "ViewerTests", dependencies: ["Viewer"]),
+        .testTarget(name: "depthlensTests", dependencies: ["DepthKit"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

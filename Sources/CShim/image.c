@@ -1,0 +1,179 @@
+// libpng and libjpeg report fatal errors by longjmp (or exit). Both are wrapped here, behind
+// setjmp in C frames, so Swift only ever sees a return code and a message.
+#include "dl_shim.h"
+#include <png.h>
+#include <jpeglib.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+void dl_image_free(dl_image *image) {
+    if (image && image->pixels) { free(image->pixels); image->pixels = NULL; }
+}
+
+static void set_error(char *error, size_t len, const char *msg) {
+    if (error && len) { snprintf(error, len, "%s", msg); }
+}
+
+typedef struct { char *buf; size_t len; } png_err_ctx;
+
+static void png_error_fn(png_structp png, png_const_charp msg) {
+    png_err_ctx *ctx = (png_err_ctx *)png_get_error_ptr(png);
+    if (ctx) set_error(ctx->buf, ctx->len, msg);
+    png_longjmp(png, 1);
+}
+static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) {
+    memset(out, 0, sizeof(*out));
+    FILE *fp = fopen(path, "rb");
+    if (!fp) { set_error(error, error_len, strerror(errno)); return -1; }
+    unsigned char sig[8];
+    if (fread(sig, 1, 8, fp) != 8 || png_sig_cmp(sig, 0, 8) != 0) {
+        fclose(fp); set_error(error, error_len, "not a PNG file (bad signature)"); return -1;
+    }
+    png_err_ctx ctx = { error, error_len };
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        if (png) png_destroy_read_struct(&png, NULL, NULL);
+        fclose(fp); set_error(error, error_len, "out of memory"); return -1;
+    }
+    // volatile: modified between setjmp and a possible longjmp.
+    uint8_t *volatile pixels = NULL;
+    png_bytep *volatile rows = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        free(pixels); free(rows);
+        png_destroy_read_struct(&png, &info, NULL);
+        fclose(fp);
+        return -1;
+    }
+    png_init_io(png, fp);
+    png_set_sig_bytes(png, 8);
+    png_read_info(png, info);
+    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16) {
+        // PNG stores 16-bit samples big-endian; hand them over in host order.
+        uint16_t probe = 1;
+        if (*(uint8_t *)&probe == 1) png_set_swap(png);
+    }
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    size_t row_bytes = png_get_rowbytes(png, info);
+    uint32_t channels = png_get_channels(png, info);
+    uint32_t bit_depth = png_get_bit_depth(png, info);
+    if (w == 0 || h == 0 || (size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
+    pixels = malloc(row_bytes * h);
+    rows = malloc(sizeof(png_bytep) * h);
+    if (!pixels || !rows) png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < h; y++) rows[y] = pixels + y * row_bytes;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    free(rows);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(fp);
+    out->width = w; out->height = h; out->channels = channels; out->bit_depth = bit_depth;
+    out->row_bytes = row_bytes; out->pixels = pixels;
+    return 0;
+}
+
+int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t channels,
+                 uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
+                 char *error, size_t error_len) {
+    int color;
+    switch (channels) {
+        case 1: color = PNG_COLOR_TYPE_GRAY; break;
+        case 2: color = PNG_COLOR_TYPE_GRAY_ALPHA; break;
+        case 3: color = PNG_COLOR_TYPE_RGB; break;
+        case 4: color = PNG_COLOR_TYPE_RGBA; break;
+        default: set_error(error, error_len, "unsupported channel count"); return -1;
+    }
+    if (bit_depth != 8 && bit_depth != 16) { set_error(error, error_len, "unsupported bit depth"); return -1; }
+    FILE *fp = fopen(path, "wb");
+    if (!fp) { set_error(error, error_len, strerror(errno)); return -1; }
+    png_err_ctx ctx = { error, error_len };
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        if (png) png_destroy_write_struct(&png, NULL);
+        fclose(fp); set_error(error, error_len, "out of memory"); return -1;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        fclose(fp);
+        return -1;
+    }
+    png_init_io(png, fp);
+    png_set_compression_level(png, 1); // fast: depthlens writes many frames
+    png_set_IHDR(png, info, width, height, (int)bit_depth, color, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    if (bit_depth == 16) {
+        uint16_t probe = 1;
+        if (*(uint8_t *)&probe == 1) png_set_swap(png);
+    }
+    for (uint32_t y = 0; y < height; y++) png_write_row(png, (png_const_bytep)(data + (size_t)y * row_bytes));
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    if (fclose(fp) != 0) { set_error(error, error_len, strerror(errno)); return -1; }
+    return 0;
+}
+
+typedef struct {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    char *buf; size_t len;
+} jpeg_err_ctx;
+
+static void jpeg_error_exit_fn(j_common_ptr cinfo) {
+    jpeg_err_ctx *ctx = (jpeg_err_ctx *)cinfo->err;
+    char msg[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, msg);
+    set_error(ctx->buf, ctx->len, msg);
+    longjmp(ctx->jump, 1);
+}
+static void jpeg_output_message_fn(j_common_ptr cinfo) { (void)cinfo; }
+
+int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len) {
+    memset(out, 0, sizeof(*out));
+    FILE *fp = fopen(path, "rb");
+    if (!fp) { set_error(error, error_len, strerror(errno)); return -1; }
+    struct jpeg_decompress_struct cinfo;
+    jpeg_err_ctx ctx;
+    ctx.buf = error; ctx.len = error_len;
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = jpeg_error_exit_fn;
+    ctx.mgr.output_message = jpeg_output_message_fn;
+    uint8_t *volatile pixels = NULL;
+    if (setjmp(ctx.jump)) {
+        free(pixels);
+        jpeg_destroy_decompress(&cinfo);
+        fclose(fp);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_stdio_src(&cinfo, fp);
+    jpeg_read_header(&cinfo, TRUE);
+    if (cinfo.jpeg_color_space != JCS_GRAYSCALE) cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    size_t row_bytes = (size_t)cinfo.output_width * cinfo.output_components;
+    pixels = malloc(row_bytes * cinfo.output_height);
+    if (!pixels) { set_error(error, error_len, "out of memory"); longjmp(ctx.jump, 1); }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = pixels + (size_t)cinfo.output_scanline * row_bytes;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    out->width = cinfo.output_width; out->height = cinfo.output_height;
+    out->channels = (uint32_t)cinfo.output_components; out->bit_depth = 8;
+    out->row_bytes = row_bytes; out->pixels = pixels;
+    jpeg_destroy_decompress(&cinfo);
+    fclose(fp);
+    return 0;
+}

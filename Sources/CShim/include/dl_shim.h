@@ -1,0 +1,87 @@
+#ifndef DL_SHIM_H
+#define DL_SHIM_H
+// depthlens' thin C layer: only what Swift cannot call directly.
+// Every symbol is prefixed `dl_`.
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/videodev2.h>
+// glslang's C interface is plain C and callable from Swift; it is re-exported here so
+// GPUKit needs no module of its own for it.
+#include <glslang/Include/glslang_c_interface.h>
+#include <glslang/Public/resource_limits_c.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: Images (libpng, libjpeg-turbo)
+
+/// A decoded image. `pixels` is malloc'ed and owned by the caller (free with `dl_image_free`).
+/// 16-bit samples are in host byte order.
+typedef struct dl_image {
+    uint32_t width;
+    uint32_t height;
+    uint32_t channels;   // 1 gray, 2 gray+alpha, 3 rgb, 4 rgba
+    uint32_t bit_depth;  // 8 or 16
+    size_t row_bytes;
+    uint8_t *pixels;
+} dl_image;
+
+void dl_image_free(dl_image *image);
+
+/// Reads a PNG. libpng reports errors by longjmp; this wrapper keeps the setjmp in C so a corrupt
+/// file becomes a return value of -1 with `error` filled, never a jump through Swift frames.
+/// Palette and sub-byte gray are expanded to 8 bits, tRNS to an alpha channel.
+int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len);
+
+/// Writes `data` (rows `row_bytes` apart, 16-bit samples in host order) as a PNG to `path`.
+/// Returns 0, or -1 with `error` filled (again behind setjmp).
+int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t channels,
+                 uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
+                 char *error, size_t error_len);
+
+/// Reads a JPEG as 8-bit RGB or gray. libjpeg's default error handler calls exit(); this one
+/// longjmps back into C and returns -1 with `error` filled.
+int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len);
+
+// MARK: V4L2 (ioctl is variadic, VIDIOC_* are function-like macros)
+
+/// `ioctl(fd, request, arg)`, retried on EINTR. Returns -1 with errno set on failure.
+int dl_ioctl(int fd, unsigned long request, void *arg);
+/// libv4l2's `v4l2_open(path, flags)` (variadic in C).
+int dl_v4l2_open(const char *path, int flags);
+/// libv4l2's `v4l2_ioctl(fd, request, arg)` (variadic in C), retried on EINTR.
+int dl_v4l2_ioctl(int fd, unsigned long request, void *arg);
+int dl_v4l2_close(int fd);
+void *dl_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int64_t offset);
+int dl_v4l2_munmap(void *start, size_t length);
+
+extern const unsigned long DL_VIDIOC_QUERYCAP;
+extern const unsigned long DL_VIDIOC_ENUM_FMT;
+extern const unsigned long DL_VIDIOC_ENUM_FRAMESIZES;
+extern const unsigned long DL_VIDIOC_ENUM_FRAMEINTERVALS;
+extern const unsigned long DL_VIDIOC_G_FMT;
+extern const unsigned long DL_VIDIOC_S_FMT;
+extern const unsigned long DL_VIDIOC_G_PARM;
+extern const unsigned long DL_VIDIOC_S_PARM;
+extern const unsigned long DL_VIDIOC_REQBUFS;
+extern const unsigned long DL_VIDIOC_QUERYBUF;
+extern const unsigned long DL_VIDIOC_QBUF;
+extern const unsigned long DL_VIDIOC_DQBUF;
+extern const unsigned long DL_VIDIOC_STREAMON;
+extern const unsigned long DL_VIDIOC_STREAMOFF;
+
+/// V4L2 fourcc pixel formats depthlens understands (v4l2_fourcc is a function-like macro).
+extern const uint32_t DL_V4L2_PIX_FMT_YUYV;
+extern const uint32_t DL_V4L2_PIX_FMT_MJPEG;
+extern const uint32_t DL_V4L2_PIX_FMT_RGB24;
+extern const uint32_t DL_V4L2_PIX_FMT_BGR24;
+extern const uint32_t DL_V4L2_PIX_FMT_GREY;
+extern const uint32_t DL_V4L2_PIX_FMT_Z16;
+extern const uint32_t DL_V4L2_PIX_FMT_Y16;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,65 @@
+import Foundation
+
+public enum BufferPoolError: Error, CustomStringConvertible, Equatable {
+    case exhausted(format: FrameFormat, inUse: Int, threshold: Int)
+
+    public var description: String {
+        switch self {
+        case let .exhausted(format, inUse, threshold):
+            return "buffer pool for \(format) exhausted: \(inUse) buffers in use, threshold \(threshold)"
+        }
+    }
+}
+
+/// A pool of same-sized `PixelBuffer`s, the counterpart of CVPixelBufferPool.
+///
+/// It preallocates `outputRetainedBufferCountHint` buffers. A buffer is free again as soon as only
+/// the pool holds it, so renderers hand buffers out and get them back without bookkeeping. When
+/// every buffer is in use the pool grows up to `allocationThreshold` and then reports exhaustion
+/// instead of growing without bound.
+public final class BufferPool: @unchecked Sendable {
+    public let format: FrameFormat
+    public let allocationThreshold: Int
+    private var buffers: [PixelBuffer]
+    private let lock = NSLock()
+
+    /// - Parameters:
+    ///   - outputRetainedBufferCountHint: buffers the consumer may hold at once; preallocated.
+    ///   - allocationThreshold: the most buffers this pool will ever allocate (≥ the hint).
+    public init(format: FrameFormat, outputRetainedBufferCountHint: Int, allocationThreshold: Int? = nil) {
+        precondition(outputRetainedBufferCountHint >= 1)
+        self.format = format
+        self.allocationThreshold = max(allocationThreshold ?? outputRetainedBufferCountHint * 2, outputRetainedBufferCountHint)
+        self.buffers = (0..<outputRetainedBufferCountHint).map { _ in
+            PixelBuffer(width: format.width, height: format.height, format: format.pixelFormat)
+        }
+        buffers.reserveCapacity(self.allocationThreshold)
+    }
+
+    /// Buffers allocated so far.
+    public var allocatedCount: Int { lock.withLock { buffers.count } }
+
+    /// Buffers not held by anyone but the pool.
+    public var freeCount: Int {
+        lock.withLock {
+            var n = 0
+            for i in buffers.indices where isKnownUniquelyReferenced(&buffers[i]) { n += 1 }
+            return n
+        }
+    }
+
+    /// A buffer nobody else holds; allocates one if all are in use and the threshold allows.
+    public func makeBuffer() throws -> PixelBuffer {
+        try lock.withLock {
+            for i in buffers.indices where isKnownUniquelyReferenced(&buffers[i]) {
+                return buffers[i]
+            }
+            guard buffers.count < allocationThreshold else {
+                throw BufferPoolError.exhausted(format: format, inUse: buffers.count, threshold: allocationThreshold)
+            }
+            let b = PixelBuffer(width: format.width, height: format.height, format: format.pixelFormat)
+            buffers.append(b)
+            return b
+        }
+    }
+}

@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A CPU frame: `height` rows of `bytesPerRow` bytes, in one page-aligned allocation so that a
+/// Vulkan device can import it as host memory (`VK_EXT_external_memory_host`) without a copy.
+///
+/// A buffer is a reference type: its identity (`ObjectIdentifier`) is what the texture cache keys
+/// GPU images on, and a `BufferPool` hands the same buffers out again once nobody holds them.
+public final class PixelBuffer: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    public let bytesPerRow: Int
+    public let format: PixelFormat
+    /// Start of the pixel storage (page aligned when this buffer allocated it).
+    public let baseAddress: UnsafeMutableRawPointer
+    /// Size of the allocation in bytes (a multiple of the page size when this buffer allocated it).
+    public let allocationSize: Int
+    private let deallocate: ((UnsafeMutableRawPointer) -> Void)?
+
+    /// Bumped by writers (`markModified()`), read by caches to know when to upload again.
+    public private(set) var generation: UInt64 = 0
+
+    public static let alignment = 4096
+
+    /// Allocates a zero-filled buffer. Rows are packed unless `bytesPerRow` is given.
+    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) {
+        precondition(width > 0 && height > 0, "PixelBuffer needs a positive size")
+        let rowBytes = bytesPerRow ?? width * format.bytesPerPixel
+        precondition(rowBytes >= width * format.bytesPerPixel)
+        self.width = width
+        self.height = height
+        self.format = format
+        self.bytesPerRow = rowBytes
+        let size = (rowBytes * height + Self.alignment - 1) / Self.alignment * Self.alignment
+        self.allocationSize = size
+        var raw: UnsafeMutableRawPointer?
+        guard posix_memalign(&raw, Self.alignment, size) == 0, let raw else {
+            fatalError("PixelBuffer: out of memory allocating \(size) bytes")
+        }
+        memset(raw, 0, size)
+        self.baseAddress = raw
+        self.deallocate = { free($0) }
+    }
+
+    /// Wraps memory owned elsewhere (a mapped camera buffer); `deallocate` runs on deinit.
+    public init(wrapping pointer: UnsafeMutableRawPointer, width: Int, height: Int, bytesPerRow: Int,
+                format: PixelFormat, deallocate: ((UnsafeMutableRawPointer) -> Void)?) {
+        self.width = width
+        self.height = height
+        self.bytesPerRow = bytesPerRow
+        self.format = format
+        self.baseAddress = pointer
+        self.allocationSize = bytesPerRow * height
+        self.deallocate = deallocate
+    }
+
+    deinit { deallocate?(baseAddress) }
+
+    public var frameFormat: FrameFormat { FrameFormat(width: width, height: height, pixelFormat: format) }
+    public var byteCount: Int { bytesPerRow * height }
+    public var isPacked: Bool { bytesPerRow == width * format.bytesPerPixel }
+
+    /// Marks the contents as changed (caches re-upload).
+    public func markModified() { generation &+= 1 }
+
+    /// Pointer to the first byte of row `y`.
+    @inline(__always)
+    public func row(_ y: Int) -> UnsafeMutableRawPointer { baseAddress + y * bytesPerRow }
+
+    /// Typed pointer to row `y`.
+    @inline(__always)
+    public func row<T>(_ y: Int, as type: T.Type) -> UnsafeMutablePointer<T> {
+        (baseAddress + y * bytesPerRow).assumingMemoryBound(to: T.self)
+    }
+
+    /// Copies pixels (row by row when strides differ) from another buffer of the same size and format.
+    public func copy(from other: PixelBuffer) {
+        precondition(other.width == width && other.height == height && other.format == format)
+        if other.bytesPerRow == bytesPerRow {
+            memcpy(baseAddress, other.baseAddress, byteCount)
+        } else {
+            let n = width * format.bytesPerPixel
+            for y in 0..<height { memcpy(row(y), other.row(y), n) }
+        }
+        markModified()
+    }
+
+    /// A packed copy in a new buffer.
+    public func clone() -> PixelBuffer {
+        let b = PixelBuffer(width: width, height: height, format: format)
+        b.copy(from: self)
+        return b
+    }
+
+    /// The packed pixel bytes (for tests and writers).
+    public func packedBytes() -> [UInt8] {
+        let n = width * format.bytesPerPixel
+        var out = [UInt8](repeating: 0, count: n * height)
+        out.withUnsafeMutableBytes { dst in
+            for y in 0..<height { memcpy(dst.baseAddress! + y * n, row(y), n) }
+        }
+        return out
+    }
+
+    // MARK: Pixel access (tests, readouts; not for hot loops)
+
+    /// The 4 channels of an 8-bit color pixel as (r, g, b, a), whatever the channel order.
+    public func rgba(x: Int, y: Int) -> (UInt8, UInt8, UInt8, UInt8) {
+        let p = row(y, as: UInt8.self) + x * format.bytesPerPixel
+        switch format {
+        case .rgba8: return (p[0], p[1], p[2], p[3])
+        case .bgra8: return (p[2], p[1], p[0], p[3])
+        case .rgb8: return (p[0], p[1], p[2], 255)
+        case .gray8: return (p[0], p[0], p[0], 255)
+        default: preconditionFailure("rgba(x:y:) on \(format)")
+        }
+    }
+
+    public func setRGBA(x: Int, y: Int, _ c: (UInt8, UInt8, UInt8, UInt8)) {
+        let p = row(y, as: UInt8.self) + x * format.bytesPerPixel
+        switch format {
+        case .rgba8: p[0] = c.0; p[1] = c.1; p[2] = c.2; p[3] = c.3
+        case .bgra8: p[0] = c.2; p[1] = c.1; p[2] = c.0; p[3] = c.3
+        case .rgb8: p[0] = c.0; p[1] = c.1; p[2] = c.2
+        case .gray8: p[0] = c.0
+        default: preconditionFailure("setRGBA on \(format)")
+        }
+    }
+
+    /// The raw sample at (x, y) as a Float: depth/disparity value, 16-bit count, or 8-bit value.
+    public func sample(x: Int, y: Int) -> Float {
+        switch format {
+        case .depthFloat32, .disparityFloat32: return row(y, as: Float.self)[x]
+        case .depthFloat16, .disparityFloat16: return Float(row(y, as: Float16.self)[x])
+        case .gray16: return Float(row(y, as: UInt16.self)[x])
+        case .gray8: return Float(row(y, as: UInt8.self)[x])
+        default: preconditionFailure("sample(x:y:) on \(format)")
+        }
+    }
+
+    public func setSample(x: Int, y: Int, _ v: Float) {
+        switch format {
+        case .depthFloat32, .disparityFloat32: row(y, as: Float.self)[x] = v
+        case .depthFloat16, .disparityFloat16: row(y, as: Float16.self)[x] = Float16(v)
+        case .gray16: row(y, as: UInt16.self)[x] = UInt16(max(0, min(65535, v.rounded())))
+        case .gray8: row(y, as: UInt8.self)[x] = UInt8(max(0, min(255, v.rounded())))
+        default: preconditionFailure("setSample on \(format)")
+        }
+    }
+}
+
+/// True for a depth (or disparity) value that may reach a kernel as a number:
+/// finite and strictly positive. 0, NaN, ±Inf and negatives are invalid.
+@inline(__always)
+public func isValidDepth(_ d: Float) -> Bool { d > 0 && d < .infinity }

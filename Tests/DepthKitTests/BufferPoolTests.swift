@@ -1,0 +1,34 @@
+import XCTest
+@testable import DepthKit
+
+final class BufferPoolTests: XCTestCase {
+    func testPreallocatesHintAndReusesFreedBuffers() throws {
+        let f = FrameFormat(width: 8, height: 4, pixelFormat: .rgba8)
+        let pool = BufferPool(format: f, outputRetainedBufferCountHint: 2, allocationThreshold: 3)
+        XCTAssertEqual(pool.allocatedCount, 2)
+        var a: PixelBuffer? = try pool.makeBuffer()
+        let id = ObjectIdentifier(a!)
+        a = nil
+        let b = try pool.makeBuffer()
+        XCTAssertEqual(ObjectIdentifier(b), id, "a released buffer comes back")
+        XCTAssertEqual(pool.allocatedCount, 2)
+    }
+
+    func testReportsExhaustionInsteadOfGrowing() throws {
+        let f = FrameFormat(width: 2, height: 2, pixelFormat: .gray8)
+        let pool = BufferPool(format: f, outputRetainedBufferCountHint: 1, allocationThreshold: 2)
+        let held = try [pool.makeBuffer(), pool.makeBuffer()]
+        XCTAssertEqual(pool.allocatedCount, 2)
+        XCTAssertThrowsError(try pool.makeBuffer()) { e in
+            guard case BufferPoolError.exhausted(_, let inUse, let threshold) = e else { return XCTFail("\(e)") }
+            XCTAssertEqual(inUse, 2); XCTAssertEqual(threshold, 2)
+        }
+        XCTAssertEqual(held.count, 2)
+    }
+
+    func testBuffersArePageAligned() {
+        let b = PixelBuffer(width: 3, height: 3, format: .rgb8)
+        XCTAssertEqual(Int(bitPattern: b.baseAddress) % PixelBuffer.alignment, 0)
+        XCTAssertEqual(b.allocationSize % PixelBuffer.alignment, 0)
+    }
+}

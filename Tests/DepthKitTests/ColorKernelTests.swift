@@ -134,3 +134,16 @@ final class ColorKernelTests: XCTestCase {
         XCTAssertThrowsError(try f.render(img))
     }
 }
+
+final class ConversionTests: XCTestCase {
+    func testTrapFreeConversionsMatchStdlib() {
+        // Every 8-bit result and the ties around it, plus a sweep of [0, 1].
+        var vs: [Float] = (0...1000).map { Float($0) / 1000 } + [-1, 2, 0.5 / 255, 1.5 / 255, 127.5 / 255, 254.5 / 255]
+        for k in 0..<256 { vs += [Float(k) / 255, (Float(k) + 0.5) / 255, (Float(k) - 0.5) / 255] }
+        for v in vs { XCTAssertEqual(unorm8Fast(v), UInt32(unorm8(v)), "\(v)") }
+        for x: Float in [0, 0.49999997, 0.5, 1, 1.5, 2.5, 254.99998, 255, 255.5, 3_999_999.5, 4_194_303] {
+            XCTAssertEqual(floorU32(x), UInt32(x.rounded(.down)), "\(x)")
+            XCTAssertEqual(floorU32(SIMD4(repeating: x)), SIMD4(repeating: UInt32(x.rounded(.down))), "\(x)")
+        }
+    }
+}

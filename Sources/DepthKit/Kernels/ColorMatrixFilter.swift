@@ -55,10 +55,10 @@ public final class ColorMatrixFilter: FilterRenderer {
             for y in rows {
                 let s = src.row(y, as: SIMD4<UInt8>.self), d = out.row(y, as: SIMD4<UInt8>.self)
                 for x in 0..<w {
-                    let p = SIMD4<Float>(s[x]) * inv
+                    let p = floats(s[x]) * inv
                     var v = bias + c0 * p.x + c1 * p.y + c2 * p.z + c3 * p.w
                     v = v.clamped(lowerBound: .zero, upperBound: .one) * 255 + 0.5
-                    d[x] = SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(v, rounding: .towardZero))
+                    d[x] = bytes(v)
                 }
             }
         }

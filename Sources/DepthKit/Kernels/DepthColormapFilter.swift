@@ -107,7 +107,7 @@ public final class DepthColormapFilter: FilterRenderer {
                 for x in 0..<w {
                     let d = r[x]
                     if d > 0 && d < .infinity {
-                        hist[Int(min(max((d - minDepth) * binsPerMeter, 0), last))] &+= 1
+                        hist[Int(floorU32(min(max((d - minDepth) * binsPerMeter, 0), last)))] &+= 1
                     }
                 }
             }
@@ -148,7 +148,7 @@ public final class DepthColormapFilter: FilterRenderer {
                     let d = r[x]
                     let valid = d > 0 && d < .infinity
                     let dd = valid ? d : minDepth
-                    let color = lutPtr[Int(min(max((dd - minDepth) * binsPerMeter, 0), last))]
+                    let color = lutPtr[Int(floorU32(min(max((dd - minDepth) * binsPerMeter, 0), last)))]
                     o[x] = valid ? color : black
                 }
             }
@@ -166,7 +166,8 @@ public final class DepthColormapFilter: FilterRenderer {
                     let d = r[x]
                     let valid = d > 0 && d < .infinity
                     let dd = valid ? d : lo
-                    let color = packRGBA(M.color(1 - clamp01((dd - lo) / span)))
+                    let c = M.color(1 - clamp01((dd - lo) / span))
+                    let color = UInt32(littleEndian: unorm8Fast(c.x) | unorm8Fast(c.y) << 8 | unorm8Fast(c.z) << 16 | 0xFF00_0000)
                     o[x] = valid ? color : black
                 }
             }

@@ -33,7 +33,7 @@ public enum DepthEffect {
     /// clamp-to-edge, gx = [L(x+1,y−1) + 2L(x+1,y) + L(x+1,y+1)] − [same at x−1], gy likewise
     /// with y±1; where gx² + gy² > `comicEdgeThresholdSquared` the effect's R, G, B are 0.
     ///
-    /// blur, exactly: r = round(10·(1 − m)) (nearest, ties away from zero); the effect is the mean of each channel over
+    /// blur, exactly: r = ⌊10·(1 − m) + 0.5⌋ (nearest, ties up); the effect is the mean of each channel over
     /// the box [x − r, x + r] × [y − r, y + r] intersected with the image (the box shrinks at
     /// borders), from a summed-area table per channel so each pixel is O(1).
     public static func apply(kind: DepthEffectKind, image: PixelBuffer, mask: DepthMask,
@@ -41,7 +41,9 @@ public enum DepthEffect {
         guard image.format == .rgba8 || image.format == .bgra8 else {
             throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image.frameFormat)
         }
-        let m = mask.scaled(toWidth: image.width, height: image.height)
+        var m = mask.scaled(toWidth: image.width, height: image.height)
+        // Mask values outside [0, 1] (a hand-made mask) are clamped; NaN counts as 0.
+        for i in m.values.indices { let v = m.values[i]; m.values[i] = v > 0 ? min(v, 1) : 0 }
         let out = PixelBuffer(width: image.width, height: image.height, format: image.format)
         m.values.withUnsafeBufferPointer { mp in
             let mptr = mp.baseAddress!
@@ -103,7 +105,7 @@ public enum DepthEffect {
                             let mv = mr[x], e = 1 - mv
                             for c in 0..<3 {
                                 let v = p[4 * x + c]
-                                o[4 * x + c] = UInt8(truncatingIfNeeded: Int32(post[Int(v)] * keep * e + Float(v) * mv + 0.5))
+                                o[4 * x + c] = UInt8(truncatingIfNeeded: floorU32(post[Int(v)] * keep * e + Float(v) * mv + 0.5))
                             }
                             o[4 * x + 3] = p[4 * x + 3]
                         }
@@ -124,8 +126,8 @@ public enum DepthEffect {
                 let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                 for x in 0..<w {
                     let mv = mr[x]
-                    let v = green * (1 - mv) + SIMD4<Float>(p[x]) * mv + 0.5
-                    o[x] = SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(v, rounding: .towardZero))
+                    let v = green * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
                 }
             }
         }
@@ -143,12 +145,12 @@ public enum DepthEffect {
                 let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                 for x in 0..<w {
                     let i0 = Int(cols.i0[x]), i1 = Int(cols.i1[x]), wx = cols.f[x]
-                    let top = SIMD4<Float>(r0[i0]) * (1 - wx) + SIMD4<Float>(r0[i1]) * wx
-                    let bottom = SIMD4<Float>(r1[i0]) * (1 - wx) + SIMD4<Float>(r1[i1]) * wx
+                    let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
+                    let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
                     let e = top * (1 - fy) + bottom * fy
                     let mv = mr[x]
-                    let v = e * (1 - mv) + SIMD4<Float>(p[x]) * mv + 0.5
-                    o[x] = SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(v, rounding: .towardZero))
+                    let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
                 }
             }
         }
@@ -188,14 +190,14 @@ public enum DepthEffect {
                 let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                 for x in 0..<w {
                     let mv = mr[x]
-                    let r = Int((R * (1 - mv)).rounded())
+                    let r = Int(floorU32(R * (1 - mv) + 0.5))
                     let x0 = max(x - r, 0), x1 = min(x + r, w - 1) + 1
                     let y0 = max(y - r, 0), y1 = min(y + r, h - 1) + 1
                     let sum = sat[y1 * sw + x1] &- sat[y0 * sw + x1] &- sat[y1 * sw + x0] &+ sat[y0 * sw + x0]
                     let count = Float((x1 - x0) * (y1 - y0))
-                    let e = SIMD4<Float>(sum) / count
-                    let v = e * (1 - mv) + SIMD4<Float>(p[x]) * mv + 0.5
-                    o[x] = SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(v, rounding: .towardZero))
+                    let e = SIMD4(Float(sum.x), Float(sum.y), Float(sum.z), Float(sum.w)) / count
+                    let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
                 }
             }
         }

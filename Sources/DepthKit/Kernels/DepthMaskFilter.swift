@@ -126,24 +126,28 @@ public final class DepthMaskFilter: FilterRenderer {
                 parallelRows(oh) { rows in
                     for y in rows {
                         let src = m.baseAddress! + y * dw, o = out.row(y, as: UInt8.self)
-                        for x in 0..<ow { o[x] = UInt8(min(max(src[x], 0), 1) * 255 + 0.5) }
+                        for x in 0..<ow { o[x] = UInt8(truncatingIfNeeded: unorm8Fast(src[x])) }
                     }
                 }
             } else {
                 // Scale straight into bytes: same sampling as `scaleBilinear`, no second Float plane.
                 let cols = BilinearAxis(source: dw, target: ow), rowsAxis = BilinearAxis(source: dh, target: oh)
                 let src = UnsafePointer(m.baseAddress!)
+                cols.i0.withUnsafeBufferPointer { ci0 in
+                cols.i1.withUnsafeBufferPointer { ci1 in
+                cols.f.withUnsafeBufferPointer { cf in
                 parallelRows(oh) { rows in
                     for y in rows {
                         let r0 = src + Int(rowsAxis.i0[y]) * dw, r1 = src + Int(rowsAxis.i1[y]) * dw
                         let fy = rowsAxis.f[y], o = out.row(y, as: UInt8.self)
                         for x in 0..<ow {
-                            let i0 = Int(cols.i0[x]), i1 = Int(cols.i1[x]), wx = cols.f[x]
+                            let i0 = Int(ci0[x]), i1 = Int(ci1[x]), wx = cf[x]
                             let v = (r0[i0] * (1 - wx) + r0[i1] * wx) * (1 - fy) + (r1[i0] * (1 - wx) + r1[i1] * wx) * fy
-                            o[x] = UInt8(min(max(v, 0), 1) * 255 + 0.5)
+                            o[x] = UInt8(truncatingIfNeeded: unorm8Fast(v))
                         }
                     }
                 }
+                }}}
             }
         }
         out.markModified()

@@ -31,12 +31,8 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
     public func render(_ buffer: PixelBuffer) throws -> PixelBuffer {
         let s = try state.checked(buffer, kernel: description)
         let out = try s.pool.makeBuffer()
-        var off = offset ?? 0, rng = range ?? 0
-        if offset == nil || range == nil {
-            let stats = validDepthRange(buffer)
-            if offset == nil { off = stats.min }
-            if range == nil { rng = stats.max - stats.min }
-        }
+        let stats = offset == nil || range == nil ? validDepthRange(buffer) : (count: 0, min: Float(0), max: Float(0))
+        let off = offset ?? stats.min, rng = range ?? (stats.max - stats.min)
         // range ≤ 0: every valid pixel is v = 0. Dividing by 1 with a zero numerator keeps the
         // loop one code path (and no NaN from 0/0).
         let positive = rng > 0
@@ -51,7 +47,7 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
                     let valid = d > 0 && d < .infinity
                     // Invalid samples are replaced before any arithmetic so no NaN reaches the conversion.
                     let v = valid ? ((d - off) * scale) / divisor : 0
-                    let g = UInt32(UInt8(min(max(v, 0), 1) * 255 + 0.5))
+                    let g = unorm8Fast(v)
                     dst[x] = UInt32(littleEndian: 0xFF00_0000 | g | g << 8 | g << 16)
                 }
             }

@@ -55,7 +55,7 @@ public final class FragmentMixer: MixerRenderer {
                     let pa = a.row(y, as: UInt8.self), pb = b.row(y, as: UInt8.self), po = out.row(y, as: UInt8.self)
                     for i in 0..<n {
                         let v = Float(pa[i]) * g + Float(pb[i]) * f + 0.5
-                        po[i] = UInt8(truncatingIfNeeded: Int32(v))
+                        po[i] = UInt8(truncatingIfNeeded: floorU32(v))
                     }
                 }
             }
@@ -78,11 +78,10 @@ public final class FragmentMixer: MixerRenderer {
                     let pa = a.row(y, as: SIMD4<UInt8>.self), po = out.row(y, as: SIMD4<UInt8>.self)
                     for x in 0..<w {
                         let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
-                        let top = SIMD4<Float>(r0[i0]) * (1 - wx) + SIMD4<Float>(r0[i1]) * wx
-                        let bottom = SIMD4<Float>(r1[i0]) * (1 - wx) + SIMD4<Float>(r1[i1]) * wx
+                        let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
+                        let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
                         let bv = top * (1 - fy) + bottom * fy
-                        let v = SIMD4<Float>(pa[x]) * g + bv * f + 0.5
-                        po[x] = SIMD4<UInt8>(truncatingIfNeeded: SIMD4<Int32>(v, rounding: .towardZero))
+                        po[x] = bytes(floats(pa[x]) * g + bv * f + 0.5)
                     }
                 }
             }

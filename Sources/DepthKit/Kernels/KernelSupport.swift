@@ -93,3 +93,39 @@ struct BilinearAxis {
 /// Rounds a value in [0, 255] (clamped first) to the nearest 8-bit sample.
 @inline(__always)
 func round255(_ v: Float) -> UInt8 { UInt8(min(max(v, 0), 255) + 0.5) }
+
+// MARK: Trap-free conversions
+//
+// `UInt8(x)` and `Int(x)` on a Float check range and trap, which keeps LLVM from vectorizing a
+// pixel loop (and Swift's SIMD float→int initializers go element by element). These compute the
+// same value for the inputs the kernels give them, with plain float and integer ops.
+
+/// floor(x) for x in [0, 2²²): adding 2²³ rounds x to the nearest integer (ties to even) and
+/// leaves it in the mantissa; one compare corrects round-up to floor. No `floorf` call (the
+/// baseline x86-64 target has no SSE4.1 `roundps`, so `rounded(.down)` would be a libcall).
+/// Garbage (never a trap) outside that range or for NaN; callers clamp first or select it away.
+@inline(__always)
+func floorU32(_ x: Float) -> UInt32 {
+    let n = Int32(bitPattern: (x + 8_388_608).bitPattern &- 0x4B00_0000)
+    return UInt32(bitPattern: Float(n) > x ? n &- 1 : n)
+}
+
+/// `floorU32` on four lanes.
+@inline(__always)
+func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
+    let n = unsafeBitCast(v + 8_388_608, to: SIMD4<Int32>.self) &- 0x4B00_0000
+    let back = SIMD4<Float>(Float(n.x), Float(n.y), Float(n.z), Float(n.w))
+    return unsafeBitCast(n.replacing(with: n &- 1, where: back .> v), to: SIMD4<UInt32>.self)
+}
+
+/// Exactly `unorm8(v)` (clamp to [0, 1], ·255, round half up) as a UInt32 in 0…255; NaN gives garbage.
+@inline(__always)
+func unorm8Fast(_ v: Float) -> UInt32 { floorU32(min(max(v, 0), 1) * 255 + 0.5) }
+
+/// Four 8-bit channels to floats.
+@inline(__always)
+func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), Float(p.z), Float(p.w)) }
+
+/// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
+@inline(__always)
+func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }

@@ -110,12 +110,10 @@ func floorU32(_ x: Float) -> UInt32 {
     return UInt32(bitPattern: Float(n) > x ? n &- 1 : n)
 }
 
-/// `floorU32` on four lanes.
+/// `floorU32` on four lanes (lane by lane: the generic SIMD compare and select do not inline).
 @inline(__always)
 func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
-    let n = unsafeBitCast(v + 8_388_608, to: SIMD4<Int32>.self) &- 0x4B00_0000
-    let back = SIMD4<Float>(Float(n.x), Float(n.y), Float(n.z), Float(n.w))
-    return unsafeBitCast(n.replacing(with: n &- 1, where: back .> v), to: SIMD4<UInt32>.self)
+    SIMD4(floorU32(v.x), floorU32(v.y), floorU32(v.z), floorU32(v.w))
 }
 
 /// Exactly `unorm8(v)` (clamp to [0, 1], ·255, round half up) as a UInt32 in 0…255; NaN gives garbage.

@@ -87,73 +87,96 @@ public struct SyntheticScene: Sendable {
         let k = Self.intrinsics(width: w, height: h)
         let pose = Self.pose(at: time)
         let c = pose.sphereCenter, r2 = Self.sphereRadius * Self.sphereRadius
-        let cc = dot3(c, c) - r2
-        let light = normalize3(SIMD3<Float>(-0.4, -0.6, -0.7))
+        let cc = (c * c).sum() - r2
+        let l0 = SIMD3<Float>(-0.4, -0.6, -0.7)
+        let light = l0 / (l0 * l0).sum().squareRoot()
         let aspect = Float(w) / Float(h)
         let invW = 1 / Float(w), invH = 1 / Float(h)
         let discR2 = Self.discRadius * Self.discRadius
+        // Statics are lazily initialized globals: read them once, not per pixel. The inner loop is
+        // scalar Float math on purpose (it drives the live viewer at 60 Hz).
+        let wallDepth = Self.wallDepth, discDepth = Self.discDepth, boxDepth = Self.boxDepth
+        let (discR, discG, discB) = (Float(Self.discColor.x), Float(Self.discColor.y), Float(Self.discColor.z))
+        let (boxR, boxG, boxB) = (Float(Self.boxColor.x), Float(Self.boxColor.y), Float(Self.boxColor.z))
+        let (sphR, sphG, sphB) = (Float(Self.sphereColor.x), Float(Self.sphereColor.y), Float(Self.sphereColor.z))
+        let invRadius = 1 / Self.sphereRadius
+        let (lx, ly, lz) = (light.x, light.y, light.z)
+        let (sx, sy, sz) = (c.x, c.y, c.z)
+        let box = pose.boxRect, dcx = pose.discCenter.x, dcy = pose.discCenter.y
+        let cx = k.cx, cy = k.cy, invFx = 1 / k.fx, invFy = 1 / k.fy
         // Pass 1: geometry (nearest surface wins) and color.
         parallelRows(h) { rows in
             for v in rows {
                 let crow = color.row(v, as: UInt8.self), drow = scratch.row(v, as: Float.self)
                 let ny = (Float(v) + 0.5) * invH
-                let ry = (Float(v) - k.cy) / k.fy
+                let ry = (Float(v) - cy) * invFy
+                let checkerRow = Int(ny * 12)
+                let ey = ny - dcy, ey2 = ey * ey
+                let boxRow = ny >= box.minY && ny < box.maxY
                 for u in 0..<w {
                     let nx = (Float(u) + 0.5) * invW
-                    var z = Self.wallDepth
+                    var z = wallDepth
                     // Wall: gradient, darkened on alternate checker cells (16 across, 12 down).
-                    let checker = (Int(nx * 16) + Int(ny * 12)) & 1 == 0
-                    let dim: Float = checker ? 1 : 0.7
-                    var rgb = SIMD3<Float>(70 + 150 * nx, 70 + 120 * ny, 190 - 90 * nx) * dim
-                    let ex = (nx - pose.discCenter.x) * aspect, ey = ny - pose.discCenter.y
-                    if ex * ex + ey * ey <= discR2, Self.discDepth < z {
-                        z = Self.discDepth; rgb = SIMD3<Float>(Self.discColor)
-                    }
-                    let ray = SIMD3<Float>((Float(u) - k.cx) / k.fx, ry, 1)
-                    let a = dot3(ray, ray), b = -2 * dot3(ray, c)
-                    let disc = b * b - 4 * a * cc
+                    let dim: Float = (Int(nx * 16) + checkerRow) & 1 == 0 ? 1 : 0.7
+                    var r = (70 + 150 * nx) * dim, g = (70 + 120 * ny) * dim, b = (190 - 90 * nx) * dim
+                    let ex = (nx - dcx) * aspect
+                    if ex * ex + ey2 <= discR2 { z = discDepth; r = discR; g = discG; b = discB }
+                    // Sphere: |t·ray − C| = R with ray = (rx, ry, 1), so z = t.
+                    let rx = (Float(u) - cx) * invFx
+                    let qa = rx * rx + ry * ry + 1
+                    let qb = -2 * (rx * sx + ry * sy + sz)
+                    let disc = qb * qb - 4 * qa * cc
                     if disc >= 0 {
-                        let t = (-b - disc.squareRoot()) / (2 * a)
+                        let t = (-qb - disc.squareRoot()) / (2 * qa)
                         if t > 0, t < z {
                             z = t
-                            let n = (ray * t - c) / Self.sphereRadius
-                            rgb = SIMD3<Float>(Self.sphereColor) * (0.35 + 0.65 * max(0, dot3(n, light)))
+                            let nxs = (rx * t - sx) * invRadius, nys = (ry * t - sy) * invRadius, nzs = (t - sz) * invRadius
+                            let shade = 0.35 + 0.65 * max(0, nxs * lx + nys * ly + nzs * lz)
+                            r = sphR * shade; g = sphG * shade; b = sphB * shade
                         }
                     }
-                    if pose.boxRect.contains(x: nx, y: ny), Self.boxDepth < z {
-                        z = Self.boxDepth; rgb = SIMD3<Float>(Self.boxColor)
-                    }
+                    if boxRow, nx >= box.minX, nx < box.maxX, boxDepth < z { z = boxDepth; r = boxR; g = boxG; b = boxB }
                     drow[u] = z
-                    let q = (rgb + 0.5).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: 255))
-                    crow[4 * u] = UInt8(q.x); crow[4 * u + 1] = UInt8(q.y); crow[4 * u + 2] = UInt8(q.z); crow[4 * u + 3] = 255
+                    // Every color above lies in [0, 255] by construction: round without clamping.
+                    crow[4 * u] = UInt8(truncatingIfNeeded: Int(r + 0.5))
+                    crow[4 * u + 1] = UInt8(truncatingIfNeeded: Int(g + 0.5))
+                    crow[4 * u + 2] = UInt8(truncatingIfNeeded: Int(b + 0.5))
+                    crow[4 * u + 3] = 255
                 }
             }
         }
-        // Pass 2: invalid band on the far side of depth edges.
+        // Pass 2: invalid band on the far side of depth edges: a pixel is a hole when the window
+        // (±2 px in its row, ±1 px in the rows above and below) holds depth nearer by more than `edgeJump`.
         let jump = Self.edgeJump
         parallelRows(h) { rows in
+            var near = [Float](repeating: 0, count: w)   // min over the window, per column
+            var tmp = [Float](repeating: 0, count: w)
             for v in rows {
-                let out = depth.row(v, as: Float.self)
-                for u in 0..<w {
-                    let d = scratch.row(v, as: Float.self)[u]
-                    var hole = false
-                    for dy in -1...1 where !hole {
-                        let y = v + dy
-                        guard y >= 0 && y < h else { continue }
-                        let nrow = scratch.row(y, as: Float.self)
-                        for dx in -2...2 where (dy == 0 || abs(dx) <= 1) {
-                            let x = u + dx
-                            if x >= 0 && x < w && nrow[x] < d - jump { hole = true; break }
-                        }
+                // Rows above and below: ±1 px.
+                for i in 0..<w { near[i] = .infinity }
+                for y in [v - 1, v + 1] where y >= 0 && y < h {
+                    let r = scratch.row(y, as: Float.self)
+                    for x in 0..<w {
+                        var m = r[x]
+                        if x > 0 { m = min(m, r[x - 1]) }
+                        if x + 1 < w { m = min(m, r[x + 1]) }
+                        near[x] = min(near[x], m)
                     }
-                    out[u] = hole ? 0 : d
                 }
+                let r = scratch.row(v, as: Float.self)
+                for x in 0..<w {
+                    var m = r[x]
+                    if x > 0 { m = min(m, r[x - 1]) }
+                    if x > 1 { m = min(m, r[x - 2]) }
+                    if x + 1 < w { m = min(m, r[x + 1]) }
+                    if x + 2 < w { m = min(m, r[x + 2]) }
+                    tmp[x] = min(near[x], m)
+                }
+                let out = depth.row(v, as: Float.self)
+                for x in 0..<w { out[x] = tmp[x] < r[x] - jump ? 0 : r[x] }
             }
         }
         color.markModified()
         depth.markModified()
     }
 }
-
-@inline(__always) private func dot3(_ a: SIMD3<Float>, _ b: SIMD3<Float>) -> Float { (a * b).sum() }
-@inline(__always) private func normalize3(_ a: SIMD3<Float>) -> SIMD3<Float> { a / dot3(a, a).squareRoot() }

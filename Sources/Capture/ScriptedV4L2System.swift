@@ -80,7 +80,8 @@ public final class ScriptedV4L2System: V4L2System {
         }
 
         var bytesPerLine: Int { fourcc == .mjpeg ? 0 : width * fourcc.bytesPerPixel }
-        var sizeImage: Int { fourcc == .mjpeg ? width * height * 2 : width * height * fourcc.bytesPerPixel }
+        /// MJPEG frames vary in size: room for an uncompressed frame plus headers, as UVC drivers allow.
+    var sizeImage: Int { fourcc == .mjpeg ? width * height * 3 + 4096 : width * height * fourcc.bytesPerPixel }
         var currentFormat: Format? { formats.first { $0.fourcc == fourcc } }
 
         static func fraction(fps: Double) -> (numerator: UInt32, denominator: UInt32) {

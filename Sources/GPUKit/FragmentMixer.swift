@@ -154,7 +154,7 @@ public final class GPUFragmentMixer: MixerRenderer {
         }
         if watchesShaders { reloadIfNeeded() }
         let out = try pool.makeBuffer()
-        lastTiming = try runner.run(inputs: [a, b], output: out) { cb, tin, tout in
+        lastTiming = try runner.run(inputs: [a, b], output: out, outputUse: .colorAttachment) { cb, tin, tout in
             try encode(cb, tin[0], tin[1], tout)
         }
         return out

@@ -211,7 +211,8 @@ final class DescriptorPool {
 enum DescriptorWrite {
     static func image(_ device: VkDevice, set: VkDescriptorSet, binding: UInt32, type: VkDescriptorType,
                       view: VkImageView, sampler: VkSampler?) {
-        var info = VkDescriptorImageInfo(sampler: sampler, imageView: view, imageLayout: VK_IMAGE_LAYOUT_GENERAL)
+        var info = VkDescriptorImageInfo(sampler: sampler, imageView: view,
+                                         imageLayout: type == VK_DESCRIPTOR_TYPE_STORAGE_IMAGE ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
         withUnsafePointer(to: &info) { ip in
             var w = VkWriteDescriptorSet()
             w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
@@ -239,8 +240,9 @@ enum DescriptorWrite {
     }
 }
 
-/// Pipeline barriers depthlens records; global memory barriers suffice because every image
-/// stays in `VK_IMAGE_LAYOUT_GENERAL` after its first use.
+/// Pipeline barriers depthlens records. Images are rewritten whole every frame, so each frame
+/// starts them from `VK_IMAGE_LAYOUT_UNDEFINED`: uploads → TRANSFER_DST → SHADER_READ_ONLY,
+/// compute outputs → GENERAL → TRANSFER_SRC, render-pass outputs → COLOR_ATTACHMENT → TRANSFER_SRC.
 enum Barrier {
     static func memory(_ cb: VkCommandBuffer, from src: VkPipelineStageFlags, _ srcAccess: VkAccessFlags,
                        to dst: VkPipelineStageFlags, _ dstAccess: VkAccessFlags) {
@@ -279,27 +281,21 @@ enum Barrier {
                to: VK_PIPELINE_STAGE_HOST_BIT.rawValue, VK_ACCESS_HOST_READ_BIT.rawValue)
     }
 
-    /// UNDEFINED → GENERAL for images used the first time.
-    static func toGeneral(_ cb: VkCommandBuffer, images: [VkImage]) {
-        guard !images.isEmpty else { return }
-        let bs: [VkImageMemoryBarrier] = images.map { image in
-            var b = VkImageMemoryBarrier()
-            b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER
-            b.srcAccessMask = 0
-            b.dstAccessMask = Vk.flags(VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT,
-                                       VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT)
-            b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED
-            b.newLayout = VK_IMAGE_LAYOUT_GENERAL
-            b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED
-            b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED
-            b.image = image
-            b.subresourceRange = VkImageSubresourceRange(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue, baseMipLevel: 0,
-                                                         levelCount: 1, baseArrayLayer: 0, layerCount: 1)
-            return b
-        }
-        bs.withUnsafeBufferPointer { bp in
-            vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT.rawValue, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT.rawValue,
-                                 0, 0, nil, 0, nil, UInt32(bp.count), bp.baseAddress)
-        }
+    /// A layout transition of one color image with its memory dependency.
+    static func image(_ cb: VkCommandBuffer, _ image: VkImage, _ old: VkImageLayout, _ new: VkImageLayout,
+                      from src: VkPipelineStageFlags, _ srcAccess: VkAccessFlags,
+                      to dst: VkPipelineStageFlags, _ dstAccess: VkAccessFlags) {
+        var b = VkImageMemoryBarrier()
+        b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER
+        b.srcAccessMask = srcAccess
+        b.dstAccessMask = dstAccess
+        b.oldLayout = old
+        b.newLayout = new
+        b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED
+        b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED
+        b.image = image
+        b.subresourceRange = VkImageSubresourceRange(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue, baseMipLevel: 0,
+                                                     levelCount: 1, baseArrayLayer: 0, layerCount: 1)
+        vkCmdPipelineBarrier(cb, src, dst, 0, 0, nil, 0, nil, 1, &b)
     }
 }

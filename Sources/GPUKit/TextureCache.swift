@@ -22,7 +22,6 @@ public final class GPUTexture {
     var framebuffer: VkFramebuffer?
     /// Host memory imported as a buffer (no copy on the CPU); nil → the staging ring.
     let hostBuffer: GPUBuffer?
-    var layoutReady = false
     var lastUsedEpoch = 0
     /// The pool this texture's descriptor sets come from (kept alive by the texture).
     fileprivate var poolStrong: DescriptorPool?
@@ -226,9 +225,15 @@ public final class TextureCache: @unchecked Sendable {
         attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE
         attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE
         attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE
-        attachment.initialLayout = VK_IMAGE_LAYOUT_GENERAL
-        attachment.finalLayout = VK_IMAGE_LAYOUT_GENERAL
-        var ref = VkAttachmentReference(attachment: 0, layout: VK_IMAGE_LAYOUT_GENERAL)
+        attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
+        attachment.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
+        var ref = VkAttachmentReference(attachment: 0, layout: VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+        // Color writes → the readback copy (the transition to TRANSFER_SRC happens at the end).
+        var dependency = VkSubpassDependency(srcSubpass: 0, dstSubpass: VK_SUBPASS_EXTERNAL,
+                                             srcStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
+                                             dstStageMask: VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue,
+                                             srcAccessMask: VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT.rawValue,
+                                             dstAccessMask: VK_ACCESS_TRANSFER_READ_BIT.rawValue, dependencyFlags: 0)
         var rp: VkRenderPass?
         let r: VkResult = withUnsafePointer(to: &ref) { refp in
             var subpass = VkSubpassDescription()
@@ -237,13 +242,17 @@ public final class TextureCache: @unchecked Sendable {
             subpass.pColorAttachments = refp
             return withUnsafePointer(to: &subpass) { sp in
                 withUnsafePointer(to: &attachment) { ap in
+                  withUnsafePointer(to: &dependency) { dp in
                     var info = VkRenderPassCreateInfo()
                     info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO
                     info.attachmentCount = 1
                     info.pAttachments = ap
                     info.subpassCount = 1
                     info.pSubpasses = sp
+                    info.dependencyCount = 1
+                    info.pDependencies = dp
                     return vkCreateRenderPass(context.device, &info, nil, &rp)
+                  }
                 }
             }
         }
@@ -386,13 +395,6 @@ public final class TextureCache: @unchecked Sendable {
         return fb
     }
 
-    /// UNDEFINED → GENERAL for textures not used before.
-    func prepareLayouts(_ cb: VkCommandBuffer, _ textures: [GPUTexture]) {
-        let fresh = textures.filter { !$0.layoutReady }
-        Barrier.toGeneral(cb, images: fresh.map(\.image))
-        fresh.forEach { $0.layoutReady = true }
-    }
-
     private func stagingRegion(_ size: Int) throws -> (GPUBuffer, Int) {
         let aligned = (stagingOffset + 255) & ~255
         if let s = staging, aligned + size <= s.size {
@@ -422,7 +424,7 @@ public final class TextureCache: @unchecked Sendable {
         _counters.uploads += 1
         if let host = t.hostBuffer {
             var reg = region(t, bufferOffset: 0, rowLength: buffer.bytesPerRow / buffer.format.bytesPerPixel)
-            vkCmdCopyBufferToImage(cb, host.buffer, t.image, VK_IMAGE_LAYOUT_GENERAL, 1, &reg)
+            vkCmdCopyBufferToImage(cb, host.buffer, t.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &reg)
             return
         }
         let rowBytes = buffer.width * buffer.format.bytesPerPixel
@@ -435,7 +437,7 @@ public final class TextureCache: @unchecked Sendable {
         }
         _counters.stagingUploads += 1
         var reg = region(t, bufferOffset: offset, rowLength: buffer.width)
-        vkCmdCopyBufferToImage(cb, s.buffer, t.image, VK_IMAGE_LAYOUT_GENERAL, 1, &reg)
+        vkCmdCopyBufferToImage(cb, s.buffer, t.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &reg)
     }
 
     /// Records the copy of the texture into `buffer` (finished by `withFrame`). Vulkan: `vkCmdCopyImageToBuffer`.
@@ -443,14 +445,14 @@ public final class TextureCache: @unchecked Sendable {
         _counters.readbacks += 1
         if let host = t.hostBuffer {
             var reg = region(t, bufferOffset: 0, rowLength: buffer.bytesPerRow / buffer.format.bytesPerPixel)
-            vkCmdCopyImageToBuffer(cb, t.image, VK_IMAGE_LAYOUT_GENERAL, host.buffer, 1, &reg)
+            vkCmdCopyImageToBuffer(cb, t.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, host.buffer, 1, &reg)
             return
         }
         let rowBytes = buffer.width * buffer.format.bytesPerPixel
         let (s, offset) = try stagingRegion(rowBytes * buffer.height)
         _counters.stagingReadbacks += 1
         var reg = region(t, bufferOffset: offset, rowLength: buffer.width)
-        vkCmdCopyImageToBuffer(cb, t.image, VK_IMAGE_LAYOUT_GENERAL, s.buffer, 1, &reg)
+        vkCmdCopyImageToBuffer(cb, t.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, s.buffer, 1, &reg)
         pendingReadbacks.append((s, offset, buffer))
     }
 

@@ -268,13 +268,6 @@ enum Barrier {
         memory(cb, from: compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue, to: compute, shaderRW)
     }
 
-    /// Shader and color-attachment writes → the readback copy.
-    static func shadersToTransfer(_ cb: VkCommandBuffer) {
-        memory(cb, from: Vk.flags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT),
-               Vk.flags(VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT),
-               to: transfer, VK_ACCESS_TRANSFER_READ_BIT.rawValue)
-    }
-
     /// Readback copies → host reads after the fence.
     static func transferToHost(_ cb: VkCommandBuffer) {
         memory(cb, from: transfer, VK_ACCESS_TRANSFER_WRITE_BIT.rawValue,

@@ -1,0 +1,192 @@
+import Foundation
+
+/// depthToJET and its siblings on the CPU: depthFloat32 in, rgba8 out, colored by
+/// `Colormap.color(t)` and rounded with `unorm8`. Invalid depth (0, NaN, ±Inf, negative) is
+/// black (0, 0, 0, 255); a frame with no valid depth is all black.
+///
+/// - `.equalized(minDepth, maxDepth, binsPerMeter)`: t = 1 − cdf(d). A histogram over the valid
+///   depths has nbins = ⌈(maxDepth − minDepth)·binsPerMeter⌉ bins, bin(d) = Int((d − minDepth)·binsPerMeter)
+///   clamped to [0, nbins − 1]; cdf(d) = (valid pixels whose bin ≤ bin(d)) / (valid pixels).
+///   Valid depths outside [minDepth, maxDepth] are not dropped: the clamp puts them in the first
+///   or last bin, so they count toward the cdf and color like the range's ends.
+///   Three passes, each O(1) a pixel: histogram (one per band, merged), a color LUT with one
+///   packed RGBA word per occupied bin, then a lookup.
+/// - `.fixed(min, max)`: t = 1 − clamp((d − min)/(max − min)), colored per pixel.
+public final class DepthColormapFilter: FilterRenderer {
+    public let colormap: Colormap
+    public let range: DepthRange
+    public var description: String { colormap.rawValue }
+
+    private var state: PreparedState?
+    /// Equalized only: `bands` histograms of `bins` counts, then the merged cumulative counts,
+    /// then the LUT. Allocated in `prepare`, reused every frame.
+    private var bins = 0
+    private var bands = 0
+    private var histograms: UnsafeMutablePointer<UInt32>?
+    private var cumulative: UnsafeMutablePointer<UInt32>?
+    private var lut: UnsafeMutablePointer<UInt32>?
+
+    public init(colormap: Colormap = .jet, range: DepthRange = .defaultEqualized) {
+        self.colormap = colormap
+        self.range = range
+    }
+
+    deinit { freeTables() }
+
+    public var inputFormat: FrameFormat? { state?.input }
+    public var outputFormat: FrameFormat? { state?.output }
+
+    public func prepare(input: FrameFormat, outputRetainedBufferCountHint: Int) throws {
+        try requireFormat(input, [.depthFloat32], kernel: description)
+        freeTables()
+        state = nil
+        switch range {
+        case let .equalized(lo, hi, perMeter):
+            guard lo.isFinite, hi.isFinite, lo < hi, perMeter > 0 else {
+                throw RenderError.invalidParameter("\(description): equalized range needs minDepth < maxDepth and binsPerMeter > 0")
+            }
+            let n = ((hi - lo) * Float(perMeter)).rounded(.up)
+            guard n <= Float(1 << 24) else {
+                throw RenderError.invalidParameter("\(description): \(n) histogram bins is too many (at most \(1 << 24))")
+            }
+            bins = max(1, Int(n))
+            bands = max(1, min(ProcessInfo.processInfo.activeProcessorCount, input.height))
+            histograms = .allocate(capacity: bins * bands)
+            cumulative = .allocate(capacity: bins)
+            lut = .allocate(capacity: bins)
+        case let .fixed(lo, hi):
+            guard lo.isFinite, hi.isFinite, lo < hi else {
+                throw RenderError.invalidParameter("\(description): fixed range needs min < max")
+            }
+        }
+        state = try PreparedState(input: input, output: FrameFormat(width: input.width, height: input.height,
+                                                                    pixelFormat: .rgba8),
+                                  hint: outputRetainedBufferCountHint)
+    }
+
+    public func reset() {
+        state = nil
+        freeTables()
+    }
+
+    private func freeTables() {
+        histograms?.deallocate(); cumulative?.deallocate(); lut?.deallocate()
+        histograms = nil; cumulative = nil; lut = nil
+        bins = 0; bands = 0
+    }
+
+    public func render(_ buffer: PixelBuffer) throws -> PixelBuffer {
+        let s = try state.checked(buffer, kernel: description)
+        let out = try s.pool.makeBuffer()
+        switch range {
+        case let .equalized(lo, _, perMeter):
+            renderEqualized(buffer, out, minDepth: lo, binsPerMeter: Float(perMeter))
+        case let .fixed(lo, hi):
+            switch colormap {
+            case .jet: renderFixed(buffer, out, lo, hi, JetMap.self)
+            case .turbo: renderFixed(buffer, out, lo, hi, TurboMap.self)
+            case .viridis: renderFixed(buffer, out, lo, hi, ViridisMap.self)
+            case .grayscale: renderFixed(buffer, out, lo, hi, GrayMap.self)
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    private func renderEqualized(_ src: PixelBuffer, _ out: PixelBuffer, minDepth: Float, binsPerMeter: Float) {
+        guard let histograms, let cumulative, let lut else { return }
+        let nbins = bins, nbands = bands, w = src.width, h = src.height
+        let last = Float(nbins - 1)
+
+        // 1. Histogram, one per band so bands never share a counter.
+        DispatchQueue.concurrentPerform(iterations: nbands) { band in
+            let hist = histograms + band * nbins
+            hist.initialize(repeating: 0, count: nbins)
+            for y in (h * band / nbands)..<(h * (band + 1) / nbands) {
+                let r = src.row(y, as: Float.self)
+                for x in 0..<w {
+                    let d = r[x]
+                    if d > 0 && d < .infinity {
+                        hist[Int(floorU32(min(max((d - minDepth) * binsPerMeter, 0), last)))] &+= 1
+                    }
+                }
+            }
+        }
+
+        // 2. Merge and accumulate: cumulative[b] = valid pixels whose bin ≤ b.
+        var running: UInt32 = 0
+        for b in 0..<nbins {
+            var c: UInt32 = 0
+            for band in 0..<nbands { c &+= histograms[band * nbins + b] }
+            running &+= c
+            cumulative[b] = running
+            // Only bins some pixel falls in are ever looked up; mark the rest so the LUT skips them.
+            lut[b] = c == 0 ? 0 : 1
+        }
+        let valid = running
+        let black = UInt32(littleEndian: 0xFF00_0000)
+        if valid == 0 {
+            parallelRows(h) { rows in
+                for y in rows { out.row(y, as: UInt32.self).update(repeating: black, count: w) }
+            }
+            return
+        }
+
+        // 3. One packed RGBA color per occupied bin: t = 1 − cdf.
+        let total = Float(valid), map = colormap
+        for b in 0..<nbins where lut[b] != 0 {
+            let c = map.color(1 - Float(cumulative[b]) / total)
+            lut[b] = packRGBA(c)
+        }
+
+        // 4. Lookup. Invalid samples read a harmless bin, then the select makes them black.
+        let lutPtr = UnsafePointer(lut)
+        parallelRows(h) { rows in
+            for y in rows {
+                let r = src.row(y, as: Float.self), o = out.row(y, as: UInt32.self)
+                for x in 0..<w {
+                    let d = r[x]
+                    let valid = d > 0 && d < .infinity
+                    let dd = valid ? d : minDepth
+                    let color = lutPtr[Int(floorU32(min(max((dd - minDepth) * binsPerMeter, 0), last)))]
+                    o[x] = valid ? color : black
+                }
+            }
+        }
+    }
+
+    private func renderFixed<M: ColormapKernel>(_ src: PixelBuffer, _ out: PixelBuffer, _ lo: Float, _ hi: Float,
+                                                _: M.Type) {
+        let w = src.width, span = hi - lo
+        let black = UInt32(littleEndian: 0xFF00_0000)
+        parallelRows(src.height) { rows in
+            for y in rows {
+                let r = src.row(y, as: Float.self), o = out.row(y, as: UInt32.self)
+                for x in 0..<w {
+                    let d = r[x]
+                    let valid = d > 0 && d < .infinity
+                    let dd = valid ? d : lo
+                    let c = M.color(1 - clamp01((dd - lo) / span))
+                    let color = UInt32(littleEndian: unorm8Fast(c.x) | unorm8Fast(c.y) << 8 | unorm8Fast(c.z) << 16 | 0xFF00_0000)
+                    o[x] = valid ? color : black
+                }
+            }
+        }
+    }
+}
+
+/// rgb in [0, 1] to an rgba8 word in memory order (R, G, B, 255), each channel by `unorm8`.
+@inline(__always)
+func packRGBA(_ c: SIMD3<Float>) -> UInt32 {
+    UInt32(littleEndian: UInt32(unorm8(c.x)) | UInt32(unorm8(c.y)) << 8 | UInt32(unorm8(c.z)) << 16 | 0xFF00_0000)
+}
+
+/// A colormap fixed at compile time, so generic pixel loops specialize to one formula and the
+/// `Colormap` switch leaves the loop.
+protocol ColormapKernel {
+    static func color(_ t: Float) -> SIMD3<Float>
+}
+enum JetMap: ColormapKernel { @inline(__always) static func color(_ t: Float) -> SIMD3<Float> { Colormap.jet.color(t) } }
+enum TurboMap: ColormapKernel { @inline(__always) static func color(_ t: Float) -> SIMD3<Float> { Colormap.turbo.color(t) } }
+enum ViridisMap: ColormapKernel { @inline(__always) static func color(_ t: Float) -> SIMD3<Float> { Colormap.viridis.color(t) } }
+enum GrayMap: ColormapKernel { @inline(__always) static func color(_ t: Float) -> SIMD3<Float> { Colormap.grayscale.color(t) } }

@@ -1,0 +1,205 @@
+import Foundation
+
+/// The "video depth maps" effects: out = mix(effect(image), image, m) per channel, with m the
+/// depth mask at the image size (m = 1 keeps the image, m = 0 shows the effect).
+public enum DepthEffectKind: String, Hashable, Sendable, CaseIterable {
+    /// effect = the image posterized to 4 levels a channel, black where the luma has an edge.
+    case comic
+    /// effect = the background image scaled to the image size, or solid green (0, 255, 0, 255).
+    case greenscreen
+    /// effect = the image box-blurred with radius R·(1 − m), R = 10 px.
+    case blur
+}
+
+public enum DepthEffect {
+    /// Blur radius at m = 0, in pixels.
+    public static let blurRadius: Float = 10
+    /// Comic edges: squared Sobel magnitude of 8-bit luma above this is an edge (128² ⇒ a
+    /// magnitude of 128 in 0…255 luma units, 0.5 in normalized units).
+    public static let comicEdgeThresholdSquared: Int32 = 128 * 128
+
+    /// Applies `kind` to `image` (rgba8 or bgra8) with `mask`; the result is a new buffer in the
+    /// image's format and size.
+    ///
+    /// - `mask` is scaled bilinearly to the image size when its size differs.
+    /// - `background` (greenscreen only) must have the image's pixel format; it is scaled
+    ///   bilinearly (clamp to edge, at pixel centers) to the image size. nil means solid green.
+    ///
+    /// Effect values are not rounded before the mix: out = round(effect·(1 − m) + image·m).
+    /// Alpha goes through the same mix; comic and blur keep the image's alpha in the effect.
+    ///
+    /// comic, exactly: each of R, G, B becomes round(c·3/255)·85 (levels 0, 85, 170, 255), the
+    /// effect's alpha is the image's. Luma is L = (77R + 150G + 29B + 128) >> 8. With L read
+    /// clamp-to-edge, gx = [L(x+1,y−1) + 2L(x+1,y) + L(x+1,y+1)] − [same at x−1], gy likewise
+    /// with y±1; where gx² + gy² > `comicEdgeThresholdSquared` the effect's R, G, B are 0.
+    ///
+    /// blur, exactly: r = ⌊10·(1 − m) + 0.5⌋ (nearest, ties up); the effect is the mean of each channel over
+    /// the box [x − r, x + r] × [y − r, y + r] intersected with the image (the box shrinks at
+    /// borders), from a summed-area table per channel so each pixel is O(1).
+    public static func apply(kind: DepthEffectKind, image: PixelBuffer, mask: DepthMask,
+                             background: PixelBuffer? = nil) throws -> PixelBuffer {
+        guard image.format == .rgba8 || image.format == .bgra8 else {
+            throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image.frameFormat)
+        }
+        var m = mask.scaled(toWidth: image.width, height: image.height)
+        // Mask values outside [0, 1] (a hand-made mask) are clamped; NaN counts as 0.
+        for i in m.values.indices { let v = m.values[i]; m.values[i] = v > 0 ? min(v, 1) : 0 }
+        let out = PixelBuffer(width: image.width, height: image.height, format: image.format)
+        m.values.withUnsafeBufferPointer { mp in
+            let mptr = mp.baseAddress!
+            switch kind {
+            case .comic: comic(image, mptr, out)
+            case .blur: blur(image, mptr, out)
+            case .greenscreen: break
+            }
+        }
+        if kind == .greenscreen {
+            if let background {
+                guard background.format == image.format else {
+                    throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "background in \(image.format)",
+                                                     got: background.frameFormat)
+                }
+                m.values.withUnsafeBufferPointer { greenscreen(image, $0.baseAddress!, background, out) }
+            } else {
+                m.values.withUnsafeBufferPointer { solidGreen(image, $0.baseAddress!, out) }
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    // MARK: comic
+
+    private static func comic(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+        let w = img.width, h = img.height
+        let bgr = img.format == .bgra8
+        let ri = bgr ? 2 : 0, bi = bgr ? 0 : 2
+        var luma = [UInt8](repeating: 0, count: w * h)
+        luma.withUnsafeMutableBufferPointer { lp in
+            let L = lp.baseAddress!
+            parallelRows(h) { rows in
+                for y in rows {
+                    let p = img.row(y, as: UInt8.self), o = L + y * w
+                    for x in 0..<w {
+                        let r = UInt32(p[4 * x + ri]), g = UInt32(p[4 * x + 1]), b = UInt32(p[4 * x + bi])
+                        o[x] = UInt8(truncatingIfNeeded: (77 * r + 150 * g + 29 * b + 128) >> 8)
+                    }
+                }
+            }
+            var levels = [Float](repeating: 0, count: 256)
+            for c in 0..<256 { levels[c] = Float((c * 3 + 127) / 255 * 85) }
+            levels.withUnsafeBufferPointer { lv in
+                let post = lv.baseAddress!
+                let threshold = comicEdgeThresholdSquared
+                parallelRows(h) { rows in
+                    for y in rows {
+                        let ym = L + max(y - 1, 0) * w, y0 = L + y * w, yp = L + min(y + 1, h - 1) * w
+                        let p = img.row(y, as: UInt8.self), o = out.row(y, as: UInt8.self), mr = m + y * w
+                        for x in 0..<w {
+                            let xm = max(x - 1, 0), xp = min(x + 1, w - 1)
+                            let gx = (Int32(ym[xp]) + 2 * Int32(y0[xp]) + Int32(yp[xp]))
+                                - (Int32(ym[xm]) + 2 * Int32(y0[xm]) + Int32(yp[xm]))
+                            let gy = (Int32(yp[xm]) + 2 * Int32(yp[x]) + Int32(yp[xp]))
+                                - (Int32(ym[xm]) + 2 * Int32(ym[x]) + Int32(ym[xp]))
+                            let keep: Float = gx * gx + gy * gy > threshold ? 0 : 1
+                            let mv = mr[x], e = 1 - mv
+                            for c in 0..<3 {
+                                let v = p[4 * x + c]
+                                o[4 * x + c] = UInt8(truncatingIfNeeded: floorU32(post[Int(v)] * keep * e + Float(v) * mv + 0.5))
+                            }
+                            o[4 * x + 3] = p[4 * x + 3]
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: green screen
+
+    private static func solidGreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+        let w = img.width
+        // (0, 255, 0, 255) in either byte order: G is byte 1 and A byte 3 in both.
+        let green = SIMD4<Float>(0, 255, 0, 255)
+        parallelRows(img.height) { rows in
+            for y in rows {
+                let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
+                for x in 0..<w {
+                    let mv = mr[x]
+                    let v = green * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
+                }
+            }
+        }
+    }
+
+    private static func greenscreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ bg: PixelBuffer,
+                                    _ out: PixelBuffer) {
+        let w = img.width
+        let cols = BilinearAxis(source: bg.width, target: w), rowsAxis = BilinearAxis(source: bg.height, target: img.height)
+        parallelRows(img.height) { rows in
+            for y in rows {
+                let r0 = bg.row(Int(rowsAxis.i0[y]), as: SIMD4<UInt8>.self)
+                let r1 = bg.row(Int(rowsAxis.i1[y]), as: SIMD4<UInt8>.self)
+                let fy = rowsAxis.f[y]
+                let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
+                for x in 0..<w {
+                    let i0 = Int(cols.i0[x]), i1 = Int(cols.i1[x]), wx = cols.f[x]
+                    let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
+                    let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
+                    let e = top * (1 - fy) + bottom * fy
+                    let mv = mr[x]
+                    let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
+                }
+            }
+        }
+    }
+
+    // MARK: blur
+
+    private static func blur(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+        let w = img.width, h = img.height
+        let sw = w + 1
+        // Summed-area table, 4 channels interleaved: S[y][x] = sum over rows < y, columns < x.
+        // UInt32 with wrapping arithmetic: box sums (≤ 21²·255) are exact even if totals wrap.
+        let sat = UnsafeMutablePointer<SIMD4<UInt32>>.allocate(capacity: sw * (h + 1))
+        defer { sat.deallocate() }
+        sat.initialize(repeating: .zero, count: sw)
+        parallelRows(h) { rows in
+            for y in rows {
+                let p = img.row(y, as: SIMD4<UInt8>.self), s = sat + (y + 1) * sw
+                var acc = SIMD4<UInt32>.zero
+                s[0] = .zero
+                for x in 0..<w {
+                    acc &+= SIMD4<UInt32>(truncatingIfNeeded: p[x])
+                    s[x + 1] = acc
+                }
+            }
+        }
+        // Columns: add each row's prefix to the next, in column bands.
+        parallelRows(sw, minimumRowsPerBand: 64) { cols in
+            for y in 1..<h {
+                let prev = sat + y * sw, cur = sat + (y + 1) * sw
+                for x in cols { cur[x] &+= prev[x] }
+            }
+        }
+        let R = blurRadius
+        parallelRows(h) { rows in
+            for y in rows {
+                let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
+                for x in 0..<w {
+                    let mv = mr[x]
+                    let r = Int(floorU32(R * (1 - mv) + 0.5))
+                    let x0 = max(x - r, 0), x1 = min(x + r, w - 1) + 1
+                    let y0 = max(y - r, 0), y1 = min(y + r, h - 1) + 1
+                    let sum = sat[y1 * sw + x1] &- sat[y0 * sw + x1] &- sat[y1 * sw + x0] &+ sat[y0 * sw + x0]
+                    let count = Float((x1 - x0) * (y1 - y0))
+                    let e = SIMD4(Float(sum.x), Float(sum.y), Float(sum.z), Float(sum.w)) / count
+                    let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
+                    o[x] = bytes(v)
+                }
+            }
+        }
+    }
+}

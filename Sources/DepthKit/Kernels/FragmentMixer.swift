@@ -1,0 +1,90 @@
+/// fragmentMixer on the CPU: out = mix(a, b, mixFactor) per channel at a's size, rounded to
+/// nearest; the reference for the GPU's two-texture graphics pipeline.
+///
+/// Both inputs are rgba8. When b's size differs from a's, b is sampled bilinearly with clamp to
+/// edge at a's pixel centers: for output pixel (x, y), u = (x + 0.5)·Wb/Wa − 0.5 and
+/// v = (y + 0.5)·Hb/Ha − 0.5, and the four texels around (u, v) are weighted in float before
+/// the mix. mixFactor outside [0, 1] is clamped; NaN counts as 0.
+public final class FragmentMixer: MixerRenderer {
+    public let description = "mix"
+    public let mixFactor: Float
+    private var state: PreparedState?
+    private var second: FrameFormat?
+    private var columns: BilinearAxis?
+    private var rowsAxis: BilinearAxis?
+
+    public init(mixFactor: Float) {
+        self.mixFactor = mixFactor.isNaN ? 0 : min(max(mixFactor, 0), 1)
+    }
+
+    public var inputFormat: FrameFormat? { state?.input }
+    public var secondInputFormat: FrameFormat? { second }
+    public var outputFormat: FrameFormat? { state?.output }
+
+    public func prepare(input: FrameFormat, secondInput: FrameFormat, outputRetainedBufferCountHint: Int) throws {
+        try requireFormat(input, [.rgba8], kernel: description)
+        try requireFormat(secondInput, [.rgba8], kernel: description)
+        state = try PreparedState(input: input, output: input, hint: outputRetainedBufferCountHint)
+        second = secondInput
+        if secondInput.width != input.width || secondInput.height != input.height {
+            columns = BilinearAxis(source: secondInput.width, target: input.width)
+            rowsAxis = BilinearAxis(source: secondInput.height, target: input.height)
+        } else {
+            columns = nil; rowsAxis = nil
+        }
+    }
+
+    public func reset() {
+        state = nil; second = nil; columns = nil; rowsAxis = nil
+    }
+
+    public func render(_ a: PixelBuffer, _ b: PixelBuffer) throws -> PixelBuffer {
+        let s = try state.checked(a, kernel: description)
+        guard let second, b.frameFormat == second else {
+            throw RenderError.formatMismatch(kernel: description, expected: second?.description ?? "?", got: b.frameFormat)
+        }
+        let out = try s.pool.makeBuffer()
+        let f = mixFactor, g = 1 - mixFactor
+        let w = a.width
+        if let columns, let rowsAxis {
+            Self.mixScaled(a, b, out, f, g, columns, rowsAxis)
+        } else {
+            let n = w * 4
+            parallelRows(a.height) { rows in
+                for y in rows {
+                    let pa = a.row(y, as: UInt8.self), pb = b.row(y, as: UInt8.self), po = out.row(y, as: UInt8.self)
+                    for i in 0..<n {
+                        let v = Float(pa[i]) * g + Float(pb[i]) * f + 0.5
+                        po[i] = UInt8(truncatingIfNeeded: floorU32(v))
+                    }
+                }
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    private static func mixScaled(_ a: PixelBuffer, _ b: PixelBuffer, _ out: PixelBuffer, _ f: Float, _ g: Float,
+                                  _ cols: BilinearAxis, _ rowsAxis: BilinearAxis) {
+        let w = a.width
+        cols.i0.withUnsafeBufferPointer { x0 in
+        cols.i1.withUnsafeBufferPointer { x1 in
+        cols.f.withUnsafeBufferPointer { fx in
+            parallelRows(a.height) { rows in
+                for y in rows {
+                    let fy = rowsAxis.f[y]
+                    let r0 = b.row(Int(rowsAxis.i0[y]), as: SIMD4<UInt8>.self)
+                    let r1 = b.row(Int(rowsAxis.i1[y]), as: SIMD4<UInt8>.self)
+                    let pa = a.row(y, as: SIMD4<UInt8>.self), po = out.row(y, as: SIMD4<UInt8>.self)
+                    for x in 0..<w {
+                        let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
+                        let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
+                        let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
+                        let bv = top * (1 - fy) + bottom * fy
+                        po[x] = bytes(floats(pa[x]) * g + bv * f + 0.5)
+                    }
+                }
+            }
+        }}}
+    }
+}

@@ -1,0 +1,129 @@
+/// What every CPU kernel keeps between `prepare` and `reset`: the prepared input, the output
+/// format and the pool outputs come from. One place for the checks `render` makes.
+struct PreparedState {
+    let input: FrameFormat
+    let output: FrameFormat
+    let pool: BufferPool
+
+    init(input: FrameFormat, output: FrameFormat, hint: Int) throws {
+        guard hint >= 1 else {
+            throw RenderError.invalidParameter("outputRetainedBufferCountHint must be ≥ 1, got \(hint)")
+        }
+        self.input = input
+        self.output = output
+        self.pool = BufferPool(format: output, outputRetainedBufferCountHint: hint)
+    }
+}
+
+extension Optional where Wrapped == PreparedState {
+    /// The prepared state, or `RenderError` when `render` comes before `prepare` or `buffer` is
+    /// not the frame format `prepare` was given.
+    func checked(_ buffer: PixelBuffer, kernel: String) throws -> PreparedState {
+        guard let s = self else { throw RenderError.notPrepared(kernel) }
+        guard buffer.frameFormat == s.input else {
+            throw RenderError.formatMismatch(kernel: kernel, expected: s.input.description, got: buffer.frameFormat)
+        }
+        return s
+    }
+}
+
+/// Throws unless `format` has a positive size and one of `allowed` pixel formats.
+func requireFormat(_ format: FrameFormat, _ allowed: [PixelFormat], kernel: String) throws {
+    guard format.width > 0, format.height > 0, allowed.contains(format.pixelFormat) else {
+        throw RenderError.formatMismatch(kernel: kernel, expected: allowed.map(\.description).joined(separator: " or "),
+                                         got: format)
+    }
+}
+
+/// Statistics over the valid depths (finite, > 0) of a depthFloat32 buffer, rows in parallel.
+func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Float) {
+    let w = depth.width
+    let bands = BandResults<(Int, Float, Float)>(count: depth.height, initial: (0, .infinity, -.infinity))
+    parallelRows(depth.height) { rows in
+        var n = 0, lo = Float.infinity, hi = -Float.infinity
+        for y in rows {
+            let r = depth.row(y, as: Float.self)
+            for x in 0..<w {
+                let d = r[x]
+                // Written as selects so the loop has no branches; invalid samples change nothing.
+                let valid = d > 0 && d < .infinity
+                n &+= valid ? 1 : 0
+                lo = valid && d < lo ? d : lo
+                hi = valid && d > hi ? d : hi
+            }
+        }
+        bands.set(rows.lowerBound, (n, lo, hi))
+    }
+    var n = 0, lo = Float.infinity, hi = -Float.infinity
+    for (c, l, h) in bands.values { n += c; lo = min(lo, l); hi = max(hi, h) }
+    return n > 0 ? (n, lo, hi) : (0, 0, 0)
+}
+
+/// One result slot per row so that `parallelRows` bands can report without locks: a band writes
+/// the slot of its first row; unused slots keep `initial`.
+final class BandResults<T>: @unchecked Sendable {
+    private var storage: [T]
+    init(count: Int, initial: T) { storage = Array(repeating: initial, count: count) }
+    func set(_ i: Int, _ v: T) { storage.withUnsafeMutableBufferPointer { $0[i] = v } }
+    var values: [T] { storage }
+}
+
+/// Bilinear sampling positions along one axis for scaling `source` samples to `target` samples,
+/// sampling at target pixel centers with clamp to edge: u = (x + 0.5)·source/target − 0.5,
+/// i0 = floor(u), weight of i1 = u − i0, both indices clamped to [0, source − 1].
+struct BilinearAxis {
+    var i0: [Int32]
+    var i1: [Int32]
+    var f: [Float]
+
+    init(source: Int, target: Int) {
+        i0 = []; i1 = []; f = []
+        i0.reserveCapacity(target); i1.reserveCapacity(target); f.reserveCapacity(target)
+        for x in 0..<target {
+            let u = (Float(x) + 0.5) * Float(source) / Float(target) - 0.5
+            let fl = u.rounded(.down)
+            let a = Int(fl)
+            i0.append(Int32(min(max(a, 0), source - 1)))
+            i1.append(Int32(min(max(a + 1, 0), source - 1)))
+            f.append(u - fl)
+        }
+    }
+}
+
+/// Rounds a value in [0, 255] (clamped first) to the nearest 8-bit sample.
+@inline(__always)
+func round255(_ v: Float) -> UInt8 { UInt8(min(max(v, 0), 255) + 0.5) }
+
+// MARK: Trap-free conversions
+//
+// `UInt8(x)` and `Int(x)` on a Float check range and trap, which keeps LLVM from vectorizing a
+// pixel loop (and Swift's SIMD float→int initializers go element by element). These compute the
+// same value for the inputs the kernels give them, with plain float and integer ops.
+
+/// floor(x) for x in [0, 2²²): adding 2²³ rounds x to the nearest integer (ties to even) and
+/// leaves it in the mantissa; one compare corrects round-up to floor. No `floorf` call (the
+/// baseline x86-64 target has no SSE4.1 `roundps`, so `rounded(.down)` would be a libcall).
+/// Garbage (never a trap) outside that range or for NaN; callers clamp first or select it away.
+@inline(__always)
+func floorU32(_ x: Float) -> UInt32 {
+    let n = Int32(bitPattern: (x + 8_388_608).bitPattern &- 0x4B00_0000)
+    return UInt32(bitPattern: Float(n) > x ? n &- 1 : n)
+}
+
+/// `floorU32` on four lanes (lane by lane: the generic SIMD compare and select do not inline).
+@inline(__always)
+func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
+    SIMD4(floorU32(v.x), floorU32(v.y), floorU32(v.z), floorU32(v.w))
+}
+
+/// Exactly `unorm8(v)` (clamp to [0, 1], ·255, round half up) as a UInt32 in 0…255; NaN gives garbage.
+@inline(__always)
+func unorm8Fast(_ v: Float) -> UInt32 { floorU32(min(max(v, 0), 1) * 255 + 0.5) }
+
+/// Four 8-bit channels to floats.
+@inline(__always)
+func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), Float(p.z), Float(p.w)) }
+
+/// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
+@inline(__always)
+func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }

@@ -3,8 +3,10 @@ import DepthKit
 import Foundation
 
 /// fragmentMixer.vert/.frag as a real graphics pipeline: a 4-vertex triangle strip, two sampled
-/// textures (linear, clamp to edge), mixFactor as a push constant, rendered offscreen into an
-/// rgba8 image at a's size. Both inputs rgba8; mixFactor clamped to [0, 1], NaN → 0.
+/// textures (bound with the cache's linear clamp-to-edge sampler), mixFactor as a push constant,
+/// rendered offscreen into an rgba8 image at a's size. Both inputs rgba8; mixFactor clamped to
+/// [0, 1], NaN → 0. The shader weights b's four texels itself (exact float weights), because a
+/// sampler's filtering precision varies by device and would break the 1-LSB agreement.
 public final class GPUFragmentMixer: MixerRenderer {
     public let context: GPUContext
     public let textureCache: TextureCache
@@ -31,7 +33,7 @@ public final class GPUFragmentMixer: MixerRenderer {
         textureCache = cache
         runner = try FrameRunner(cache: cache)
         layout = try PipelineLayout(context: context, setLayouts: [cache.sampledLayout, cache.sampledLayout],
-                                    pushConstantSize: 16, stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
+                                    pushConstantSize: 24, stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
         reloader = try PipelineReloader(library: library, names: ["fragmentMixer.vert", "fragmentMixer.frag"])
         pipeline = try Self.build(context: context, layout: layout, renderPass: cache.renderPass, shaders: reloader.shaders)
     }
@@ -179,7 +181,7 @@ public final class GPUFragmentMixer: MixerRenderer {
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 2, sp.baseAddress, 0, nil)
         }
         var p = PushWords()
-        p.f(Float(ta.width)); p.f(Float(ta.height)); p.f(mixFactor); p.f(0)
+        p.f(Float(ta.width)); p.f(Float(ta.height)); p.f(Float(tb.width)); p.f(Float(tb.height)); p.f(mixFactor); p.f(0)
         p.words.withUnsafeBytes { pp in
             vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_FRAGMENT_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
         }

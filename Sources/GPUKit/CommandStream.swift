@@ -1,0 +1,122 @@
+import CVulkan
+import Foundation
+
+/// Timing of the last render, for `depthlens bench` and `--backend auto`.
+public struct GPUTiming: Sendable, Equatable, Codable {
+    /// Wall clock of the whole render: upload, dispatch, readback and the wait, in ms.
+    public var endToEndMs: Double
+    /// GPU time between the timestamps around the kernel's dispatches/draws (`vkCmdWriteTimestamp`
+    /// scaled by `timestampPeriod`); nil when the queue has no timestamp bits.
+    public var dispatchMs: Double?
+}
+
+/// One command buffer, its fence and a two-slot timestamp query pool, reused every frame.
+/// Vulkan: `vkCreateCommandPool`, `vkAllocateCommandBuffers`, `vkCreateFence`, `vkCreateQueryPool`.
+final class CommandStream {
+    let context: GPUContext
+    private let pool: VkCommandPool
+    let commandBuffer: VkCommandBuffer
+    private let fence: VkFence
+    private let queryPool: VkQueryPool?
+    private let timestampMask: UInt64
+
+    init(context: GPUContext) throws {
+        self.context = context
+        let device = context.device
+        var poolInfo = VkCommandPoolCreateInfo()
+        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
+        poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
+        poolInfo.queueFamilyIndex = context.queueFamilyIndex
+        var p: VkCommandPool?
+        try vkCheck(vkCreateCommandPool(device, &poolInfo, nil, &p), "vkCreateCommandPool")
+        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateCommandPool") }
+        pool = p
+
+        var alloc = VkCommandBufferAllocateInfo()
+        alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
+        alloc.commandPool = p
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
+        alloc.commandBufferCount = 1
+        var cb: VkCommandBuffer?
+        var f: VkFence?
+        var q: VkQueryPool?
+        do {
+            try vkCheck(vkAllocateCommandBuffers(device, &alloc, &cb), "vkAllocateCommandBuffers")
+            var fenceInfo = VkFenceCreateInfo()
+            fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
+            try vkCheck(vkCreateFence(device, &fenceInfo, nil, &f), "vkCreateFence")
+            if context.timestampPeriod != nil {
+                var qi = VkQueryPoolCreateInfo()
+                qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
+                qi.queryType = VK_QUERY_TYPE_TIMESTAMP
+                qi.queryCount = 2
+                try vkCheck(vkCreateQueryPool(device, &qi, nil, &q), "vkCreateQueryPool")
+            }
+        } catch {
+            if let f { vkDestroyFence(device, f, nil) }
+            vkDestroyCommandPool(device, p, nil)
+            throw error
+        }
+        guard let cb, let f else {
+            vkDestroyCommandPool(device, p, nil)
+            throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkAllocateCommandBuffers")
+        }
+        commandBuffer = cb
+        fence = f
+        queryPool = q
+        var props = VkQueueFamilyProperties()
+        var count: UInt32 = 0
+        vkGetPhysicalDeviceQueueFamilyProperties(context.physicalDevice, &count, nil)
+        var all = [VkQueueFamilyProperties](repeating: props, count: Int(count))
+        vkGetPhysicalDeviceQueueFamilyProperties(context.physicalDevice, &count, &all)
+        props = all[Int(context.queueFamilyIndex)]
+        let bits = props.timestampValidBits
+        timestampMask = bits >= 64 ? ~0 : (UInt64(1) << UInt64(bits)) &- 1
+    }
+
+    deinit {
+        let device = context.device
+        if let queryPool { vkDestroyQueryPool(device, queryPool, nil) }
+        vkDestroyFence(device, fence, nil)
+        vkDestroyCommandPool(device, pool, nil)  // frees the command buffer
+    }
+
+    /// Resets and begins the command buffer for one frame. Vulkan: `vkBeginCommandBuffer`.
+    func begin() throws -> VkCommandBuffer {
+        try vkCheck(vkResetCommandBuffer(commandBuffer, 0), "vkResetCommandBuffer")
+        var info = VkCommandBufferBeginInfo()
+        info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
+        try vkCheck(vkBeginCommandBuffer(commandBuffer, &info), "vkBeginCommandBuffer")
+        if let queryPool { vkCmdResetQueryPool(commandBuffer, queryPool, 0, 2) }
+        // Earlier frames' writes (waited on by the host) become visible to this frame's commands.
+        Barrier.memory(commandBuffer, from: VK_PIPELINE_STAGE_ALL_COMMANDS_BIT.rawValue, VK_ACCESS_MEMORY_WRITE_BIT.rawValue,
+                       to: VK_PIPELINE_STAGE_ALL_COMMANDS_BIT.rawValue,
+                       Vk.flags(VK_ACCESS_MEMORY_READ_BIT, VK_ACCESS_MEMORY_WRITE_BIT))
+        return commandBuffer
+    }
+
+    /// Marks the start (0) or end (1) of the timed section. Vulkan: `vkCmdWriteTimestamp`.
+    func timestamp(_ slot: UInt32) {
+        guard let queryPool else { return }
+        let stage = slot == 0 ? VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT
+        vkCmdWriteTimestamp(commandBuffer, stage, queryPool, slot)
+    }
+
+    /// Ends, submits, waits; returns the timed section's GPU milliseconds (nil without timestamps).
+    /// Vulkan: `vkEndCommandBuffer`, `vkQueueSubmit`, `vkWaitForFences`, `vkGetQueryPoolResults`.
+    func submitAndWait() throws -> Double? {
+        try vkCheck(vkEndCommandBuffer(commandBuffer), "vkEndCommandBuffer")
+        try context.submit(commandBuffer, fence: fence)
+        var f: VkFence? = fence
+        while try vkCheck(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 10_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
+        try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
+        guard let queryPool, let period = context.timestampPeriod else { return nil }
+        var stamps = [UInt64](repeating: 0, count: 2)
+        let r = vkGetQueryPoolResults(context.device, queryPool, 0, 2, 16, &stamps, 8,
+                                      Vk.flags(VK_QUERY_RESULT_64_BIT, VK_QUERY_RESULT_WAIT_BIT))
+        guard try vkCheck(r, "vkGetQueryPoolResults") == VK_SUCCESS else { return nil }
+        let ticks = (stamps[1] & timestampMask) &- (stamps[0] & timestampMask)
+        return Double(ticks & timestampMask) * period / 1e6
+    }
+}

@@ -1,0 +1,198 @@
+import CVulkan
+import Foundation
+
+/// Rebuilds a pipeline when its shader files change (`--watch-shaders`): on a compile error the
+/// old pipeline keeps running and `lastError` says why.
+final class PipelineReloader {
+    let library: ShaderLibrary
+    private(set) var shaders: [CompiledShader]
+    /// The last reload's error (nil after a successful reload).
+    private(set) var lastError: Error?
+    private(set) var reloadCount = 0
+    private var lastCheck = DispatchTime(uptimeNanoseconds: 0)
+    /// Seconds between modification-time polls.
+    var pollInterval: Double = 0.25
+
+    init(library: ShaderLibrary, names: [String]) throws {
+        self.library = library
+        shaders = try names.map { try library.shader(named: $0) }
+    }
+
+    /// Polls the files (at most every `pollInterval`) and calls `rebuild` with fresh SPIR-V when
+    /// one changed. Returns true when the pipeline was swapped.
+    func reloadIfNeeded(force: Bool = false, _ rebuild: ([CompiledShader]) throws -> Void) -> Bool {
+        if !force && milliseconds(since: lastCheck) < pollInterval * 1000 { return false }
+        lastCheck = .now()
+        guard force || shaders.contains(where: library.isStale) else { return false }
+        do {
+            let fresh = try shaders.map { try library.shader(named: $0.name) }
+            try rebuild(fresh)
+            shaders = fresh
+            lastError = nil
+            reloadCount += 1
+            return true
+        } catch {
+            // Remember the new modification dates so a broken file is not recompiled every poll.
+            shaders = shaders.map { s in
+                CompiledShader(name: s.name, code: s.code,
+                               dependencies: s.dependencies.mapValues { _ in Date.distantPast }.merging(
+                                   s.dependencies.keys.map { ($0, ShaderLibrary.modificationDate($0) ?? .distantPast) },
+                                   uniquingKeysWith: { $1 }),
+                               fromCache: s.fromCache)
+            }
+            lastError = error
+            return false
+        }
+    }
+}
+
+/// A `VkShaderModule`, destroyed on deinit.
+final class ShaderModule {
+    let context: GPUContext
+    let handle: VkShaderModule
+
+    init(context: GPUContext, code: [UInt32]) throws {
+        self.context = context
+        var m: VkShaderModule?
+        let r: VkResult = code.withUnsafeBufferPointer { cp in
+            var info = VkShaderModuleCreateInfo()
+            info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO
+            info.codeSize = cp.count * 4
+            info.pCode = cp.baseAddress
+            return vkCreateShaderModule(context.device, &info, nil, &m)
+        }
+        try vkCheck(r, "vkCreateShaderModule")
+        guard let m else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateShaderModule") }
+        handle = m
+    }
+
+    deinit { vkDestroyShaderModule(context.device, handle, nil) }
+}
+
+/// A `VkPipelineLayout`, destroyed on deinit.
+final class PipelineLayout {
+    let context: GPUContext
+    let handle: VkPipelineLayout
+    let pushConstantSize: Int
+    private let setLayouts: [DescriptorSetLayout]
+
+    init(context: GPUContext, setLayouts: [DescriptorSetLayout], pushConstantSize: Int, stages: VkShaderStageFlags) throws {
+        precondition(pushConstantSize % 4 == 0 && pushConstantSize <= 128, "push constants: a multiple of 4, at most 128 bytes")
+        self.context = context
+        self.setLayouts = setLayouts
+        self.pushConstantSize = pushConstantSize
+        let handles: [VkDescriptorSetLayout?] = setLayouts.map(\.handle)
+        var range = VkPushConstantRange(stageFlags: stages, offset: 0, size: UInt32(pushConstantSize))
+        var layout: VkPipelineLayout?
+        let r: VkResult = handles.withUnsafeBufferPointer { hp in
+            withUnsafePointer(to: &range) { rp in
+                var info = VkPipelineLayoutCreateInfo()
+                info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
+                info.setLayoutCount = UInt32(hp.count)
+                info.pSetLayouts = hp.baseAddress
+                info.pushConstantRangeCount = pushConstantSize > 0 ? 1 : 0
+                info.pPushConstantRanges = pushConstantSize > 0 ? rp : nil
+                return vkCreatePipelineLayout(context.device, &info, nil, &layout)
+            }
+        }
+        try vkCheck(r, "vkCreatePipelineLayout")
+        guard let layout else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreatePipelineLayout") }
+        handle = layout
+    }
+
+    deinit { vkDestroyPipelineLayout(context.device, handle, nil) }
+}
+
+/// A `VkPipeline`, destroyed on deinit.
+final class Pipeline {
+    let context: GPUContext
+    let handle: VkPipeline
+    init(context: GPUContext, handle: VkPipeline) { self.context = context; self.handle = handle }
+    deinit { vkDestroyPipeline(context.device, handle, nil) }
+}
+
+/// One compute shader of `Shaders/` as a pipeline: binds, pushes constants, dispatches with the
+/// group count rounded up (shaders bounds-check partial tiles).
+public final class ComputeKernel {
+    let context: GPUContext
+    let name: String
+    let layout: PipelineLayout
+    private(set) var pipeline: Pipeline
+    private let reloader: PipelineReloader
+    /// Workgroup size, read from `common.glsl` (`DL_LOCAL_SIZE_X/Y` or the given names).
+    public let localSize: (x: Int, y: Int)
+    /// Poll the shader files and rebuild on change (`--watch-shaders`).
+    public var watchesFiles = false
+
+    /// The last reload's compile error; the previous pipeline keeps running meanwhile.
+    public var lastError: Error? { reloader.lastError }
+    public var reloadCount: Int { reloader.reloadCount }
+
+    init(context: GPUContext, library: ShaderLibrary, name: String, setLayouts: [DescriptorSetLayout],
+         pushConstantSize: Int, localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws {
+        self.context = context
+        self.name = name
+        self.localSize = (try library.constant(localSize.x), try localSize.y.map { try library.constant($0) } ?? 1)
+        layout = try PipelineLayout(context: context, setLayouts: setLayouts, pushConstantSize: pushConstantSize,
+                                    stages: VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
+        reloader = try PipelineReloader(library: library, names: [name])
+        pipeline = try Self.build(context: context, layout: layout, code: reloader.shaders[0].code)
+    }
+
+    private static func build(context: GPUContext, layout: PipelineLayout, code: [UInt32]) throws -> Pipeline {
+        let module = try ShaderModule(context: context, code: code)
+        var p: VkPipeline?
+        let r: VkResult = "main".withCString { entry in
+            var stage = VkPipelineShaderStageCreateInfo()
+            stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
+            stage.stage = VK_SHADER_STAGE_COMPUTE_BIT
+            stage.module = module.handle
+            stage.pName = entry
+            var info = VkComputePipelineCreateInfo()
+            info.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO
+            info.stage = stage
+            info.layout = layout.handle
+            return vkCreateComputePipelines(context.device, nil, 1, &info, nil, &p)
+        }
+        try vkCheck(r, "vkCreateComputePipelines")
+        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateComputePipelines") }
+        return Pipeline(context: context, handle: p)
+    }
+
+    /// Rebuilds the pipeline if a shader file changed (only when `watchesFiles`, or `force`).
+    @discardableResult
+    public func reloadIfNeeded(force: Bool = false) -> Bool {
+        guard watchesFiles || force else { return false }
+        return reloader.reloadIfNeeded(force: force) { shaders in
+            pipeline = try Self.build(context: context, layout: layout, code: shaders[0].code)
+        }
+    }
+
+    /// Records: bind pipeline and sets, push constants (exactly the layout's size), dispatch
+    /// ⌈threads / localSize⌉ groups. Vulkan: `vkCmdBindPipeline`, `vkCmdPushConstants`, `vkCmdDispatch`.
+    func dispatch(_ cb: VkCommandBuffer, sets: [VkDescriptorSet], push: [UInt32], threads: (x: Int, y: Int)) {
+        precondition(push.count * 4 == layout.pushConstantSize, "\(name): push constants are \(push.count * 4) bytes, layout has \(layout.pushConstantSize)")
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle)
+        let s: [VkDescriptorSet?] = sets
+        s.withUnsafeBufferPointer { sp in
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout.handle, 0, UInt32(sp.count), sp.baseAddress, 0, nil)
+        }
+        if !push.isEmpty {
+            push.withUnsafeBytes { pp in
+                vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_COMPUTE_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
+            }
+        }
+        let gx = (threads.x + localSize.x - 1) / localSize.x
+        let gy = (threads.y + localSize.y - 1) / localSize.y
+        vkCmdDispatch(cb, UInt32(max(gx, 1)), UInt32(max(gy, 1)), 1)
+    }
+}
+
+/// Push-constant words: floats by bit pattern, in declaration order (std430 scalars and vec4s).
+struct PushWords {
+    var words: [UInt32] = []
+    mutating func f(_ v: Float) { words.append(v.bitPattern) }
+    mutating func u(_ v: UInt32) { words.append(v) }
+    mutating func i(_ v: Int) { words.append(UInt32(truncatingIfNeeded: v)) }
+    mutating func vec4(_ v: SIMD4<Float>) { f(v.x); f(v.y); f(v.z); f(v.w) }
+}

@@ -1,0 +1,191 @@
+import CVulkan
+import DepthKit
+import Foundation
+
+/// fragmentMixer.vert/.frag as a real graphics pipeline: a 4-vertex triangle strip, two sampled
+/// textures (bound with the cache's linear clamp-to-edge sampler), mixFactor as a push constant,
+/// rendered offscreen into an rgba8 image at a's size. Both inputs rgba8; mixFactor clamped to
+/// [0, 1], NaN → 0. The shader weights b's four texels itself (exact float weights), because a
+/// sampler's filtering precision varies by device and would break the 1-LSB agreement.
+public final class GPUFragmentMixer: MixerRenderer {
+    public let context: GPUContext
+    public let textureCache: TextureCache
+    public let description = "mix"
+    public let mixFactor: Float
+    public private(set) var inputFormat: FrameFormat?
+    public private(set) var secondInputFormat: FrameFormat?
+    public private(set) var outputFormat: FrameFormat?
+    public private(set) var lastTiming: GPUTiming?
+    /// Poll shader files every render and rebuild the pipeline on change.
+    public var watchesShaders = false
+    /// The last shader reload's error; the previous pipeline keeps running.
+    public var lastShaderError: Error? { reloader.lastError }
+
+    private let runner: FrameRunner
+    private let layout: PipelineLayout
+    private var pipeline: Pipeline
+    private let reloader: PipelineReloader
+    private var pool: BufferPool?
+
+    public init(mixFactor: Float, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        self.mixFactor = mixFactor.isNaN ? 0 : min(max(mixFactor, 0), 1)
+        self.context = context
+        textureCache = cache
+        runner = try FrameRunner(cache: cache)
+        layout = try PipelineLayout(context: context, setLayouts: [cache.sampledLayout, cache.sampledLayout],
+                                    pushConstantSize: 24, stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
+        reloader = try PipelineReloader(library: library, names: ["fragmentMixer.vert", "fragmentMixer.frag"])
+        pipeline = try Self.build(context: context, layout: layout, renderPass: cache.renderPass, shaders: reloader.shaders)
+    }
+
+    /// Vulkan: `vkCreateGraphicsPipelines` (dynamic viewport and scissor, so one pipeline serves every size).
+    private static func build(context: GPUContext, layout: PipelineLayout, renderPass: VkRenderPass,
+                              shaders: [CompiledShader]) throws -> Pipeline {
+        let vert = try ShaderModule(context: context, code: shaders[0].code)
+        let frag = try ShaderModule(context: context, code: shaders[1].code)
+        var p: VkPipeline?
+        let r: VkResult = "main".withCString { entry in
+            var stages = [VkPipelineShaderStageCreateInfo](repeating: VkPipelineShaderStageCreateInfo(), count: 2)
+            for (i, (stage, module)) in [(VK_SHADER_STAGE_VERTEX_BIT, vert), (VK_SHADER_STAGE_FRAGMENT_BIT, frag)].enumerated() {
+                stages[i].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
+                stages[i].stage = stage
+                stages[i].module = module.handle
+                stages[i].pName = entry
+            }
+            var vertexInput = VkPipelineVertexInputStateCreateInfo()
+            vertexInput.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO
+            var assembly = VkPipelineInputAssemblyStateCreateInfo()
+            assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO
+            assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP
+            var viewport = VkPipelineViewportStateCreateInfo()
+            viewport.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO
+            viewport.viewportCount = 1
+            viewport.scissorCount = 1
+            var raster = VkPipelineRasterizationStateCreateInfo()
+            raster.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO
+            raster.polygonMode = VK_POLYGON_MODE_FILL
+            raster.cullMode = VK_CULL_MODE_NONE.rawValue
+            raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE
+            raster.lineWidth = 1
+            var multisample = VkPipelineMultisampleStateCreateInfo()
+            multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO
+            multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT
+            var blendAttachment = VkPipelineColorBlendAttachmentState()
+            blendAttachment.colorWriteMask = Vk.flags(VK_COLOR_COMPONENT_R_BIT, VK_COLOR_COMPONENT_G_BIT,
+                                                      VK_COLOR_COMPONENT_B_BIT, VK_COLOR_COMPONENT_A_BIT)
+            let dynamicStates: [VkDynamicState] = [VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR]
+            return stages.withUnsafeBufferPointer { sp in
+                withUnsafePointer(to: &blendAttachment) { bap in
+                    dynamicStates.withUnsafeBufferPointer { dp in
+                        var blend = VkPipelineColorBlendStateCreateInfo()
+                        blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO
+                        blend.attachmentCount = 1
+                        blend.pAttachments = bap
+                        var dynamic = VkPipelineDynamicStateCreateInfo()
+                        dynamic.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO
+                        dynamic.dynamicStateCount = UInt32(dp.count)
+                        dynamic.pDynamicStates = dp.baseAddress
+                        var info = VkGraphicsPipelineCreateInfo()
+                        info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO
+                        info.stageCount = 2
+                        info.pStages = sp.baseAddress
+                        info.layout = layout.handle
+                        info.renderPass = renderPass
+                        info.subpass = 0
+                        return withUnsafePointer(to: &vertexInput) { vi in
+                        withUnsafePointer(to: &assembly) { ia in
+                        withUnsafePointer(to: &viewport) { vp in
+                        withUnsafePointer(to: &raster) { rs in
+                        withUnsafePointer(to: &multisample) { ms in
+                        withUnsafePointer(to: &blend) { bs in
+                        withUnsafePointer(to: &dynamic) { ds in
+                            info.pVertexInputState = vi
+                            info.pInputAssemblyState = ia
+                            info.pViewportState = vp
+                            info.pRasterizationState = rs
+                            info.pMultisampleState = ms
+                            info.pColorBlendState = bs
+                            info.pDynamicState = ds
+                            return vkCreateGraphicsPipelines(context.device, nil, 1, &info, nil, &p)
+                        }}}}}}}
+                    }
+                }
+            }
+        }
+        try vkCheck(r, "vkCreateGraphicsPipelines")
+        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateGraphicsPipelines") }
+        return Pipeline(context: context, handle: p)
+    }
+
+    /// Rebuilds the pipeline if a shader file changed (when `watchesShaders`, or `force`).
+    @discardableResult
+    public func reloadIfNeeded(force: Bool = false) -> Bool {
+        guard watchesShaders || force else { return false }
+        return reloader.reloadIfNeeded(force: force) { shaders in
+            pipeline = try Self.build(context: context, layout: layout, renderPass: textureCache.renderPass, shaders: shaders)
+        }
+    }
+
+    public func prepare(input: FrameFormat, secondInput: FrameFormat, outputRetainedBufferCountHint: Int) throws {
+        for f in [input, secondInput] where f.pixelFormat != .rgba8 || f.width <= 0 || f.height <= 0 {
+            throw RenderError.formatMismatch(kernel: description, expected: "rgba8", got: f)
+        }
+        guard outputRetainedBufferCountHint >= 1 else {
+            throw RenderError.invalidParameter("outputRetainedBufferCountHint must be ≥ 1, got \(outputRetainedBufferCountHint)")
+        }
+        pool = BufferPool(format: input, outputRetainedBufferCountHint: outputRetainedBufferCountHint)
+        inputFormat = input
+        secondInputFormat = secondInput
+        outputFormat = input
+    }
+
+    public func reset() {
+        pool = nil
+        inputFormat = nil
+        secondInputFormat = nil
+        outputFormat = nil
+    }
+
+    public func render(_ a: PixelBuffer, _ b: PixelBuffer) throws -> PixelBuffer {
+        guard let pool, let inputFormat, let secondInputFormat else { throw RenderError.notPrepared(description) }
+        guard a.frameFormat == inputFormat else {
+            throw RenderError.formatMismatch(kernel: description, expected: inputFormat.description, got: a.frameFormat)
+        }
+        guard b.frameFormat == secondInputFormat else {
+            throw RenderError.formatMismatch(kernel: description, expected: secondInputFormat.description, got: b.frameFormat)
+        }
+        if watchesShaders { reloadIfNeeded() }
+        let out = try pool.makeBuffer()
+        lastTiming = try runner.run(inputs: [a, b], output: out, outputUse: .colorAttachment) { cb, tin, tout in
+            try encode(cb, tin[0], tin[1], tout)
+        }
+        return out
+    }
+
+    /// Vulkan: `vkCmdBeginRenderPass`, `vkCmdPushConstants`, `vkCmdDraw(4)`.
+    private func encode(_ cb: VkCommandBuffer, _ ta: GPUTexture, _ tb: GPUTexture, _ tout: GPUTexture) throws {
+        let sets: [VkDescriptorSet?] = [try textureCache.sampledSet(ta), try textureCache.sampledSet(tb)]
+        var begin = VkRenderPassBeginInfo()
+        begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
+        begin.renderPass = textureCache.renderPass
+        begin.framebuffer = try textureCache.framebuffer(tout)
+        begin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0),
+                                    extent: VkExtent2D(width: UInt32(tout.width), height: UInt32(tout.height)))
+        vkCmdBeginRenderPass(cb, &begin, VK_SUBPASS_CONTENTS_INLINE)
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.handle)
+        var viewport = VkViewport(x: 0, y: 0, width: Float(tout.width), height: Float(tout.height), minDepth: 0, maxDepth: 1)
+        vkCmdSetViewport(cb, 0, 1, &viewport)
+        var scissor = begin.renderArea
+        vkCmdSetScissor(cb, 0, 1, &scissor)
+        sets.withUnsafeBufferPointer { sp in
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 2, sp.baseAddress, 0, nil)
+        }
+        var p = PushWords()
+        p.f(Float(ta.width)); p.f(Float(ta.height)); p.f(Float(tb.width)); p.f(Float(tb.height)); p.f(mixFactor); p.f(0)
+        p.words.withUnsafeBytes { pp in
+            vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_FRAGMENT_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
+        }
+        vkCmdDraw(cb, 4, 1, 0, 0)
+        vkCmdEndRenderPass(cb)
+    }
+}

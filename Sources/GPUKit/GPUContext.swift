@@ -1,0 +1,159 @@
+import CVulkan
+import Foundation
+
+/// The Vulkan instance, the chosen physical device, its logical device and one queue.
+///
+/// Every GPU object in GPUKit holds its context, so the device outlives what was made from it.
+/// A windowed viewer creates its own context with `GPUContextOptions` (GLFW's instance
+/// extensions, `VK_KHR_swapchain`, a presentation filter) and uses `instance`, `physicalDevice`,
+/// `device`, `queueFamilyIndex` and `queue` for its swapchain.
+public final class GPUContext: @unchecked Sendable {
+    private let vkInstance: VulkanInstance
+    public var instance: VkInstance { vkInstance.handle }
+    public let physicalDevice: VkPhysicalDevice
+    public let device: VkDevice
+    public let queueFamilyIndex: UInt32
+    public let queue: VkQueue
+    /// The chosen device, as `depthlens devices` lists it.
+    public let deviceInfo: GPUDeviceInfo
+    /// Every device with why it was or was not chosen.
+    public let allDevices: [GPUDeviceInfo]
+    public let properties: VkPhysicalDeviceProperties
+    /// Warnings and errors of the validation layer; nil when validation is off.
+    public var validation: ValidationLog? { vkInstance.validation }
+    /// Nanoseconds a timestamp tick; nil when the queue cannot write timestamps.
+    public let timestampPeriod: Double?
+    /// `VK_EXT_external_memory_host` is enabled; the alignment an imported pointer and size need.
+    public let hostImportAlignment: Int?
+    let memoryProperties: VkPhysicalDeviceMemoryProperties
+    let getMemoryHostPointerProperties: PFN_vkGetMemoryHostPointerPropertiesEXT?
+    /// `vkQueueSubmit` needs external synchronization.
+    let queueLock = NSLock()
+
+    /// The device's name: `GPUFilterFactory.backendName`.
+    public var name: String { deviceInfo.name }
+
+    /// Creates the instance and device.
+    /// - Parameters:
+    ///   - deviceSelector: automatic (discrete > integrated > virtual > CPU), an index or a name.
+    ///   - options: extra extensions and a queue-family filter for a window; validation override.
+    /// - Throws: `GPUError.noVulkanDevice` (one line telling how to get lavapipe) when there is no
+    ///   device at all, `GPUError.noSuitableDevice` / `.deviceNotFound`, or `VulkanError`.
+    /// Vulkan: `vkCreateInstance`, `vkCreateDevice`, `vkGetDeviceQueue`.
+    public init(deviceSelector: GPUDeviceSelector = .fromEnvironment(), options: GPUContextOptions = .init()) throws {
+        let validationOn = options.validation ?? ValidationLog.requestedByEnvironment
+        let inst = try VulkanInstance(extensions: options.instanceExtensions, validation: validationOn)
+        let candidates = try GPUDevices.evaluate(instance: inst, options: options)
+        let (pick, all) = try GPUDevices.choose(candidates, selector: deviceSelector)
+        guard let family = pick.queueFamily else { throw GPUError.noSuitableDevice(["\(pick.info.name): no queue"]) }
+
+        var props = VkPhysicalDeviceProperties()
+        vkGetPhysicalDeviceProperties(pick.physical, &props)
+        var memProps = VkPhysicalDeviceMemoryProperties()
+        vkGetPhysicalDeviceMemoryProperties(pick.physical, &memProps)
+
+        var extensions = options.deviceExtensions
+        var importAlignment: Int?
+        if pick.hostImport {
+            extensions.append("VK_EXT_external_memory_host")
+            var hostProps = VkPhysicalDeviceExternalMemoryHostPropertiesEXT()
+            hostProps.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT
+            withUnsafeMutablePointer(to: &hostProps) { hp in
+                var p2 = VkPhysicalDeviceProperties2()
+                p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+                p2.pNext = UnsafeMutableRawPointer(hp)
+                vkGetPhysicalDeviceProperties2(pick.physical, &p2)
+            }
+            importAlignment = Int(hostProps.minImportedHostPointerAlignment)
+        }
+
+        var device: VkDevice?
+        var priority: Float = 1
+        let result: VkResult = Vk.withCStrings(extensions) { extPtrs in
+            withUnsafePointer(to: &priority) { pp in
+                var q = VkDeviceQueueCreateInfo()
+                q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
+                q.queueFamilyIndex = family
+                q.queueCount = 1
+                q.pQueuePriorities = pp
+                return withUnsafePointer(to: &q) { qp in
+                    var info = VkDeviceCreateInfo()
+                    info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO
+                    info.queueCreateInfoCount = 1
+                    info.pQueueCreateInfos = qp
+                    info.enabledExtensionCount = UInt32(extensions.count)
+                    info.ppEnabledExtensionNames = extPtrs
+                    return vkCreateDevice(pick.physical, &info, nil, &device)
+                }
+            }
+        }
+        try vkCheck(result, "vkCreateDevice")
+        guard let device else { throw VulkanError(result: VK_ERROR_INITIALIZATION_FAILED, call: "vkCreateDevice") }
+        var queue: VkQueue?
+        vkGetDeviceQueue(device, family, 0, &queue)
+        guard let queue else {
+            vkDestroyDevice(device, nil)
+            throw VulkanError(result: VK_ERROR_INITIALIZATION_FAILED, call: "vkGetDeviceQueue")
+        }
+
+        vkInstance = inst
+        physicalDevice = pick.physical
+        self.device = device
+        self.queue = queue
+        queueFamilyIndex = family
+        deviceInfo = all[pick.info.index]
+        allDevices = all
+        properties = props
+        memoryProperties = memProps
+        timestampPeriod = pick.info.timestamps ? Double(props.limits.timestampPeriod) : nil
+        if importAlignment != nil, let fn = vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT") {
+            getMemoryHostPointerProperties = unsafeBitCast(fn, to: PFN_vkGetMemoryHostPointerPropertiesEXT.self)
+            hostImportAlignment = importAlignment
+        } else {
+            getMemoryHostPointerProperties = nil
+            hostImportAlignment = nil
+        }
+    }
+
+    deinit {
+        vkDeviceWaitIdle(device)
+        vkDestroyDevice(device, nil)
+    }
+
+    private static let sharedLock = NSLock()
+    nonisolated(unsafe) private static var sharedResult: Result<GPUContext, Error>?
+
+    /// One context for the process, made on first use with `DEPTHLENS_DEVICE` and
+    /// `DEPTHLENS_VALIDATION`; a failure is remembered so callers fall back to the CPU once.
+    public static func shared() throws -> GPUContext {
+        try sharedLock.withLock {
+            if let r = sharedResult { return try r.get() }
+            let r = Result { try GPUContext() }
+            sharedResult = r
+            return try r.get()
+        }
+    }
+
+    /// A memory type among `bits` with `required` properties, preferring those that also have `preferred`.
+    func memoryType(bits: UInt32, required: VkMemoryPropertyFlags, preferred: VkMemoryPropertyFlags = 0) -> UInt32? {
+        let count = Int(memoryProperties.memoryTypeCount)
+        let types = withUnsafeBytes(of: memoryProperties.memoryTypes) { Array($0.bindMemory(to: VkMemoryType.self).prefix(count)) }
+        let ok = types.indices.filter { bits & (1 << UInt32($0)) != 0 && types[$0].propertyFlags & required == required }
+        let best = ok.first { types[$0].propertyFlags & (required | preferred) == (required | preferred) } ?? ok.first
+        return best.map { UInt32($0) }
+    }
+
+    /// Submits one command buffer and signals `fence`. Vulkan: `vkQueueSubmit`.
+    func submit(_ commandBuffer: VkCommandBuffer, fence: VkFence) throws {
+        var cb: VkCommandBuffer? = commandBuffer
+        try queueLock.withLock {
+            try withUnsafePointer(to: &cb) { cbp in
+                var submit = VkSubmitInfo()
+                submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
+                submit.commandBufferCount = 1
+                submit.pCommandBuffers = cbp
+                try vkCheck(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit")
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+import CVulkan
+import DepthKit
+import Foundation
+
+/// What every GPU `FilterRenderer` shares: prepare/reset, the output pool sized by the hint,
+/// one `FrameRunner`, shader reloading and the last frame's timing.
+public class GPUFilter: FilterRenderer {
+    public let context: GPUContext
+    public let textureCache: TextureCache
+    public let description: String
+    public private(set) var inputFormat: FrameFormat?
+    public private(set) var outputFormat: FrameFormat?
+    /// Upload + dispatch + readback of the last `render`, and its GPU dispatch time.
+    public private(set) var lastTiming: GPUTiming?
+    /// Poll shader files every render and rebuild pipelines on change (`--watch-shaders`).
+    public var watchesShaders = false { didSet { kernels.forEach { $0.watchesFiles = watchesShaders } } }
+    /// The last shader reload's error; the previous pipeline keeps running.
+    public var lastShaderError: Error? { kernels.lazy.compactMap(\.lastError).first }
+
+    let runner: FrameRunner
+    var kernels: [ComputeKernel] = []
+    private var pool: BufferPool?
+    private let allowedInputs: [PixelFormat]
+
+    init(description: String, context: GPUContext, cache: TextureCache, allowedInputs: [PixelFormat]) throws {
+        self.description = description
+        self.context = context
+        self.textureCache = cache
+        self.allowedInputs = allowedInputs
+        runner = try FrameRunner(cache: cache)
+    }
+
+    /// Output format for an input: rgba8 for depth kernels, the input's for color kernels.
+    func outputPixelFormat(for input: PixelFormat) -> PixelFormat { .rgba8 }
+    /// Allocates per-size resources (override; called by `prepare`).
+    func prepareResources(_ input: FrameFormat) throws {}
+    /// Records the kernel between the upload and the readback (override).
+    func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {}
+
+    public func prepare(input: FrameFormat, outputRetainedBufferCountHint: Int) throws {
+        guard input.width > 0, input.height > 0, allowedInputs.contains(input.pixelFormat) else {
+            throw RenderError.formatMismatch(kernel: description, expected: allowedInputs.map(\.description).joined(separator: " or "),
+                                             got: input)
+        }
+        guard outputRetainedBufferCountHint >= 1 else {
+            throw RenderError.invalidParameter("outputRetainedBufferCountHint must be ≥ 1, got \(outputRetainedBufferCountHint)")
+        }
+        reset()
+        try prepareResources(input)
+        let out = FrameFormat(width: input.width, height: input.height, pixelFormat: outputPixelFormat(for: input.pixelFormat))
+        pool = BufferPool(format: out, outputRetainedBufferCountHint: outputRetainedBufferCountHint)
+        inputFormat = input
+        outputFormat = out
+    }
+
+    public func reset() {
+        pool = nil
+        inputFormat = nil
+        outputFormat = nil
+    }
+
+    public func render(_ buffer: PixelBuffer) throws -> PixelBuffer {
+        guard let pool, let inputFormat else { throw RenderError.notPrepared(description) }
+        guard buffer.frameFormat == inputFormat else {
+            throw RenderError.formatMismatch(kernel: description, expected: inputFormat.description, got: buffer.frameFormat)
+        }
+        if watchesShaders { kernels.forEach { $0.reloadIfNeeded() } }
+        let out = try pool.makeBuffer()
+        lastTiming = try runner.run(inputs: [buffer], output: out) { cb, tin, tout in
+            try encode(cb, input: tin[0], output: tout)
+        }
+        return out
+    }
+
+    func kernel(_ name: String, _ library: ShaderLibrary, sets: [DescriptorSetLayout], push: Int,
+                localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws -> ComputeKernel {
+        let k = try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
+                                  pushConstantSize: push, localSize: localSize)
+        kernels.append(k)
+        return k
+    }
+}
+
+/// A small device-local storage buffer with its own descriptor set (binding 0).
+final class KernelBuffer {
+    let buffer: GPUBuffer
+    let set: VkDescriptorSet
+    private let pool: DescriptorPool
+
+    init(cache: TextureCache, size: Int) throws {
+        buffer = try GPUBuffer(context: cache.context, size: max(size, 16),
+                               usage: Vk.flags(VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, VK_BUFFER_USAGE_TRANSFER_DST_BIT),
+                               hostVisible: false)
+        pool = try DescriptorPool(context: cache.context, maxSets: 1, sizes: [(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)])
+        set = try pool.allocate(cache.bufferLayout)
+        DescriptorWrite.buffer(cache.context.device, set: set, binding: 0, buffer: buffer)
+    }
+}
+
+/// rosyEffect.comp: out = (R, 0, B, 255); rgba8 or bgra8 in, the same out.
+public final class GPURosyFilter: GPUFilter {
+    private var main: ComputeKernel!
+
+    public init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        try super.init(description: "rosy", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
+        main = try kernel("rosyEffect.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 12)
+    }
+
+    override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
+
+    override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        var p = PushWords()
+        p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
+        main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
+                      threads: (input.width, input.height))
+    }
+}
+
+/// colorMatrix.comp: out = clamp(M·(R,G,B,A) + bias); rgba8 or bgra8 in, the same out.
+public final class GPUColorMatrixFilter: GPUFilter {
+    public let matrix: ColorMatrix
+    private var main: ComputeKernel!
+
+    public init(matrix: ColorMatrix, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        self.matrix = matrix
+        try super.init(description: "colorMatrix", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
+        main = try kernel("colorMatrix.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 92)
+    }
+
+    override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
+
+    override func prepareResources(_ input: FrameFormat) throws {
+        let m = matrix
+        for v in [m.r, m.g, m.b, m.a, m.bias] where !(v.x.isFinite && v.y.isFinite && v.z.isFinite && v.w.isFinite) {
+            throw RenderError.invalidParameter("colorMatrix: matrix entries must be finite")
+        }
+    }
+
+    override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        var p = PushWords()
+        p.vec4(matrix.r); p.vec4(matrix.g); p.vec4(matrix.b); p.vec4(matrix.a); p.vec4(matrix.bias)
+        p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
+        main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
+                      threads: (input.width, input.height))
+    }
+}
+
+/// depthToGrayscale.comp: v = clamp((d − offset)/range), offset/range given or the frame's
+/// min and max − min from depthMinMax.comp (a GPU reduction); depthFloat32 in, rgba8 out.
+public final class GPUDepthToGrayscaleFilter: GPUFilter {
+    public let offset: Float?
+    public let range: Float?
+    private var minMax: ComputeKernel!
+    private var main: ComputeKernel!
+    private var stats: KernelBuffer!
+
+    public init(offset: Float?, range: Float?, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        self.offset = offset
+        self.range = range
+        try super.init(description: "grayscale", context: context, cache: cache, allowedInputs: [.depthFloat32])
+        minMax = try kernel("depthMinMax.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 8)
+        main = try kernel("depthToGrayscale.comp", library,
+                          sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 24)
+        stats = try KernelBuffer(cache: cache, size: 16)
+    }
+
+    override func prepareResources(_ input: FrameFormat) throws {
+        if let o = offset, !o.isFinite { throw RenderError.invalidParameter("grayscale: offset must be finite") }
+        if let r = range, !r.isFinite { throw RenderError.invalidParameter("grayscale: range must be finite") }
+    }
+
+    override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        let inSet = try textureCache.sampledSet(input)
+        // min = all ones, max = 0, count = 0
+        vkCmdFillBuffer(cb, stats.buffer.buffer, 0, 4, 0xFFFF_FFFF)
+        vkCmdFillBuffer(cb, stats.buffer.buffer, 4, 12, 0)
+        Barrier.transferToShaders(cb)
+        if offset == nil || range == nil {
+            var p = PushWords()
+            p.i(input.width); p.i(input.height)
+            minMax.dispatch(cb, sets: [inSet, stats.set], push: p.words, threads: (input.width, input.height))
+            Barrier.computeToCompute(cb)
+        }
+        var p = PushWords()
+        p.i(input.width); p.i(input.height)
+        p.f(offset ?? 0); p.f(range ?? 0)
+        p.u(offset == nil ? 1 : 0); p.u(range == nil ? 1 : 0)
+        main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), stats.set], push: p.words,
+                      threads: (input.width, input.height))
+    }
+}
+
+/// depthToJET.comp and friends: equalized (depthHistogram.comp → depthPrefixSum.comp → color
+/// pass, all on the GPU) or fixed range; any `Colormap`; depthFloat32 in, rgba8 out.
+public final class GPUDepthColormapFilter: GPUFilter {
+    public let colormap: Colormap
+    public let range: DepthRange
+    private var histogram: ComputeKernel!
+    private var prefixSum: ComputeKernel!
+    private var main: ComputeKernel!
+    private var bins = 1
+    private var counts: KernelBuffer?
+
+    public init(colormap: Colormap, range: DepthRange, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        self.colormap = colormap
+        self.range = range
+        try super.init(description: colormap.rawValue, context: context, cache: cache, allowedInputs: [.depthFloat32])
+        histogram = try kernel("depthHistogram.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 20)
+        prefixSum = try kernel("depthPrefixSum.comp", library, sets: [cache.bufferLayout], push: 4, localSize: ("DL_SCAN_SIZE", nil))
+        main = try kernel("depthToJET.comp", library, sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 32)
+    }
+
+    override func prepareResources(_ input: FrameFormat) throws {
+        switch range {
+        case let .equalized(lo, hi, perMeter):
+            guard lo.isFinite, hi.isFinite, lo < hi, perMeter > 0 else {
+                throw RenderError.invalidParameter("\(description): equalized range needs minDepth < maxDepth and binsPerMeter > 0")
+            }
+            let n = ((hi - lo) * Float(perMeter)).rounded(.up)
+            guard n <= Float(1 << 24) else {
+                throw RenderError.invalidParameter("\(description): \(n) histogram bins is too many (at most \(1 << 24))")
+            }
+            let b = max(1, Int(n))
+            if counts == nil || b != bins { counts = try KernelBuffer(cache: textureCache, size: b * 4) }
+            bins = b
+        case let .fixed(lo, hi):
+            guard lo.isFinite, hi.isFinite, lo < hi else {
+                throw RenderError.invalidParameter("\(description): fixed range needs min < max")
+            }
+            if counts == nil { counts = try KernelBuffer(cache: textureCache, size: 16) }
+        }
+    }
+
+    override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        guard let counts else { throw RenderError.notPrepared(description) }
+        let inSet = try textureCache.sampledSet(input)
+        var lo: Float = 0, hi: Float = 1, perMeter: Float = 1, equalized: UInt32 = 0
+        switch range {
+        case let .equalized(a, b, m):
+            lo = a; hi = b; perMeter = Float(m); equalized = 1
+            vkCmdFillBuffer(cb, counts.buffer.buffer, 0, VkDeviceSize(VK_WHOLE_SIZE), 0)
+            Barrier.transferToShaders(cb)
+            var p = PushWords()
+            p.i(input.width); p.i(input.height); p.f(lo); p.f(perMeter); p.i(bins)
+            histogram.dispatch(cb, sets: [inSet, counts.set], push: p.words, threads: (input.width, input.height))
+            Barrier.computeToCompute(cb)
+            var q = PushWords()
+            q.i(bins)
+            prefixSum.dispatch(cb, sets: [counts.set], push: q.words, threads: (prefixSum.localSize.x, 1))
+            Barrier.computeToCompute(cb)
+        case let .fixed(a, b):
+            lo = a; hi = b
+        }
+        var p = PushWords()
+        p.i(input.width); p.i(input.height)
+        p.u(Self.colormapIndex(colormap)); p.u(equalized)
+        p.f(lo); p.f(hi); p.f(perMeter); p.i(bins)
+        main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), counts.set], push: p.words,
+                      threads: (input.width, input.height))
+    }
+
+    /// DL_JET, DL_TURBO, DL_VIRIDIS, DL_GRAYSCALE of common.glsl.
+    static func colormapIndex(_ c: Colormap) -> UInt32 {
+        switch c {
+        case .jet: return 0
+        case .turbo: return 1
+        case .viridis: return 2
+        case .grayscale: return 3
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import XCTest
+import DepthKit
+@testable import GPUKit
+
+final class ShaderLibraryTests: GPUTestCase {
+    private var tmp: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        tmp = FileManager.default.temporaryDirectory.appendingPathComponent("dl-shaders-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: tmp.appendingPathComponent("Shaders"), withIntermediateDirectories: true)
+        let real = try ShaderLibrary.locateShaders()
+        for f in try FileManager.default.contentsOfDirectory(atPath: real.path) {
+            try FileManager.default.copyItem(at: real.appendingPathComponent(f), to: tmp.appendingPathComponent("Shaders/\(f)"))
+        }
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: tmp)
+        try super.tearDownWithError()
+    }
+
+    var shaders: URL { tmp.appendingPathComponent("Shaders") }
+
+    func testFindsRepositoryShadersAndReadsSharedConstants() throws {
+        let lib = try ShaderLibrary(cacheDirectory: nil)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: lib.directory.appendingPathComponent("rosyEffect.comp").path))
+        XCTAssertEqual(try lib.constant("DL_LOCAL_SIZE_X"), 16)
+        setenv("DEPTHLENS_SHADERS", shaders.path, 1)
+        defer { unsetenv("DEPTHLENS_SHADERS") }
+        XCTAssertEqual(try ShaderLibrary.locateShaders().standardizedFileURL.path, shaders.standardizedFileURL.path)
+    }
+
+    func testEveryShaderCompilesAndIsCachedOnDisk() throws {
+        let cache = tmp.appendingPathComponent("cache")
+        let lib = try ShaderLibrary(directory: shaders, cacheDirectory: cache)
+        let names = try FileManager.default.contentsOfDirectory(atPath: shaders.path).filter { !$0.hasSuffix(".glsl") }
+        for n in names { XCTAssertEqual(try lib.shader(named: n).code.first, 0x0723_0203, n) }
+        XCTAssertEqual(lib.compileCount, names.count)
+        let again = try ShaderLibrary(directory: shaders, cacheDirectory: cache)
+        for n in names { XCTAssertTrue(try again.shader(named: n).fromCache) }
+        XCTAssertEqual(again.compileCount, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: cache.path).filter { $0.hasSuffix(".spv") }.count, names.count)
+    }
+
+    func testCompileErrorNamesFileAndLine() throws {
+        let lib = try ShaderLibrary(directory: shaders, cacheDirectory: nil)
+        let src = "#version 450\n#include \"common.glsl\"\nlayout(local_size_x = 1) in;\nvoid main() {\n    undeclaredThing = 1;\n}\n"
+        try src.write(to: shaders.appendingPathComponent("broken.comp"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try lib.shader(named: "broken.comp")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("Shaders/broken.comp:5: error:"), "\(e)")
+            XCTAssertTrue("\(e)".contains("undeclaredThing"), "\(e)")
+        }
+        // An error inside an included file names that file.
+        try "#version 450\n#include \"bad.glsl\"\nvoid main() {}\n".write(to: shaders.appendingPathComponent("inc.comp"), atomically: true, encoding: .utf8)
+        try "float f() {\n  return nope;\n}\n".write(to: shaders.appendingPathComponent("bad.glsl"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try lib.shader(named: "inc.comp")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("Shaders/bad.glsl:2: error:"), "\(e)")
+        }
+    }
+
+    func testReloadSwapsPipelineAndKeepsOldOnError() throws {
+        let lib = try ShaderLibrary(directory: shaders, cacheDirectory: nil)
+        let factory = try GPUFilterFactory(context: context, library: lib)
+        factory.watchesShaders = true
+        let f = try factory.makeGPUFilter(.rosy)
+        let input = Inputs.color(5, 3)
+        try f.prepare(input: input.frameFormat, outputRetainedBufferCountHint: 1)
+        XCTAssertTrue(try f.render(input).rgba(x: 0, y: 0).1 == 0)
+
+        let file = shaders.appendingPathComponent("rosyEffect.comp")
+        let original = try String(contentsOf: file, encoding: .utf8)
+        // Edit: green becomes 1.0 instead of 0.
+        try original.replacingOccurrences(of: "vec4(c.r, 0.0, c.b, 1.0)", with: "vec4(c.r, 1.0, c.b, 1.0)")
+            .write(to: file, atomically: true, encoding: .utf8)
+        try touch(file, secondsAhead: 2)
+        XCTAssertTrue(f.kernels[0].reloadIfNeeded(force: true))
+        XCTAssertTrue(try f.render(input).rgba(x: 0, y: 0).1 == 255)
+        XCTAssertNil(f.lastShaderError)
+
+        // A broken edit: the last good pipeline keeps running and the error is exposed.
+        try (original + "\nthis is not glsl\n").write(to: file, atomically: true, encoding: .utf8)
+        try touch(file, secondsAhead: 4)
+        XCTAssertFalse(f.kernels[0].reloadIfNeeded(force: true))
+        XCTAssertTrue("\(f.lastShaderError.map { "\($0)" } ?? "")".hasPrefix("Shaders/rosyEffect.comp:"))
+        XCTAssertTrue(try f.render(input).rgba(x: 0, y: 0).1 == 255)
+    }
+
+    private func touch(_ url: URL, secondsAhead: Double) throws {
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(secondsAhead)], ofItemAtPath: url.path)
+    }
+}

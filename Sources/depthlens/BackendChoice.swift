@@ -1,5 +1,6 @@
 import DepthKit
 import Foundation
+import GPUKit
 
 /// `--backend cpu|gpu|auto`: which kernels run.
 enum BackendChoice {
@@ -14,8 +15,62 @@ enum BackendChoice {
         }
     }
 
-    /// The factory to run `filter` at this size.
-    func factory(for filter: ProcessFilter, width: Int, height: Int) throws -> FilterFactory {
-        CPUFilterFactory()
+    /// The factory to run `filter` on `frame`. Filters without a GPU port, and machines without a
+    /// Vulkan device, run on the CPU (the latter says so once, with how to get a device).
+    func factory(for filter: ProcessFilter, frame: LoadedFrame, parameters: ProcessParameters) throws -> FilterFactory {
+        switch self {
+        case .cpu:
+            return GPUBackend.cpu
+        case .gpu:
+            guard filter.hasGPUPort else {
+                GPUBackend.noteOnce("\(filter.rawValue) has no GPU port yet; it runs on the CPU")
+                return GPUBackend.cpu
+            }
+            return GPUBackend.gpuOrCPU()
+        case .auto:
+            guard filter.hasGPUPort, let gpu = GPUBackend.gpuIfAvailable() else { return GPUBackend.cpu }
+            let selector = BackendSelector(deviceName: gpu.backendName)
+            let choice = try selector.choose(kernel: filter.rawValue, width: frame.color.width, height: frame.color.height) { useGPU in
+                _ = try runFilter(filter, frame: frame, parameters: parameters, factory: useGPU ? gpu : GPUBackend.cpu)
+            }
+            return choice.backend == "gpu" ? gpu : GPUBackend.cpu
+        }
     }
 }
+
+/// The process-wide backends: one CPU factory, and one GPU factory made on first use.
+enum GPUBackend {
+    static let cpu = CPUFilterFactory()
+    nonisolated(unsafe) private static var gpuResult: Result<GPUFilterFactory, Error>?
+    nonisolated(unsafe) private static var notes = Set<String>()
+
+    /// The GPU factory, or the error that kept it from being made (no Vulkan device…).
+    static func gpu() throws -> GPUFilterFactory {
+        if gpuResult == nil { gpuResult = Result { try GPUFilterFactory(context: GPUContext.shared()) } }
+        return try gpuResult!.get()
+    }
+
+    static func gpuIfAvailable() -> GPUFilterFactory? { try? gpu() }
+
+    /// The GPU, or the CPU with one line saying why (DESIGN: headless commands fall back).
+    static func gpuOrCPU() -> FilterFactory {
+        do { return try gpu() } catch {
+            noteOnce("\(error); running on the CPU")
+            return cpu
+        }
+    }
+
+    static func noteOnce(_ s: String) {
+        if notes.insert(s).inserted { warn(s) }
+    }
+
+    /// `--device INDEX|NAME` is handed to GPUKit through the environment it already reads.
+    static func select(device: String?) {
+        if let device, !device.isEmpty { setenv("DEPTHLENS_DEVICE", device, 1) }
+    }
+}
+
+/// The last GPU time of a renderer, for `bench`.
+protocol DispatchTimed { var lastDispatchMs: Double? { get } }
+extension GPUFilter: DispatchTimed { var lastDispatchMs: Double? { lastTiming?.dispatchMs } }
+extension GPUFragmentMixer: DispatchTimed { var lastDispatchMs: Double? { lastTiming?.dispatchMs } }

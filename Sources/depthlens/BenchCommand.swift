@@ -19,13 +19,19 @@ struct BenchCommand: ParsableCommand {
     var iterations: Int = 10
     @Flag(help: "Print JSON instead of a table.")
     var json = false
+    @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
+    var device: String?
 
     func run() throws {
         let parsedSizes = try sizes.split(separator: ",").map { try parseSize(String($0)) }
         let selected = try selectKernels()
         guard iterations >= 1 else { throw DepthKitError.invalidArgument("--iterations must be at least 1") }
         let (useCPU, useGPU) = try backends()
-        let gpu: FilterFactory? = useGPU ? try BenchGPU.factory() : nil
+        GPUBackend.select(device: device)
+        let gpu: FilterFactory? = useGPU ? GPUBackend.gpuIfAvailable() : nil
+        if useGPU && gpu == nil {
+            do { _ = try GPUBackend.gpu() } catch { warn("\(error); timing the CPU only") }
+        }
         var results: [BenchResult] = []
         for size in parsedSizes {
             let scene = SyntheticScene().render(width: size.0, height: size.1, time: 0)
@@ -79,17 +85,17 @@ struct BenchCommand: ParsableCommand {
         var result = BenchResult(kernel: k.name, size: "\(input.width)x\(input.height)", copy_ms: copyMs)
         var cpuOut: PixelBuffer?
         if cpu {
-            let run = try k.prepare(CPUFilterFactory(), frame)
-            cpuOut = try run()
-            result.cpu_ms = try timeThrowing(iterations) { _ = try run() }
+            let kernel = try k.prepare(GPUBackend.cpu, frame)
+            cpuOut = try kernel.run()
+            result.cpu_ms = try timeThrowing(iterations) { _ = try kernel.run() }
         }
         if let gpu {
-            let run = try k.prepare(gpu, frame)
-            let out = try run()
+            let kernel = try k.prepare(gpu, frame)
+            let out = try kernel.run()
             var dispatch: [Double] = []
             result.gpu_ms = try timeThrowing(iterations) {
-                _ = try run()
-                if let d = BenchGPU.lastDispatchMs() { dispatch.append(d) }
+                _ = try kernel.run()
+                if let d = (kernel.renderer as? DispatchTimed)?.lastDispatchMs { dispatch.append(d) }
             }
             result.gpu_dispatch_ms = dispatch.isEmpty ? nil : median(dispatch)
             if let c = cpuOut { result.max_abs_diff = maxAbsDiff(c, out) }
@@ -102,15 +108,21 @@ struct BenchCommand: ParsableCommand {
 struct BenchKernel {
     let name: String
     let input: (RGBDFrame) -> PixelBuffer
-    /// Prepares the renderer(s) once and returns a closure that renders one frame.
-    let prepare: (FilterFactory, RGBDFrame) throws -> () throws -> PixelBuffer
+    /// Prepares the renderer(s) once and returns what renders one frame.
+    let prepare: (FilterFactory, RGBDFrame) throws -> Prepared
+
+    struct Prepared {
+        /// The renderer being timed (for its GPU timestamps).
+        let renderer: AnyObject
+        let run: () throws -> PixelBuffer
+    }
 
     static func filter(_ name: String, _ spec: FilterSpec) -> BenchKernel {
         BenchKernel(name: name, input: { spec.takesDepth ? $0.depth.map : $0.color }) { factory, frame in
             let input = spec.takesDepth ? frame.depth.map : frame.color
             let r = try factory.makeFilter(spec)
             try r.prepare(input: input.frameFormat, outputRetainedBufferCountHint: 2)
-            return { try r.render(input) }
+            return Prepared(renderer: r) { try r.render(input) }
         }
     }
 
@@ -123,12 +135,12 @@ struct BenchKernel {
         .filter("turbo", .colormap(.turbo, .defaultEqualized)),
         BenchKernel(name: "mix", input: { $0.color }) { factory, frame in
             // The JET image is precomputed: this times the mixer alone.
-            let jet = try CPUFilterFactory().makeFilter(.colormap(.jet, .defaultEqualized))
+            let jet = try GPUBackend.cpu.makeFilter(.colormap(.jet, .defaultEqualized))
             try jet.prepare(input: frame.depth.map.frameFormat, outputRetainedBufferCountHint: 1)
             let b = try jet.render(frame.depth.map).clone()
             let m = try factory.makeMixer(mixFactor: 0.5)
             try m.prepare(input: frame.color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
-            return { try m.render(frame.color, b) }
+            return Prepared(renderer: m) { try m.render(frame.color, b) }
         },
     ]
 }

@@ -33,8 +33,10 @@ struct ProcessCommand: ParsableCommand {
     var sharp = false
     @Option(help: "Background image for --filter greenscreen (default: solid green).")
     var background: String?
-    @Option(help: "cpu, gpu or auto (the faster one measured on this machine).")
+    @Option(help: "cpu, gpu or auto (the faster one measured on this machine, per filter and size).")
     var backend: String = "cpu"
+    @Option(help: "Vulkan device for --backend gpu|auto: index or part of the name (see `depthlens devices`).")
+    var device: String?
     @Option(help: "Output PNG (or folder with --input-folder).")
     var out: String
 
@@ -43,13 +45,14 @@ struct ProcessCommand: ParsableCommand {
         var p = ProcessParameters(mix: mix, min: min, max: max, equalize: !noEqualize, focus: focus, sharp: sharp)
         try p.check()
         let choice = try BackendChoice(backend)
+        GPUBackend.select(device: device)
         if let background { p.background = try ImageIO.readColor(background) }
         if let folder = inputFolder {
             try processFolder(folder, filter: f, parameters: p, backend: choice)
             return
         }
         let frame = try input.load(needDepth: f.needsDepth)
-        let factory = try choice.factory(for: f, width: frame.color.width, height: frame.color.height)
+        let factory = try choice.factory(for: f, frame: frame, parameters: p)
         let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
         try ImageIO.write(result, to: out)
         print("wrote \(out) (\(result.width)x\(result.height), \(f.rawValue), \(factory.backendName))")
@@ -64,7 +67,7 @@ struct ProcessCommand: ParsableCommand {
         for i in 0..<frames.count {
             do {
                 let frame = try frames.load(i)
-                let factory = try backend.factory(for: f, width: frame.color.width, height: frame.color.height)
+                let factory = try backend.factory(for: f, frame: frame, parameters: p)
                 let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
                 try ImageIO.write(result, to: (out as NSString).appendingPathComponent(frames.outputName(i)))
             } catch {

@@ -11,7 +11,12 @@ public final class GPUFragmentMixer: MixerRenderer {
     public let context: GPUContext
     public let textureCache: TextureCache
     public let description = "mix"
-    public let mixFactor: Float
+    /// 0 = a, 1 = b; clamped to [0, 1], NaN counts as 0. Settable between frames (the viewer's slider).
+    public var mixFactor: Float {
+        get { storedMix }
+        set { storedMix = newValue.isNaN ? 0 : min(max(newValue, 0), 1) }
+    }
+    private var storedMix: Float = 0
     public private(set) var inputFormat: FrameFormat?
     public private(set) var secondInputFormat: FrameFormat?
     public private(set) var outputFormat: FrameFormat?
@@ -28,7 +33,7 @@ public final class GPUFragmentMixer: MixerRenderer {
     private var pool: BufferPool?
 
     public init(mixFactor: Float, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
-        self.mixFactor = mixFactor.isNaN ? 0 : min(max(mixFactor, 0), 1)
+        self.storedMix = mixFactor.isNaN ? 0 : min(max(mixFactor, 0), 1)
         self.context = context
         textureCache = cache
         runner = try FrameRunner(cache: cache)
@@ -163,7 +168,7 @@ public final class GPUFragmentMixer: MixerRenderer {
     }
 
     /// Vulkan: `vkCmdBeginRenderPass`, `vkCmdPushConstants`, `vkCmdDraw(4)`.
-    private func encode(_ cb: VkCommandBuffer, _ ta: GPUTexture, _ tb: GPUTexture, _ tout: GPUTexture) throws {
+    func encode(_ cb: VkCommandBuffer, _ ta: GPUTexture, _ tb: GPUTexture, _ tout: GPUTexture) throws {
         let sets: [VkDescriptorSet?] = [try textureCache.sampledSet(ta), try textureCache.sampledSet(tb)]
         var begin = VkRenderPassBeginInfo()
         begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO

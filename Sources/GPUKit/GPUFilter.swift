@@ -148,8 +148,9 @@ public final class GPUColorMatrixFilter: GPUFilter {
 /// depthToGrayscale.comp: v = clamp((d − offset)/range), offset/range given or the frame's
 /// min and max − min from depthMinMax.comp (a GPU reduction); depthFloat32 in, rgba8 out.
 public final class GPUDepthToGrayscaleFilter: GPUFilter {
-    public let offset: Float?
-    public let range: Float?
+    /// Settable between frames (push constants); nil = from the frame.
+    public var offset: Float?
+    public var range: Float?
     private var minMax: ComputeKernel!
     private var main: ComputeKernel!
     private var stats: KernelBuffer!
@@ -170,6 +171,7 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
     }
 
     override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        try prepareResources(FrameFormat(width: input.width, height: input.height, pixelFormat: input.pixelFormat))
         let inSet = try textureCache.sampledSet(input)
         // min = all ones, max = 0, count = 0
         vkCmdFillBuffer(cb, stats.buffer.buffer, 0, 4, 0xFFFF_FFFF)
@@ -193,8 +195,11 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
 /// depthToJET.comp and friends: equalized (depthHistogram.comp → depthPrefixSum.comp → color
 /// pass, all on the GPU) or fixed range; any `Colormap`; depthFloat32 in, rgba8 out.
 public final class GPUDepthColormapFilter: GPUFilter {
-    public let colormap: Colormap
-    public let range: DepthRange
+    /// Settable between frames (a push constant).
+    public var colormap: Colormap
+    /// Settable between frames; a new equalization range re-sizes the histogram on the next frame.
+    public var range: DepthRange { didSet { if range != oldValue { rangeChanged = true } } }
+    private var rangeChanged = false
     private var histogram: ComputeKernel!
     private var prefixSum: ComputeKernel!
     private var main: ComputeKernel!
@@ -232,6 +237,10 @@ public final class GPUDepthColormapFilter: GPUFilter {
     }
 
     override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
+        if rangeChanged {
+            try prepareResources(FrameFormat(width: input.width, height: input.height, pixelFormat: input.pixelFormat))
+            rangeChanged = false
+        }
         guard let counts else { throw RenderError.notPrepared(description) }
         let inSet = try textureCache.sampledSet(input)
         var lo: Float = 0, hi: Float = 1, perMeter: Float = 1, equalized: UInt32 = 0

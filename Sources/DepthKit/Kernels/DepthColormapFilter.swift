@@ -50,7 +50,8 @@ public final class DepthColormapFilter: FilterRenderer {
                 throw RenderError.invalidParameter("\(description): \(n) histogram bins is too many (at most \(1 << 24))")
             }
             bins = max(1, Int(n))
-            bands = max(1, min(ProcessInfo.processInfo.activeProcessorCount, input.height))
+            // More bands than cores so one descheduled thread does not hold up the frame.
+            bands = max(1, min(4 * ProcessInfo.processInfo.activeProcessorCount, input.height))
             histograms = .allocate(capacity: bins * bands)
             cumulative = .allocate(capacity: bins)
             lut = .allocate(capacity: bins)

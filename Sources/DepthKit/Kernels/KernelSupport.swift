@@ -40,18 +40,33 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
     let w = depth.width
     let bands = BandResults<(Int, Float, Float)>(count: depth.height, initial: (0, .infinity, -.infinity))
     parallelRows(depth.height) { rows in
-        var n = 0, lo = Float.infinity, hi = -Float.infinity
+        // Four independent accumulators (x mod 4) so the min/max chains overlap; invalid samples
+        // become ±infinity, which change nothing, instead of branches.
+        var n = 0
+        var lo0 = Float.infinity, lo1 = Float.infinity, lo2 = Float.infinity, lo3 = Float.infinity
+        var hi0 = -Float.infinity, hi1 = -Float.infinity, hi2 = -Float.infinity, hi3 = -Float.infinity
         for y in rows {
             let r = depth.row(y, as: Float.self)
-            for x in 0..<w {
-                let d = r[x]
-                // Written as selects so the loop has no branches; invalid samples change nothing.
-                let valid = d > 0 && d < .infinity
-                n &+= valid ? 1 : 0
-                lo = valid && d < lo ? d : lo
-                hi = valid && d > hi ? d : hi
+            var x = 0
+            while x + 4 <= w {
+                let d0 = r[x], d1 = r[x + 1], d2 = r[x + 2], d3 = r[x + 3]
+                let v0 = d0 > 0 && d0 < .infinity, v1 = d1 > 0 && d1 < .infinity
+                let v2 = d2 > 0 && d2 < .infinity, v3 = d3 > 0 && d3 < .infinity
+                n &+= (v0 ? 1 : 0) &+ (v1 ? 1 : 0) &+ (v2 ? 1 : 0) &+ (v3 ? 1 : 0)
+                lo0 = min(lo0, v0 ? d0 : .infinity); hi0 = max(hi0, v0 ? d0 : -.infinity)
+                lo1 = min(lo1, v1 ? d1 : .infinity); hi1 = max(hi1, v1 ? d1 : -.infinity)
+                lo2 = min(lo2, v2 ? d2 : .infinity); hi2 = max(hi2, v2 ? d2 : -.infinity)
+                lo3 = min(lo3, v3 ? d3 : .infinity); hi3 = max(hi3, v3 ? d3 : -.infinity)
+                x += 4
+            }
+            while x < w {
+                let d = r[x], v = d > 0 && d < .infinity
+                n &+= v ? 1 : 0
+                lo0 = min(lo0, v ? d : .infinity); hi0 = max(hi0, v ? d : -.infinity)
+                x += 1
             }
         }
+        let lo = min(min(lo0, lo1), min(lo2, lo3)), hi = max(max(hi0, hi1), max(hi2, hi3))
         bands.set(rows.lowerBound, (n, lo, hi))
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity

@@ -1,0 +1,92 @@
+import Foundation
+import DepthKit
+
+/// What `record(source:frames:to:)` wrote.
+public struct RecordingSummary: Sendable {
+    public var directory: String
+    public var framesWritten: Int
+    /// Frames written without depth (stored as all-invalid depth).
+    public var framesWithoutDepth: Int
+    /// Warnings from the source (skipped frames).
+    public var warnings: [String]
+}
+
+/// Writes the frames of any `FrameSource` into a TUM RGB-D folder (`rgb/`, `depth/` as 16-bit PNG
+/// at 5000 units per meter, `rgb.txt`, `depth.txt`, `associations.txt`) through DepthKit's
+/// `TUMWriter`, so `TUMSequence` reads it back.
+///
+/// Recorded sources (`PlaybackControl`) are stepped frame by frame from frame 0, as fast as they
+/// load, and stop at their end; live sources are polled in real time until `frames` arrive.
+public enum TUMRecorder {
+    /// - Parameters:
+    ///   - timeout: seconds a live source may go without a frame before recording fails.
+    ///   - progress: called after each frame with the count written so far.
+    @discardableResult
+    public static func record(source: FrameSource, frames: Int, to directory: String, timeout: Double = 10,
+                              progress: ((Int) -> Void)? = nil) throws -> RecordingSummary {
+        guard frames > 0 else { throw CaptureError.invalidSource("--frames must be at least 1, got \(frames)") }
+        let writer: TUMWriter
+        do { writer = try TUMWriter(directory: directory) } catch { throw CaptureError.wrapping(error, path: directory) }
+        try source.start()
+        defer { source.stop() }
+        var summary = RecordingSummary(directory: directory, framesWritten: 0, framesWithoutDepth: 0, warnings: [])
+
+        func write(_ f: FrameSet) throws {
+            let depth: DepthData
+            if let d = f.depth { depth = d } else {
+                summary.framesWithoutDepth += 1
+                depth = DepthData(map: PixelBuffer(width: f.color.width, height: f.color.height, format: .depthFloat32))
+            }
+            do {
+                try writer.append(RGBDFrame(color: f.color, depth: depth, timestamp: f.timestamp))
+            } catch { throw CaptureError.wrapping(error, path: directory) }
+            summary.framesWritten += 1
+            progress?(summary.framesWritten)
+        }
+
+        if !source.isLive, let playback = source as? PlaybackControl {
+            playback.pause()
+            playback.loop = false
+            try playback.seek(toFrame: 0)
+            var now = 0.0
+            while summary.framesWritten < frames {
+                guard let f = try source.nextFrame(now: now) else { break }
+                try write(f)
+                if let n = playback.frameCount, playback.currentIndex >= n - 1 { break }
+                try playback.step(by: 1)
+                now += 1
+            }
+        } else {
+            var lastFrame = monotonicSeconds()
+            while summary.framesWritten < frames {
+                let now = monotonicSeconds()
+                if let f = try source.nextFrame(now: now) {
+                    try write(f)
+                    lastFrame = now
+                } else {
+                    if now - lastFrame > timeout {
+                        throw CaptureError.invalidState("\(source.name): no frame for \(Int(timeout)) s")
+                    }
+                    if !source.isLive { break }   // a still source (pair) has delivered its frame
+                    usleep(2000)
+                }
+            }
+        }
+        do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
+        if let tum = source as? TUMSource { summary.warnings = tum.warnings }
+        return summary
+    }
+}
+
+/// Records `frames` frames of `source` into the TUM folder `directory` (see `TUMRecorder`).
+@discardableResult
+public func record(source: FrameSource, frames: Int, to directory: String) throws -> RecordingSummary {
+    try TUMRecorder.record(source: source, frames: frames, to: directory)
+}
+
+/// CLOCK_MONOTONIC in seconds: the clock to pass as `now` to `nextFrame`.
+public func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

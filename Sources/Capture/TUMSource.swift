@@ -1,0 +1,111 @@
+import DepthKit
+
+/// A TUM RGB-D folder played at its recorded timestamps (or at `fps`), with pause, step, seek and
+/// loop. A missing or unreadable frame is skipped: a warning goes to `warnings` and `onWarning`,
+/// and playback goes on.
+public final class TUMSource: FrameSource, PlaybackControl {
+    public let directory: String
+    public let depthScale: Float
+    public var name: String { "tum:\(directory)" }
+    public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
+    public var isLive: Bool { false }
+    /// One line per skipped frame, oldest first.
+    public private(set) var warnings: [String] = []
+    /// Called with each warning as it happens.
+    public var onWarning: ((String) -> Void)?
+
+    private var sequence: TUMSequence?
+    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
+    private var warned: Set<Int> = []
+    private var loopSetting = false
+    private var fpsSetting: Double?
+
+    /// - Parameter depthScale: units per meter of the 16-bit depth PNGs (TUM: 5000).
+    public init(directory: String, depthScale: Float = TUMSequence.depthScale) {
+        self.directory = directory
+        self.depthScale = depthScale
+    }
+
+    /// Reads the index files. Throws `CaptureError.file` for a missing or malformed folder.
+    public func start() throws {
+        let seq: TUMSequence
+        do { seq = try TUMSequence(directory: directory, depthScale: depthScale) } catch {
+            throw CaptureError.wrapping(error, path: directory)
+        }
+        sequence = seq
+        clock = PlaybackClock(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
+        clock.loop = loopSetting
+        clock.fps = fpsSetting
+        warned.removeAll()
+        warnings.removeAll()
+        // Intrinsics follow the first readable frame's color size.
+        for i in 0..<min(seq.count, 8) {
+            if let f = try? seq.loadFrame(at: i) {
+                intrinsics = .default(width: f.color.width, height: f.color.height)
+                break
+            }
+        }
+    }
+
+    public func stop() { sequence = nil }
+
+    public func nextFrame(now: Double) throws -> FrameSet? {
+        guard let seq = sequence else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        guard let due = clock.due(now: now) else { return nil }
+        var i = due.index
+        let explicit = due.explicit
+        var tries = 0
+        while true {
+            do {
+                let f = try seq.loadFrame(at: i)
+                clock.delivered(i, now: now, explicit: explicit)
+                return FrameSet(color: f.color, depth: meters(f.depth), timestamp: seq.entries[i].timestamp, index: i)
+            } catch {
+                warn(i, error)
+                tries += 1
+                // An explicit move (start, step, seek, loop) goes on to the next readable frame;
+                // timed playback just moves past the bad one and waits for the next frame's time.
+                if explicit, tries < seq.count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                    i = j
+                    continue
+                }
+                clock.delivered(i, now: now, explicit: explicit)
+                return nil
+            }
+        }
+    }
+
+    private func warn(_ i: Int, _ error: Error) {
+        guard warned.insert(i).inserted else { return }
+        let message = "frame \(i) skipped: \(CaptureError.wrapping(error, path: directory))"
+        warnings.append(message)
+        onWarning?(message)
+    }
+
+    // MARK: PlaybackControl
+    public var isPaused: Bool { clock.paused }
+    public func pause() { clock.paused = true }
+    public func resume() { clock.paused = false }
+    public func step(by delta: Int) throws {
+        guard sequence != nil else { throw CaptureError.invalidState("\(name): step before start()") }
+        clock.step(by: delta)
+    }
+    public func seek(toFrame index: Int) throws {
+        guard let seq = sequence else { throw CaptureError.invalidState("\(name): seek before start()") }
+        guard index >= 0 && index < seq.count else {
+            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(seq.count)")
+        }
+        clock.seek(index)
+    }
+    public var loop: Bool {
+        get { loopSetting }
+        set { loopSetting = newValue; clock.loop = newValue }
+    }
+    public var fps: Double? {
+        get { fpsSetting }
+        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
+    }
+    public var frameCount: Int? { sequence?.count }
+    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
+    public var isFinished: Bool { sequence != nil && clock.isFinished }
+}

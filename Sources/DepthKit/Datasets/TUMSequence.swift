@@ -1,0 +1,122 @@
+import Foundation
+
+/// A TUM RGB-D sequence folder: `rgb.txt` and `depth.txt` (lines `timestamp path`, `#` comments),
+/// optionally `associations.txt` (`t_rgb rgb_path t_depth depth_path`), 16-bit depth PNGs at
+/// 5000 units per meter.
+///
+/// With `associations.txt` its pairs are used as they are. Without it each color frame is paired
+/// with the depth frame of the nearest timestamp if that is within `maxTimeDifference` (0.02 s);
+/// color frames with no such depth are dropped. A depth frame may serve more than one color
+/// frame: nearest is enough for viewing, and TUM's own `associate.py` is there for stricter pairing.
+public final class TUMSequence: @unchecked Sendable {
+    public struct Entry: Hashable, Sendable {
+        /// The color frame's timestamp, in seconds.
+        public var timestamp: Double
+        public var depthTimestamp: Double
+        /// Absolute paths.
+        public var colorPath: String
+        public var depthPath: String
+    }
+
+    public static let depthScale: Float = 5000
+    public static let maxTimeDifference: Double = 0.02
+
+    public let directory: String
+    public let depthScale: Float
+    public let entries: [Entry]
+    public var count: Int { entries.count }
+
+    public init(directory: String, depthScale: Float = TUMSequence.depthScale) throws {
+        let dir = TUMSequence.absolute(directory)
+        guard FileManager.default.fileExists(atPath: dir) else {
+            throw DepthKitError.file(path: directory, problem: "no such directory")
+        }
+        guard FileSupport.isDirectory(dir) else {
+            throw DepthKitError.file(path: directory, problem: "is not a directory (a TUM RGB-D folder holds rgb.txt and depth.txt)")
+        }
+        self.directory = dir
+        self.depthScale = try DepthIO.validatedScale(depthScale)
+        let assocPath = dir + "/associations.txt"
+        var pairs: [Entry]
+        if FileManager.default.fileExists(atPath: assocPath) {
+            pairs = try TUMSequence.parseList(assocPath, fields: 4).map {
+                Entry(timestamp: $0.times[0], depthTimestamp: $0.times[1],
+                      colorPath: TUMSequence.resolve($0.paths[0], in: dir), depthPath: TUMSequence.resolve($0.paths[1], in: dir))
+            }
+        } else {
+            for name in ["rgb.txt", "depth.txt"] where !FileManager.default.fileExists(atPath: dir + "/" + name) {
+                throw DepthKitError.file(path: dir + "/" + name, problem: "no such file (a TUM RGB-D folder needs rgb.txt and depth.txt)")
+            }
+            let color = try TUMSequence.parseList(dir + "/rgb.txt", fields: 2).map { ($0.times[0], TUMSequence.resolve($0.paths[0], in: dir)) }
+            let depth = try TUMSequence.parseList(dir + "/depth.txt", fields: 2).map { ($0.times[0], TUMSequence.resolve($0.paths[0], in: dir)) }
+            pairs = TUMSequence.associate(color: color, depth: depth, maxDifference: TUMSequence.maxTimeDifference)
+        }
+        guard !pairs.isEmpty else {
+            throw DepthKitError.file(path: directory, problem:
+                "no color frame has a depth frame within \(TUMSequence.maxTimeDifference) s")
+        }
+        self.entries = pairs
+    }
+
+    /// Loads frame `index` (color as rgba8, depth in meters).
+    public func loadFrame(at index: Int) throws -> RGBDFrame {
+        guard entries.indices.contains(index) else {
+            throw DepthKitError.invalidArgument("frame \(index) is out of range 0..<\(entries.count) of \(directory)")
+        }
+        let e = entries[index]
+        return try RGBDFrame.loadPair(color: e.colorPath, depth: e.depthPath, depthScale: depthScale, timestamp: e.timestamp)
+    }
+
+    /// Pairs each color frame with the nearest depth frame within `maxDifference` seconds, in color order.
+    public static func associate(color: [(Double, String)], depth: [(Double, String)], maxDifference: Double) -> [Entry] {
+        let sorted = depth.sorted { $0.0 < $1.0 }
+        var out: [Entry] = []
+        for (t, path) in color {
+            var lo = 0, hi = sorted.count
+            while lo < hi { let mid = (lo + hi) / 2; if sorted[mid].0 < t { lo = mid + 1 } else { hi = mid } }
+            var best: (Double, String)?
+            for i in [lo - 1, lo] where sorted.indices.contains(i) {
+                if best == nil || abs(sorted[i].0 - t) < abs(best!.0 - t) { best = sorted[i] }
+            }
+            if let b = best, abs(b.0 - t) <= maxDifference {
+                out.append(Entry(timestamp: t, depthTimestamp: b.0, colorPath: path, depthPath: b.1))
+            }
+        }
+        return out
+    }
+
+    struct Line { var times: [Double]; var paths: [String] }
+
+    /// Parses `timestamp path` (fields 2) or `t path t path` (fields 4) lines, skipping `#` comments.
+    static func parseList(_ path: String, fields: Int) throws -> [Line] {
+        let bytes = try FileSupport.readAll(path)
+        let text = String(decoding: bytes, as: UTF8.self)
+        var out: [Line] = []
+        for (n, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            let shape = fields == 2 ? "'timestamp path'" : "'t_rgb rgb_path t_depth depth_path'"
+            guard parts.count >= fields else {
+                throw DepthKitError.file(path: path, problem: "line \(n + 1): expected \(shape)")
+            }
+            var times: [Double] = [], paths: [String] = []
+            for k in stride(from: 0, to: fields, by: 2) {
+                guard let t = Double(parts[k]), t.isFinite else {
+                    throw DepthKitError.file(path: path, problem: "line \(n + 1): bad timestamp '\(parts[k])'")
+                }
+                times.append(t); paths.append(String(parts[k + 1]))
+            }
+            out.append(Line(times: times, paths: paths))
+        }
+        return out
+    }
+
+    static func resolve(_ p: String, in dir: String) -> String { p.hasPrefix("/") ? p : dir + "/" + p }
+
+    static func absolute(_ p: String) -> String {
+        var s = p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+        while s.count > 1 && s.hasSuffix("/") { s.removeLast() }
+        return s
+    }
+}

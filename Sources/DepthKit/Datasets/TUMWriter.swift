@@ -1,0 +1,77 @@
+import Foundation
+
+/// Writes frames as a TUM RGB-D folder: `rgb/T.png` (RGBA), `depth/T.png` (16-bit, 5000 units per
+/// meter), `rgb.txt`, `depth.txt` and `associations.txt`, readable by `TUMSequence`.
+///
+/// Depth beyond 65535/5000 ≈ 13.1 m cannot be stored and is written as 0 (invalid). The index
+/// files are rewritten (atomically) every `flushInterval` frames and by `finish()`, so an
+/// interrupted recording is still a readable folder up to its last flush.
+public final class TUMWriter {
+    public let directory: String
+    public let depthScale: Float
+    public var flushInterval = 30
+    public private(set) var count = 0
+    private var rgbLines: [String] = []
+    private var depthLines: [String] = []
+    private var assocLines: [String] = []
+    private var usedNames: Set<String> = []
+
+    /// Creates `directory` (and its `rgb/`, `depth/`) if needed.
+    public init(directory: String, depthScale: Float = TUMSequence.depthScale) throws {
+        self.directory = directory
+        self.depthScale = try DepthIO.validatedScale(depthScale)
+        for sub in ["", "/rgb", "/depth"] {
+            let p = directory + sub
+            do {
+                try FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+            } catch {
+                throw DepthKitError.file(path: p, problem: "cannot create directory")
+            }
+        }
+    }
+
+    /// Writes one frame; its timestamp names the files (a repeated timestamp gets a suffix).
+    public func append(_ frame: RGBDFrame) throws {
+        let stamp = String(format: "%.6f", frame.timestamp)
+        var name = stamp
+        if usedNames.contains(name) { name = "\(stamp)-\(count)" }
+        usedNames.insert(name)
+        let colorRel = "rgb/\(name).png", depthRel = "depth/\(name).png"
+        let color = frame.color.format == .rgba8 || frame.color.format == .rgb8 || frame.color.format == .gray8
+            ? frame.color : ImageIO.toRGBA8(frame.color)
+        try ImageIO.write(color, to: directory + "/" + colorRel)
+        try ImageIO.write(TUMWriter.encodeDepth(frame.depth, scale: depthScale), to: directory + "/" + depthRel)
+        rgbLines.append("\(stamp) \(colorRel)")
+        depthLines.append("\(stamp) \(depthRel)")
+        assocLines.append("\(stamp) \(colorRel) \(stamp) \(depthRel)")
+        count += 1
+        if count % max(1, flushInterval) == 0 { try flush() }
+    }
+
+    /// Writes the index files. Call once after the last frame.
+    public func finish() throws { try flush() }
+
+    private func flush() throws {
+        let head = "# written by depthlens\n"
+        try FileSupport.atomicWrite(Array((head + "# color images\n# timestamp filename\n" + rgbLines.map { $0 + "\n" }.joined()).utf8),
+                                    to: directory + "/rgb.txt")
+        try FileSupport.atomicWrite(Array((head + "# depth maps\n# timestamp filename\n" + depthLines.map { $0 + "\n" }.joined()).utf8),
+                                    to: directory + "/depth.txt")
+        try FileSupport.atomicWrite(Array((head + "# t_rgb rgb_path t_depth depth_path\n" + assocLines.map { $0 + "\n" }.joined()).utf8),
+                                    to: directory + "/associations.txt")
+    }
+
+    /// Depth in meters → 16-bit counts at `scale` units per meter (invalid or out of range → 0).
+    public static func encodeDepth(_ depth: DepthData, scale: Float) -> PixelBuffer {
+        let d = depth.depthFloat32()
+        let out = PixelBuffer(width: d.width, height: d.height, format: .gray16(depthScale: scale))
+        for y in 0..<d.height {
+            let s = d.row(y, as: Float.self), o = out.row(y, as: UInt16.self)
+            for x in 0..<d.width {
+                let v = (s[x] * scale).rounded()
+                o[x] = isValidDepth(s[x]) && v >= 1 && v <= 65535 ? UInt16(v) : 0
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,87 @@
+/// Reads depth maps into the program's one form: meters as `depthFloat32`, invalid samples 0.
+public enum DepthIO {
+    /// Units per meter of 16-bit depth when none is given (RealSense/Kinect millimeters).
+    public static let defaultDepthScale: Float = 1000
+
+    /// The scale to use for `depthScale`, or `.invalidArgument` for zero, negative, NaN or infinite.
+    public static func validatedScale(_ depthScale: Float?) throws -> Float {
+        guard let s = depthScale else { return defaultDepthScale }
+        guard s > 0, s.isFinite else {
+            throw DepthKitError.invalidArgument("--depth-scale must be a positive number, got \(s)")
+        }
+        return s
+    }
+
+    /// Reads a depth map as meters.
+    ///
+    /// 16-bit PNG/PGM counts are divided by `depthScale` (units per meter; 1000 when nil);
+    /// a gray PFM is taken as meters. 8-bit images are rejected. Non-finite and negative samples
+    /// become 0 (invalid); a map with no valid sample throws.
+    public static func readDepth(_ path: String, depthScale: Float? = nil, pgmLittleEndian: Bool = false) throws -> DepthData {
+        let scale = try validatedScale(depthScale)
+        let raw = try ImageIO.read(path, pgmLittleEndian: pgmLittleEndian)
+        let out: PixelBuffer
+        switch raw.format {
+        case .gray16:
+            out = PixelBuffer(width: raw.width, height: raw.height, format: .depthFloat32)
+            parallelRows(raw.height) { rows in
+                for y in rows {
+                    let s = raw.row(y, as: UInt16.self), d = out.row(y, as: Float.self)
+                    for x in 0..<raw.width { d[x] = Float(s[x]) / scale } // divide: 5000/5000 is exactly 1
+                }
+            }
+        case .depthFloat32:
+            out = raw
+            canonicalize(out)
+        case .gray8, .rgba8, .rgb8, .bgra8:
+            throw DepthKitError.file(path: path, problem:
+                "8-bit image is not a depth map (depth is a 16-bit PNG/PGM or a PFM)")
+        default:
+            throw DepthKitError.file(path: path, problem: "\(raw.format) image is not a depth map")
+        }
+        let depth = DepthData(map: out, accuracy: .absolute)
+        try requireValidSamples(depth, path: path)
+        return depth
+    }
+
+    /// Reads a Middlebury disparity PFM (pixels; invalid marked +Inf) as depth in meters:
+    /// `Z = focal·baseline / (d + doffs)`.
+    ///
+    /// - Parameters:
+    ///   - focal: focal length in pixels.
+    ///   - baseline: camera baseline. The depth comes out in the unit of the baseline, so give it in
+    ///     meters (Middlebury's calib.txt gives millimeters: divide by 1000).
+    ///   - doffs: x-difference of the principal points in pixels (Middlebury's `doffs`).
+    public static func readDisparityAsDepth(_ path: String, focal: Float, baseline: Float, doffs: Float) throws -> DepthData {
+        guard focal > 0, focal.isFinite else { throw DepthKitError.invalidArgument("--focal must be a positive number, got \(focal)") }
+        guard baseline > 0, baseline.isFinite else {
+            throw DepthKitError.invalidArgument("--baseline must be a positive number, got \(baseline)")
+        }
+        guard doffs.isFinite else { throw DepthKitError.invalidArgument("--doffs must be a finite number, got \(doffs)") }
+        let raw = try ImageIO.read(path)
+        guard raw.format == .depthFloat32 else {
+            throw DepthKitError.file(path: path, problem: "disparity must be a gray PFM, got a \(raw.format) image")
+        }
+        let depth = DepthData.fromPixelDisparity(raw, focal: focal, baseline: baseline, doffs: doffs)
+        try requireValidSamples(depth, path: path)
+        return depth
+    }
+
+    /// Sets every invalid sample (0, NaN, ±Inf, negative) of a Float32 map to 0.
+    public static func canonicalize(_ map: PixelBuffer) {
+        precondition(map.format == .depthFloat32 || map.format == .disparityFloat32)
+        parallelRows(map.height) { rows in
+            for y in rows {
+                let r = map.row(y, as: Float.self)
+                for x in 0..<map.width where !isValidDepth(r[x]) { r[x] = 0 }
+            }
+        }
+        map.markModified()
+    }
+
+    static func requireValidSamples(_ depth: DepthData, path: String) throws {
+        if depth.depthStatistics().validCount == 0 {
+            throw DepthKitError.file(path: path, problem: "depth has no valid samples (all zero, NaN, infinite or negative)")
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import CShim
+
+/// Reads and writes the image files depthlens meets: PNG, JPEG, binary PGM/PPM and PFM.
+///
+/// Reading detects the format from the file's first bytes, never its extension. What comes back:
+/// - 8-bit gray (PNG, JPEG, PGM) → `gray8`
+/// - any 8- or 16-bit color or gray+alpha (PNG, JPEG, PPM) → `rgba8` (16-bit color rounded to 8 bits)
+/// - 16-bit gray (PNG, PGM) → `gray16(depthScale: 0)`, raw counts (`DepthIO` applies a scale)
+/// - gray PFM (`Pf`) → `depthFloat32`, raw values (NaN/Inf kept; `DepthIO` canonicalizes them)
+///
+/// PGM/PPM samples are kept raw whatever the maxval (depth maps use odd maxvals).
+/// Writing picks the format from the extension and is atomic (see `FileSupport.atomicWrite`).
+public enum ImageIO {
+    public enum FileKind: String, Sendable { case png = "PNG", jpeg = "JPEG", pgm = "PGM", ppm = "PPM", pfm = "PFM" }
+
+    /// The format of the file at `path` from its magic bytes.
+    public static func detect(_ path: String) throws -> FileKind {
+        let head = try FileSupport.readPrefix(path, count: 16)
+        return try detect(head, path: path)
+    }
+
+    static func detect(_ head: [UInt8], path: String) throws -> FileKind {
+        if head.count >= 8, head[0..<8].elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
+        if head.count >= 3, head[0] == 0xFF, head[1] == 0xD8, head[2] == 0xFF { return .jpeg }
+        if head.count >= 2, head[0] == UInt8(ascii: "P") {
+            switch head[1] {
+            case UInt8(ascii: "5"): return .pgm
+            case UInt8(ascii: "6"): return .ppm
+            case UInt8(ascii: "f"), UInt8(ascii: "F"): return .pfm
+            case UInt8(ascii: "1")...UInt8(ascii: "4"), UInt8(ascii: "7"):
+                throw DepthKitError.file(path: path, problem:
+                    "ASCII or bitmap PNM (P\(Character(UnicodeScalar(head[1])))) is not supported; use binary P5/P6")
+            default: break
+            }
+        }
+        throw DepthKitError.file(path: path, problem: "not a PNG/JPEG/PGM/PPM/PFM image")
+    }
+
+    /// Reads any supported image (see the type's documentation for the formats that come back).
+    /// - Parameter pgmLittleEndian: 16-bit PGM samples are little-endian (NYU's samples are),
+    ///   not big-endian as the format says.
+    public static func read(_ path: String, pgmLittleEndian: Bool = false) throws -> PixelBuffer {
+        switch try detect(path) {
+        case .png: return try readDecoded(path, kind: .png)
+        case .jpeg: return try readDecoded(path, kind: .jpeg)
+        case .pgm, .ppm: return try PNM.read(path, bytes: FileSupport.readAll(path), littleEndian: pgmLittleEndian)
+        case .pfm: return try PNM.readPFM(path, bytes: FileSupport.readAll(path))
+        }
+    }
+
+    /// Reads a color image as `rgba8`, the form every color kernel takes (gray is expanded).
+    public static func readColor(_ path: String) throws -> PixelBuffer {
+        let b = try read(path)
+        switch b.format {
+        case .rgba8: return b
+        case .gray8, .rgb8, .bgra8: return toRGBA8(b)
+        case .gray16: throw DepthKitError.file(path: path, problem: "16-bit gray image is not a color image (is it a depth map?)")
+        default: throw DepthKitError.file(path: path, problem: "\(b.format) image is not a color image (is it a depth map?)")
+        }
+    }
+
+    /// A packed `rgba8` copy of an 8-bit color or gray buffer.
+    public static func toRGBA8(_ b: PixelBuffer) -> PixelBuffer {
+        if b.format == .rgba8 { return b.clone() }
+        let out = PixelBuffer(width: b.width, height: b.height, format: .rgba8)
+        let fmt = b.format
+        for y in 0..<b.height {
+            let s = b.row(y, as: UInt8.self), d = out.row(y, as: UInt8.self)
+            for x in 0..<b.width {
+                let o = 4 * x
+                switch fmt {
+                case .gray8: d[o] = s[x]; d[o + 1] = s[x]; d[o + 2] = s[x]; d[o + 3] = 255
+                case .rgb8: d[o] = s[3 * x]; d[o + 1] = s[3 * x + 1]; d[o + 2] = s[3 * x + 2]; d[o + 3] = 255
+                case .bgra8: d[o] = s[o + 2]; d[o + 1] = s[o + 1]; d[o + 2] = s[o]; d[o + 3] = s[o + 3]
+                default: preconditionFailure("toRGBA8 on \(fmt)")
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: PNG / JPEG through the C shim
+
+    private static func readDecoded(_ path: String, kind: FileKind) throws -> PixelBuffer {
+        var img = dl_image()
+        var err = [CChar](repeating: 0, count: 512)
+        let rc = kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
+        guard rc == 0, let pixels = img.pixels else {
+            let msg = String(cString: err)
+            throw DepthKitError.file(path: path, problem: "corrupt \(kind.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
+        }
+        defer { dl_image_free(&img) }
+        let w = Int(img.width), h = Int(img.height), ch = Int(img.channels), bits = Int(img.bit_depth)
+        let rowBytes = img.row_bytes
+        let src = UnsafeRawPointer(pixels)
+        guard w > 0, h > 0, (1...4).contains(ch), bits == 8 || bits == 16 else {
+            throw DepthKitError.file(path: path, problem: "unsupported \(kind.rawValue) layout (\(ch) channels, \(bits) bits)")
+        }
+        if ch == 1 {
+            let out = PixelBuffer(width: w, height: h, format: bits == 8 ? .gray8 : .gray16(depthScale: 0))
+            let n = w * bits / 8
+            for y in 0..<h { out.row(y).copyMemory(from: src + y * rowBytes, byteCount: n) }
+            return out
+        }
+        let out = PixelBuffer(width: w, height: h, format: .rgba8)
+        for y in 0..<h {
+            let d = out.row(y, as: UInt8.self)
+            let r8 = (src + y * rowBytes).assumingMemoryBound(to: UInt8.self)
+            let r16 = (src + y * rowBytes).assumingMemoryBound(to: UInt16.self)
+            for x in 0..<w {
+                @inline(__always) func s(_ c: Int) -> UInt8 {
+                    if bits == 8 { return r8[x * ch + c] }
+                    return UInt8((UInt32(r16[x * ch + c]) * 255 + 32767) / 65535)
+                }
+                let o = 4 * x
+                switch ch {
+                case 2: let g = s(0); d[o] = g; d[o + 1] = g; d[o + 2] = g; d[o + 3] = s(1)
+                case 3: d[o] = s(0); d[o + 1] = s(1); d[o + 2] = s(2); d[o + 3] = 255
+                default: d[o] = s(0); d[o + 1] = s(1); d[o + 2] = s(2); d[o + 3] = s(3)
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: Writing
+
+    /// Writes `buffer` to `path`, the format chosen by the extension:
+    /// `.png` (rgba8, bgra8 swizzled to RGBA, rgb8, gray8, gray16), `.pgm` (gray8, gray16),
+    /// `.ppm` (rgba8, bgra8, rgb8; alpha dropped), `.pfm` (depth/disparity Float32 or Float16).
+    /// The write is atomic: on failure no file (and no temporary) is left behind.
+    /// - Parameter pgmLittleEndian: write 16-bit PGM samples little-endian (default big-endian, as the format says).
+    public static func write(_ buffer: PixelBuffer, to path: String, pgmLittleEndian: Bool = false) throws {
+        let ext = fileExtension(path)
+        switch ext {
+        case "png": try writePNG(buffer, to: path)
+        case "pgm", "ppm", "pnm":
+            let bytes = try PNM.encode(buffer, path: path, ppm: ext == "ppm" || (ext == "pnm" && buffer.format.channelCount > 1),
+                                       littleEndian: pgmLittleEndian)
+            try FileSupport.atomicWrite(bytes, to: path)
+        case "pfm":
+            try FileSupport.atomicWrite(PNM.encodePFM(buffer, path: path), to: path)
+        default:
+            throw DepthKitError.file(path: path, problem:
+                "cannot write images with extension \(ext.isEmpty ? "(none)" : "." + ext); use .png, .pgm, .ppm or .pfm")
+        }
+    }
+
+    static func fileExtension(_ path: String) -> String {
+        let name = FileSupport.fileName(of: path)
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+        return String(name[name.index(after: dot)...]).lowercased()
+    }
+
+    private static func writePNG(_ buffer: PixelBuffer, to path: String) throws {
+        var source = buffer
+        let channels: UInt32, bits: UInt32
+        switch buffer.format {
+        case .rgba8: channels = 4; bits = 8
+        case .bgra8: source = toRGBA8(buffer); channels = 4; bits = 8
+        case .rgb8: channels = 3; bits = 8
+        case .gray8: channels = 1; bits = 8
+        case .gray16: channels = 1; bits = 16
+        default:
+            throw DepthKitError.file(path: path, problem:
+                "cannot write \(buffer.format) as PNG (write depth as .pfm, or convert it to gray16)")
+        }
+        try FileSupport.atomicWrite(to: path) { temp in
+            var err = [CChar](repeating: 0, count: 512)
+            let rc = dl_png_write(temp, UInt32(source.width), UInt32(source.height), channels, bits,
+                                  source.bytesPerRow, source.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                  &err, err.count)
+            guard rc == 0 else {
+                throw DepthKitError.file(path: path, problem: "cannot write PNG: \(String(cString: err))")
+            }
+        }
+        withExtendedLifetime(source) {}
+    }
+}

@@ -1,0 +1,59 @@
+/// Colored points in the camera frame (x right, y down, z forward, meters).
+public struct PointCloud: Equatable, Sendable {
+    public var positions: [SIMD3<Float>]
+    public var colors: [SIMD3<UInt8>]
+
+    public init(positions: [SIMD3<Float>] = [], colors: [SIMD3<UInt8>] = []) {
+        precondition(positions.count == colors.count, "one color a point")
+        self.positions = positions
+        self.colors = colors
+    }
+
+    public var count: Int { positions.count }
+
+    /// Unprojects every valid depth pixel (DESIGN.md, Point cloud): z = d, x = (u − cx)·z/fx,
+    /// y = (v − cy)·z/fy, in row-major order, invalid pixels skipped. The color is the color
+    /// image's pixel at (⌊u·Wc/Wd⌋, ⌊v·Hc/Hd⌋); white without a color image.
+    /// - Parameter intrinsics: defaults to the depth's own; scaled to the depth size if they refer to another.
+    public static func unproject(depth: DepthData, color: PixelBuffer?, intrinsics: CameraIntrinsics? = nil) -> PointCloud {
+        let d = depth.depthFloat32()
+        let wd = d.width, hd = d.height
+        var k = intrinsics ?? depth.intrinsics
+        if k.width != wd || k.height != hd { k = k.scaled(toWidth: wd, height: hd) }
+        var positions: [SIMD3<Float>] = [], colors: [SIMD3<UInt8>] = []
+        positions.reserveCapacity(wd * hd); colors.reserveCapacity(wd * hd)
+        let du = (0..<wd).map { Float($0) - k.cx }   // exactly the (u − cx) of the formula
+        // Channel offsets and pixel stride of the color image; nil = white.
+        var layout: (r: Int, g: Int, b: Int, stride: Int)?
+        var xc: [Int] = []
+        if let c = color {
+            switch c.format {
+            case .rgba8: layout = (0, 1, 2, 4)
+            case .bgra8: layout = (2, 1, 0, 4)
+            case .rgb8: layout = (0, 1, 2, 3)
+            case .gray8: layout = (0, 0, 0, 1)
+            default: preconditionFailure("PointCloud.unproject: color must be 8-bit, got \(c.format)")
+            }
+            xc = (0..<wd).map { min(c.width - 1, $0 * c.width / wd) }
+        }
+        let white = SIMD3<UInt8>(255, 255, 255)
+        for v in 0..<hd {
+            let row = d.row(v, as: Float.self)
+            let dv = Float(v) - k.cy
+            var crow: UnsafeMutablePointer<UInt8>?
+            if let c = color { crow = c.row(min(c.height - 1, v * c.height / hd), as: UInt8.self) }
+            for u in 0..<wd {
+                let z = row[u]
+                guard isValidDepth(z) else { continue }
+                positions.append(SIMD3(du[u] * z / k.fx, dv * z / k.fy, z))
+                if let p = crow, let l = layout {
+                    let o = xc[u] * l.stride
+                    colors.append(SIMD3(p[o + l.r], p[o + l.g], p[o + l.b]))
+                } else {
+                    colors.append(white)
+                }
+            }
+        }
+        return PointCloud(positions: positions, colors: colors)
+    }
+}

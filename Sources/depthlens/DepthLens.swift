@@ -1,0 +1,48 @@
+import ArgumentParser
+import DepthKit
+import Foundation
+
+@main
+struct DepthLens: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "depthlens",
+        abstract: "A viewer and toolbox for live color + depth streams.",
+        subcommands: [ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
+                      BenchCommand.self]
+    )
+
+    /// Parses and runs, reporting every failure — a bad number, a missing file, a corrupt image —
+    /// as one line `depthlens: …` on standard error with a non-zero exit status (no usage dump,
+    /// no stack trace). `--help` still prints the full help.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let message = DepthLens.message(for: error)
+            if !message.isEmpty {
+                FileHandle.standardError.write(Data("depthlens: \(message)\n".utf8))
+            }
+            Foundation.exit(code.rawValue == 0 ? 1 : code.rawValue)
+        }
+    }
+}
+
+/// A line on standard error (progress, warnings), never mixed with results on standard output.
+func warn(_ s: String) {
+    FileHandle.standardError.write(Data("depthlens: \(s)\n".utf8))
+}
+
+/// Checks a number given on the command line.
+func requireFinite(_ v: Float?, _ name: String, in range: ClosedRange<Float>? = nil) throws {
+    guard let v else { return }
+    guard v.isFinite else { throw DepthKitError.invalidArgument("\(name) must be a finite number, got \(v)") }
+    if let range, !range.contains(v) {
+        throw DepthKitError.invalidArgument("\(name) must be in \(range.lowerBound)…\(range.upperBound), got \(v)")
+    }
+}

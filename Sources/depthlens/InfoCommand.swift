@@ -1,0 +1,70 @@
+import ArgumentParser
+import DepthKit
+import Foundation
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Print size, format and depth statistics of image, depth, PLY files or data-set folders."
+    )
+
+    @Option(help: "Units per meter of 16-bit depth images (default 1000).")
+    var depthScale: Float?
+    @Flag(help: "16-bit PGM samples are little-endian.")
+    var pgmLittleEndian = false
+    @Argument(help: "Files to describe.")
+    var files: [String]
+
+    func run() throws {
+        if let s = depthScale, !(s > 0 && s.isFinite) {
+            throw DepthKitError.invalidArgument("--depth-scale must be a positive number, got \(s)")
+        }
+        var failed = 0
+        for path in files {
+            do {
+                print(try describe(path))
+            } catch {
+                warn("\(error)")
+                failed += 1
+            }
+        }
+        if failed > 0 { throw ExitCode.failure }
+    }
+
+    private func describe(_ path: String) throws -> String {
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+            let folder = try DatasetFolder(path: path, depthScale: depthScale, pgmLittleEndian: pgmLittleEndian)
+            return "\(path): data-set folder, \(folder.count) color/depth frames"
+        }
+        if path.lowercased().hasSuffix(".ply") {
+            let cloud = try PLYReader.read(path)
+            return "\(path): PLY point cloud, \(cloud.positions.count) points"
+        }
+        let image = try ImageIO.read(path, pgmLittleEndian: pgmLittleEndian)
+        var line = "\(path): \(image.width)x\(image.height) \(image.format)"
+        let asDepth: DepthData?
+        switch image.format {
+        case .gray16:
+            let scale = depthScale ?? 1000
+            let scaled = PixelBuffer(wrapping: image.baseAddress, width: image.width, height: image.height,
+                                     bytesPerRow: image.bytesPerRow, format: .gray16(depthScale: scale),
+                                     deallocate: { [image] _ in _ = image })
+            asDepth = DepthData(map: scaled)
+            line += ", depth scale \(scale) units/m"
+        case .depthFloat32, .depthFloat16, .disparityFloat32, .disparityFloat16:
+            asDepth = DepthData(map: image)
+        default:
+            asDepth = nil
+        }
+        if let d = asDepth {
+            let s = d.depthStatistics()
+            let total = image.width * image.height
+            line += String(format: ", valid depth %d/%d (%.1f%%)", s.validCount, total, 100 * Double(s.validCount) / Double(total))
+            if s.validCount > 0 {
+                line += String(format: ", min %.3f m, max %.3f m", s.min, s.max)
+            }
+        }
+        return line
+    }
+}

@@ -1,0 +1,93 @@
+import XCTest
+import Foundation
+import DepthKit
+
+/// Runs the built `depthlens` executable the way a user does and captures what it prints.
+struct CLIResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+}
+
+enum CLI {
+    /// The executable in the products folder that holds the test bundle (on Linux `bundleURL`
+    /// is that folder itself, on macOS the .xctest inside it); `DEPTHLENS_BIN` overrides.
+    static var executable: URL {
+        if let bin = ProcessInfo.processInfo.environment["DEPTHLENS_BIN"] { return URL(fileURLWithPath: bin) }
+        let bundle = Bundle(for: Marker.self).bundleURL
+        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("depthlens") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+    private final class Marker {}
+
+    @discardableResult
+    static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil) throws -> CLIResult {
+        let p = Process()
+        p.executableURL = executable
+        p.arguments = args
+        if let cwd { p.currentDirectoryURL = cwd }
+        if let environment { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        // Read both pipes before waiting so a chatty child never blocks on a full pipe.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let outBox = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { outBox.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        let outData = outBox.data
+        p.waitUntilExit()
+        return CLIResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// A fresh temporary folder per test, removed afterwards.
+class CLITestCase: XCTestCase {
+    var dir: URL!
+
+    override func setUpWithError() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("depthlens-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: CLI.executable.path), "build depthlens first: \(CLI.executable.path)")
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: dir)
+    }
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// Asserts the DESIGN.md contract for bad input: exit ≠ 0, exactly one line on stderr that
+    /// names `mentioning`, and no output file left behind.
+    func assertBadInput(_ args: [String], mentioning: String, noFile out: String? = nil,
+                        file: StaticString = #filePath, line: UInt = #line) throws {
+        let r = try CLI.run(args)
+        XCTAssertNotEqual(r.status, 0, "exit status", file: file, line: line)
+        XCTAssertEqual(r.stderrLines.count, 1, "one line on stderr, got: \(r.stderr)", file: file, line: line)
+        XCTAssertTrue(r.stderr.contains(mentioning), "'\(r.stderr)' should mention '\(mentioning)'", file: file, line: line)
+        XCTAssertFalse(r.stderr.contains("Fatal error"), file: file, line: line)
+        if let out {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), "no partial output at \(out)", file: file, line: line)
+            let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: (out as NSString).deletingLastPathComponent)) ?? []
+            XCTAssertFalse(leftovers.contains { $0.contains(".tmp") || $0.hasPrefix(".") }, "temp files left: \(leftovers)", file: file, line: line)
+        }
+    }
+
+    /// Writes the synthetic frame as a color PNG and 16-bit depth PNG (mm) into the test folder.
+    func writeSyntheticPair(width: Int = 64, height: Int = 48) throws -> (color: String, depth: String) {
+        let f = SyntheticScene().render(width: width, height: height, time: 0)
+        let c = path("color.png"), d = path("depth.png")
+        try ImageIO.write(f.color, to: c)
+        let mm = PixelBuffer(width: width, height: height, format: .gray16(depthScale: 1000))
+        let dm = f.depth.depthFloat32()
+        for y in 0..<height { for x in 0..<width { mm.setSample(x: x, y: y, dm.sample(x: x, y: y) * 1000) } }
+        try ImageIO.write(mm, to: d)
+        return (c, d)
+    }
+}

@@ -1,0 +1,37 @@
+# Shared by scripts/run and scripts/test. Source it; don't run it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Packages to build depthlens (headers and libraries it links) and to run it on a machine
+# without a GPU (Mesa's lavapipe Vulkan driver).
+BUILD_PACKAGES=(pkg-config libvulkan-dev libglfw3-dev glslang-dev spirv-tools libv4l-dev
+                libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers)
+# What the tests need on top: validation layers, a virtual X server, a window driver, screenshots.
+TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
+
+# ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
+ensure_packages() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "depthlens: installing ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if ! command -v apt-get >/dev/null; then
+        echo "depthlens: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+        exit 1
+    fi
+    # Update the package lists once, then install quietly.
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+ensure_swift() {
+    if ! command -v swift >/dev/null; then
+        echo "depthlens: the Swift toolchain (swift 6) is required and was not found on PATH" >&2
+        exit 1
+    fi
+}

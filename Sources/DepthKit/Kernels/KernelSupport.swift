@@ -40,23 +40,18 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
     let w = depth.width
     let bands = BandResults<(Int, Float, Float)>(count: depth.height, initial: (0, .infinity, -.infinity))
     parallelRows(depth.height) { rows in
-        // Four independent accumulators (x mod 4) so the min/max chains overlap; invalid samples
-        // become ±infinity, which change nothing, instead of branches.
-        var n = 0
-        var lo0 = Float.infinity, lo1 = Float.infinity, lo2 = Float.infinity, lo3 = Float.infinity
-        var hi0 = -Float.infinity, hi1 = -Float.infinity, hi2 = -Float.infinity, hi3 = -Float.infinity
+        // Four lanes; invalid samples become ±infinity, which change nothing, instead of branches.
+        var n4 = I4.zero
+        var lo4 = F4(repeating: .infinity), hi4 = F4(repeating: -.infinity)
+        var lo0 = Float.infinity, hi0 = -Float.infinity, n = 0
         for y in rows {
             let r = depth.row(y, as: Float.self)
             var x = 0
             while x + 4 <= w {
-                let d0 = r[x], d1 = r[x + 1], d2 = r[x + 2], d3 = r[x + 3]
-                let v0 = d0 > 0 && d0 < .infinity, v1 = d1 > 0 && d1 < .infinity
-                let v2 = d2 > 0 && d2 < .infinity, v3 = d3 > 0 && d3 < .infinity
-                n &+= (v0 ? 1 : 0) &+ (v1 ? 1 : 0) &+ (v2 ? 1 : 0) &+ (v3 ? 1 : 0)
-                lo0 = min(lo0, v0 ? d0 : .infinity); hi0 = max(hi0, v0 ? d0 : -.infinity)
-                lo1 = min(lo1, v1 ? d1 : .infinity); hi1 = max(hi1, v1 ? d1 : -.infinity)
-                lo2 = min(lo2, v2 ? d2 : .infinity); hi2 = max(hi2, v2 ? d2 : -.infinity)
-                lo3 = min(lo3, v3 ? d3 : .infinity); hi3 = max(hi3, v3 ? d3 : -.infinity)
+                let d = load4(r + x), v = validDepth(d)
+                n4 &+= I4.zero.replacing(with: 1, where: v)
+                lo4 = minV(lo4, d.replacing(with: .infinity, where: .!v))
+                hi4 = maxV(hi4, d.replacing(with: -.infinity, where: .!v))
                 x += 4
             }
             while x < w {
@@ -66,6 +61,9 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
                 x += 1
             }
         }
+        n &+= Int(n4.wrappedSum())
+        let lo1 = lo4.x, lo2 = lo4.y, lo3 = min(lo4.z, lo4.w)
+        let hi1 = hi4.x, hi2 = hi4.y, hi3 = max(hi4.z, hi4.w)
         let lo = min(min(lo0, lo1), min(lo2, lo3)), hi = max(max(hi0, hi1), max(hi2, hi3))
         bands.set(rows.lowerBound, (n, lo, hi))
     }
@@ -142,3 +140,55 @@ func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), F
 /// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
 @inline(__always)
 func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }
+
+// MARK: Four pixels at a time
+//
+// Concrete SIMD4 arithmetic, compares and `replacing(with:where:)` compile to SSE2 vector
+// instructions; `pointwiseMin`/`pointwiseMax` and Swift's generic `min`/`max` on SIMD do not
+// inline, and scalar selects in a pixel loop often become branches. Each helper below computes,
+// lane by lane, exactly what its scalar counterpart computes, so vector loops give the same bytes.
+
+typealias F4 = SIMD4<Float>
+typealias U4 = SIMD4<UInt32>
+typealias I4 = SIMD4<Int32>
+typealias Mask4 = SIMDMask<SIMD4<Int32>>
+
+@inline(__always)
+func load4(_ p: UnsafePointer<Float>) -> F4 { UnsafeRawPointer(p).loadUnaligned(as: F4.self) }
+
+@inline(__always)
+func store4(_ v: U4, _ p: UnsafeMutablePointer<UInt32>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: U4.self) }
+
+@inline(__always)
+func store4(_ v: F4, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: F4.self) }
+
+/// Swift's `max(x, y)` lane by lane: `y >= x ? y : x` (NaN in x stays NaN).
+@inline(__always)
+func maxV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .>= x) }
+
+/// Swift's `min(x, y)` lane by lane: `y < x ? y : x`.
+@inline(__always)
+func minV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .< x) }
+
+/// `min(max(v, lo), hi)` lane by lane.
+@inline(__always)
+func clampV(_ v: F4, _ lo: Float, _ hi: Float) -> F4 { minV(maxV(v, F4(repeating: lo)), F4(repeating: hi)) }
+
+/// `floorU32` on four lanes, in vector instructions.
+@inline(__always)
+func floorV(_ x: F4) -> U4 {
+    // Float(n) is big − 2²³ exactly (same binade), so no int→float conversion, which is an
+    // out-of-line generic call on SIMD4.
+    let big = x + 8_388_608
+    let n = unsafeBitCast(big, to: I4.self) &- 0x4B00_0000
+    let down = n &+ unsafeBitCast(big - 8_388_608 .> x, to: I4.self)
+    return unsafeBitCast(down, to: U4.self)
+}
+
+/// `unorm8Fast` on four lanes.
+@inline(__always)
+func unorm8V(_ v: F4) -> U4 { floorV(clampV(v, 0, 1) * 255 + 0.5) }
+
+/// d > 0 && d < ∞ lane by lane (false for NaN).
+@inline(__always)
+func validDepth(_ d: F4) -> Mask4 { (d .> 0) .& (d .< .infinity) }

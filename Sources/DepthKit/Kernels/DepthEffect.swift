@@ -69,20 +69,22 @@ public enum DepthEffect {
                 parallelRows(h) { rows in
                     for y in rows {
                         let ym = L + max(y - 1, 0) * w, y0 = L + y * w, yp = L + min(y + 1, h - 1) * w
-                        let p = img.row(y, as: UInt8.self), o = out.row(y, as: UInt8.self), mr = m + y * w
+                        let p4 = img.row(y, as: SIMD4<UInt8>.self), o4 = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                         for x in 0..<w {
                             let xm = max(x - 1, 0), xp = min(x + 1, w - 1)
-                            let gx = (Int32(ym[xp]) + 2 * Int32(y0[xp]) + Int32(yp[xp]))
-                                - (Int32(ym[xm]) + 2 * Int32(y0[xm]) + Int32(yp[xm]))
-                            let gy = (Int32(yp[xm]) + 2 * Int32(yp[x]) + Int32(yp[xp]))
-                                - (Int32(ym[xm]) + 2 * Int32(ym[x]) + Int32(ym[xp]))
-                            let keep: Float = gx * gx + gy * gy > threshold ? 0 : 1
+                            // |gx|, |gy| ≤ 1020: wrapping ops never wrap, and skip the overflow checks.
+                            let gx = (Int32(ym[xp]) &+ 2 &* Int32(y0[xp]) &+ Int32(yp[xp]))
+                                &- (Int32(ym[xm]) &+ 2 &* Int32(y0[xm]) &+ Int32(yp[xm]))
+                            let gy = (Int32(yp[xm]) &+ 2 &* Int32(yp[x]) &+ Int32(yp[xp]))
+                                &- (Int32(ym[xm]) &+ 2 &* Int32(ym[x]) &+ Int32(ym[xp]))
+                            let keep: Float = gx &* gx &+ gy &* gy > threshold ? 0 : 1
                             let mv = mr[x], e = 1 - mv
-                            for c in 0..<3 {
-                                let v = p[4 * x + c]
-                                o[4 * x + c] = UInt8(truncatingIfNeeded: floorU32(post[Int(v)] * keep * e + Float(v) * mv + 0.5))
-                            }
-                            o[4 * x + 3] = p[4 * x + 3]
+                            // Channels 0–2 as one SIMD4 (lane 3 computed and dropped: alpha is copied).
+                            let px = p4[x]
+                            let lv = F4(post[Int(px.x)], post[Int(px.y)], post[Int(px.z)], 0)
+                            var b = bytes(lv * keep * e + floats(px) * mv + 0.5)
+                            b.w = px.w
+                            o4[x] = b
                         }
                     }
                 }
@@ -146,7 +148,8 @@ public enum DepthEffect {
                 var acc = SIMD4<UInt32>.zero
                 s[0] = .zero
                 for x in 0..<w {
-                    acc &+= SIMD4<UInt32>(truncatingIfNeeded: p[x])
+                    let c = p[x]
+                    acc &+= U4(UInt32(c.x), UInt32(c.y), UInt32(c.z), UInt32(c.w))
                     s[x + 1] = acc
                 }
             }
@@ -169,7 +172,7 @@ public enum DepthEffect {
                     let y0 = max(y - r, 0), y1 = min(y + r, h - 1) + 1
                     let sum = sat[y1 * sw + x1] &- sat[y0 * sw + x1] &- sat[y1 * sw + x0] &+ sat[y0 * sw + x0]
                     let count = Float((x1 - x0) * (y1 - y0))
-                    let e = SIMD4(Float(sum.x), Float(sum.y), Float(sum.z), Float(sum.w)) / count
+                    let e = exactFloats(sum) / count  // box sums < 2²³
                     let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
                     o[x] = bytes(v)
                 }

@@ -133,13 +133,24 @@ func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
 @inline(__always)
 func unorm8Fast(_ v: Float) -> UInt32 { floorU32(min(max(v, 0), 1) * 255 + 0.5) }
 
-/// Four 8-bit channels to floats.
+/// Four 8-bit channels to floats (exactly Float(c) each): the byte is put in the mantissa of
+/// 2²³ and 2²³ subtracted, in vector instructions (SIMD4's int→float initializer is a call).
 @inline(__always)
-func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), Float(p.z), Float(p.w)) }
+func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> {
+    exactFloats(U4(UInt32(p.x), UInt32(p.y), UInt32(p.z), UInt32(p.w)))
+}
+
+/// Float(u) lane by lane for u < 2²³, in vector instructions.
+@inline(__always)
+func exactFloats(_ u: U4) -> F4 { unsafeBitCast(u | 0x4B00_0000, to: F4.self) - 8_388_608 }
 
 /// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
 @inline(__always)
-func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }
+func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> {
+    let u = floorV(v)
+    return SIMD4(UInt8(truncatingIfNeeded: u.x), UInt8(truncatingIfNeeded: u.y),
+                 UInt8(truncatingIfNeeded: u.z), UInt8(truncatingIfNeeded: u.w))
+}
 
 // MARK: Four pixels at a time
 //

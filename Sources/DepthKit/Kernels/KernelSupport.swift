@@ -203,3 +203,14 @@ func unorm8V(_ v: F4) -> U4 { floorV(clampV(v, 0, 1) * 255 + 0.5) }
 /// d > 0 && d < ∞ lane by lane (false for NaN).
 @inline(__always)
 func validDepth(_ d: F4) -> Mask4 { (d .> 0) .& (d .< .infinity) }
+
+@inline(__always)
+func load4(_ p: UnsafePointer<UInt32>) -> U4 { UnsafeRawPointer(p).loadUnaligned(as: U4.self) }
+
+/// Byte `k` (0 = lowest address) of four little-endian pixel words, as exact floats.
+@inline(__always)
+func channel(_ w: U4, _ k: UInt32) -> F4 { exactFloats((w &>> (8 * k)) & 0xFF) }
+
+/// Four pixels from their four channel bytes (each lane in 0…255), byte 0 lowest.
+@inline(__always)
+func packPixels(_ c0: U4, _ c1: U4, _ c2: U4, _ c3: U4) -> U4 { c0 | c1 &<< 8 | c2 &<< 16 | c3 &<< 24 }

@@ -38,8 +38,12 @@ func requireFormat(_ format: FrameFormat, _ allowed: [PixelFormat], kernel: Stri
 /// Statistics over the valid depths (finite, > 0) of a depthFloat32 buffer, rows in parallel.
 func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Float) {
     let w = depth.width
-    let bands = BandResults<(Int, Float, Float)>(count: depth.height, initial: (0, .infinity, -.infinity))
-    parallelRows(depth.height) { rows in
+    let h = depth.height, nb = bandCount(h)
+    // Per-band results on the stack (a few dozen slots): no allocation per frame.
+    return withUnsafeTemporaryAllocation(of: (Int, Float, Float).self, capacity: nb) { bands in
+    let slots = bands.baseAddress!
+    slots.initialize(repeating: (0, .infinity, -.infinity), count: nb)
+    parallelBands(h) { band, rows in
         // Four lanes; invalid samples become ±infinity, which change nothing, instead of branches.
         var n4 = I4.zero
         var lo4 = F4(repeating: .infinity), hi4 = F4(repeating: -.infinity)
@@ -65,20 +69,12 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
         let lo1 = lo4.x, lo2 = lo4.y, lo3 = min(lo4.z, lo4.w)
         let hi1 = hi4.x, hi2 = hi4.y, hi3 = max(hi4.z, hi4.w)
         let lo = min(min(lo0, lo1), min(lo2, lo3)), hi = max(max(hi0, hi1), max(hi2, hi3))
-        bands.set(rows.lowerBound, (n, lo, hi))
+        slots[band] = (n, lo, hi)
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity
-    for (c, l, h) in bands.values { n += c; lo = min(lo, l); hi = max(hi, h) }
+    for i in 0..<nb { let (c, l, u) = slots[i]; n += c; lo = min(lo, l); hi = max(hi, u) }
     return n > 0 ? (n, lo, hi) : (0, 0, 0)
-}
-
-/// One result slot per row so that `parallelRows` bands can report without locks: a band writes
-/// the slot of its first row; unused slots keep `initial`.
-final class BandResults<T>: @unchecked Sendable {
-    private var storage: [T]
-    init(count: Int, initial: T) { storage = Array(repeating: initial, count: count) }
-    func set(_ i: Int, _ v: T) { storage.withUnsafeMutableBufferPointer { $0[i] = v } }
-    var values: [T] { storage }
+    }
 }
 
 /// Bilinear sampling positions along one axis for scaling `source` samples to `target` samples,

@@ -42,22 +42,14 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
         parallelRows(buffer.height) { rows in
             for y in rows {
                 let src = buffer.row(y, as: Float.self), dst = out.row(y, as: UInt32.self)
-                var x = 0
-                while x + 4 <= w {
-                    let d = load4(src + x)
-                    let v = (((d - off) * scale) / divisor).replacing(with: 0, where: .!validDepth(d))
-                    let g = unorm8V(v)
-                    store4(g | g &<< 8 | g &<< 16 | 0xFF00_0000, dst + x)
-                    x += 4
-                }
-                while x < w {
-                    defer { x += 1 }
+                // Plain scalar loop on purpose: LLVM vectorizes it with native min/max.
+                for x in 0..<w {
                     let d = src[x]
                     let valid = d > 0 && d < .infinity
                     // Invalid samples are replaced before any arithmetic so no NaN reaches the conversion.
                     let v = valid ? ((d - off) * scale) / divisor : 0
                     let g = unorm8Fast(v)
-                    dst[x] = 0xFF00_0000 | g | g << 8 | g << 16
+                    dst[x] = UInt32(littleEndian: 0xFF00_0000 | g | g << 8 | g << 16)
                 }
             }
         }

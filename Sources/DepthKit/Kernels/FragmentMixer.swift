@@ -49,21 +49,16 @@ public final class FragmentMixer: MixerRenderer {
         if let columns, let rowsAxis {
             Self.mixScaled(a, b, out, f, g, columns, rowsAxis)
         } else {
+            // A plain loop over bytes on purpose: LLVM vectorizes it 16 bytes at a time, which
+            // measured faster than explicit SIMD4 code.
+            let n = w * 4
             parallelRows(a.height) { rows in
                 for y in rows {
-                    let pa = a.row(y, as: SIMD4<UInt8>.self), pb = b.row(y, as: SIMD4<UInt8>.self)
-                    let po = out.row(y, as: SIMD4<UInt8>.self)
-                    // Per channel: Float(a)·g + Float(b)·f + 0.5, floored. Four pixels at a time, one
-                    // vector a channel; the rest one pixel a SIMD4.
-                    let wa = a.row(y, as: UInt32.self), wb = b.row(y, as: UInt32.self), wo = out.row(y, as: UInt32.self)
-                    var x = 0
-                    while x + 4 <= w {
-                        let qa = load4(wa + x), qb = load4(wb + x)
-                        @inline(__always) func mix(_ k: UInt32) -> U4 { floorV(channel(qa, k) * g + channel(qb, k) * f + 0.5) }
-                        store4(packPixels(mix(0), mix(1), mix(2), mix(3)), wo + x)
-                        x += 4
+                    let pa = a.row(y, as: UInt8.self), pb = b.row(y, as: UInt8.self), po = out.row(y, as: UInt8.self)
+                    for i in 0..<n {
+                        let v = Float(pa[i]) * g + Float(pb[i]) * f + 0.5
+                        po[i] = UInt8(truncatingIfNeeded: floorU32(v))
                     }
-                    for x in x..<w { po[x] = bytes(floats(pa[x]) * g + floats(pb[x]) * f + 0.5) }
                 }
             }
         }

@@ -185,16 +185,18 @@ public final class DepthColormapFilter: FilterRenderer {
             for y in rows {
                 let r = src.row(y, as: Float.self), o = out.row(y, as: UInt32.self)
                 var x = 0
-                while M.explicitVectors && x + 4 <= w {
-                    let d = load4(r + x), v = validDepth(d)
-                    let t = 1 - clampV((d.replacing(with: lo, where: .!v) - lo) / span, 0, 1)
-                    let (cr, cg, cb) = M.colorV(t)
-                    let c = unorm8V(cr) | unorm8V(cg) &<< 8 | unorm8V(cb) &<< 16 | 0xFF00_0000
-                    store4(c.replacing(with: black, where: .!v), o + x)
-                    x += 4
+                if M.explicitVectors {
+                    while x + 4 <= w {
+                        let d = load4(r + x), v = validDepth(d)
+                        let t = 1 - clampV((d.replacing(with: lo, where: .!v) - lo) / span, 0, 1)
+                        let (cr, cg, cb) = M.colorV(t)
+                        let c = unorm8V(cr) | unorm8V(cg) &<< 8 | unorm8V(cb) &<< 16 | 0xFF00_0000
+                        store4(c.replacing(with: black, where: .!v), o + x)
+                        x += 4
+                    }
                 }
-                while x < w {
-                    defer { x += 1 }
+                // The rest (every pixel for JET and gray): a plain `for` loop, which LLVM vectorizes.
+                for x in x..<w {
                     let d = r[x]
                     let valid = d > 0 && d < .infinity
                     let dd = valid ? d : lo

@@ -130,17 +130,12 @@ public final class DepthMaskFilter: FilterRenderer {
                 parallelRows(oh) { rows in
                     for y in rows {
                         let src = m.baseAddress! + y * dw, o = out.row(y, as: UInt8.self)
-                        var x = 0
-                        while x + 4 <= ow {
-                            let u = unorm8V(load4(src + x))
-                            UnsafeMutableRawPointer(o + x).storeBytes(of: u.x | u.y << 8 | u.z << 16 | u.w << 24, as: UInt32.self)
-                            x += 4
-                        }
-                        while x < ow { o[x] = UInt8(truncatingIfNeeded: unorm8Fast(src[x])); x += 1 }
+                        for x in 0..<ow { o[x] = UInt8(truncatingIfNeeded: unorm8Fast(src[x])) }
                     }
                 }
             } else {
                 // Scale straight into bytes: same sampling as `scaleBilinear`, no second Float plane.
+                // Tables from `prepare` (plain loops below: LLVM vectorizes them itself).
                 let (cols, rowsAxis) = axes ?? (BilinearAxis(source: dw, target: ow), BilinearAxis(source: dh, target: oh))
                 let src = UnsafePointer(m.baseAddress!)
                 cols.i0.withUnsafeBufferPointer { ci0 in
@@ -197,24 +192,8 @@ public final class DepthMaskFilter: FilterRenderer {
         parallelRows(depth.height) { rows in
             for y in rows {
                 let r = depth.row(y, as: Float.self), o = m + y * w
-                var x = 0
-                let one = F4(repeating: 1)
-                while x + 4 <= w {
-                    let d = load4(r + x), valid = validDepth(d)
-                    let dd = d.replacing(with: 1, where: .!valid)
-                    let p = clampV(((one / dd - invMax) * numScale) / div + pBias, 0, 1)
-                    let mv: F4
-                    if band {
-                        let dist = unsafeBitCast(unsafeBitCast(p - f, to: U4.self) & 0x7FFF_FFFF, to: F4.self)  // |p − f|
-                        mv = clampV(0.5 + s * (hb - dist), 0, 1)
-                    } else {
-                        mv = clampV(0.5 + s * (p - f), 0, 1)
-                    }
-                    store4(mv.replacing(with: 0, where: .!valid), o + x)
-                    x += 4
-                }
                 if band {
-                    for x in x..<w {
+                    for x in 0..<w {
                         let d = r[x]
                         let valid = d > 0 && d < .infinity
                         let dd = valid ? d : 1
@@ -223,7 +202,7 @@ public final class DepthMaskFilter: FilterRenderer {
                         o[x] = valid ? mv : 0
                     }
                 } else {
-                    for x in x..<w {
+                    for x in 0..<w {
                         let d = r[x]
                         let valid = d > 0 && d < .infinity
                         let dd = valid ? d : 1

@@ -51,29 +51,23 @@ public final class ColorMatrixFilter: FilterRenderer {
                             _ c2: SIMD4<Float>, _ c3: SIMD4<Float>, _ bias: SIMD4<Float>) {
         let w = src.width
         let inv: Float = 1 / 255
+        // Scalars, not SIMD4 methods: `clamped` on SIMD4 is a generic call per pixel.
+        let m00 = c0.x, m10 = c0.y, m20 = c0.z, m30 = c0.w
+        let m01 = c1.x, m11 = c1.y, m21 = c1.z, m31 = c1.w
+        let m02 = c2.x, m12 = c2.y, m22 = c2.z, m32 = c2.w
+        let m03 = c3.x, m13 = c3.y, m23 = c3.z, m33 = c3.w
+        let b0 = bias.x, b1 = bias.y, b2 = bias.z, b3 = bias.w
         parallelRows(src.height) { rows in
             for y in rows {
-                let s = src.row(y, as: SIMD4<UInt8>.self), d = out.row(y, as: UInt32.self)
-                let sw = src.row(y, as: UInt32.self)
-                // Output channel i is bias_i + m_i0·p0 + m_i1·p1 + m_i2·p2 + m_i3·p3, added left to
-                // right, p = byte·(1/255). Four pixels at a time, one vector a channel (lanes = pixels).
-                var x = 0
-                while x + 4 <= w {
-                    let px = load4(sw + x)
-                    let p0 = channel(px, 0) * inv, p1 = channel(px, 1) * inv
-                    let p2 = channel(px, 2) * inv, p3 = channel(px, 3) * inv
-                    @inline(__always) func out(_ i: Int) -> U4 {
-                        unorm8V((((bias[i] + c0[i] * p0) + c1[i] * p1) + c2[i] * p2) + c3[i] * p3)
-                    }
-                    store4(packPixels(out(0), out(1), out(2), out(3)), d + x)
-                    x += 4
-                }
-                // The rest one pixel a SIMD4 whose lanes are the output channels.
-                for x in x..<w {
-                    let p = floats(s[x]) * inv
-                    let v = (((bias + c0 * p.x) + c1 * p.y) + c2 * p.z) + c3 * p.w
-                    let o = unorm8V(v)
-                    d[x] = UInt32(littleEndian: o.x | o.y << 8 | o.z << 16 | o.w << 24)
+                let s = src.row(y, as: UInt8.self), d = out.row(y, as: UInt32.self)
+                for x in 0..<w {
+                    let p0 = Float(s[4 * x]) * inv, p1 = Float(s[4 * x + 1]) * inv
+                    let p2 = Float(s[4 * x + 2]) * inv, p3 = Float(s[4 * x + 3]) * inv
+                    let o0 = unorm8Fast(b0 + m00 * p0 + m01 * p1 + m02 * p2 + m03 * p3)
+                    let o1 = unorm8Fast(b1 + m10 * p0 + m11 * p1 + m12 * p2 + m13 * p3)
+                    let o2 = unorm8Fast(b2 + m20 * p0 + m21 * p1 + m22 * p2 + m23 * p3)
+                    let o3 = unorm8Fast(b3 + m30 * p0 + m31 * p1 + m32 * p2 + m33 * p3)
+                    d[x] = UInt32(littleEndian: o0 | o1 << 8 | o2 << 16 | o3 << 24)
                 }
             }
         }

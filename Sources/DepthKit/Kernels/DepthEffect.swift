@@ -148,8 +148,7 @@ public enum DepthEffect {
                 var acc = SIMD4<UInt32>.zero
                 s[0] = .zero
                 for x in 0..<w {
-                    let c = p[x]
-                    acc &+= U4(UInt32(c.x), UInt32(c.y), UInt32(c.z), UInt32(c.w))
+                    acc &+= SIMD4<UInt32>(truncatingIfNeeded: p[x])
                     s[x + 1] = acc
                 }
             }
@@ -172,7 +171,7 @@ public enum DepthEffect {
                     let y0 = max(y - r, 0), y1 = min(y + r, h - 1) + 1
                     let sum = sat[y1 * sw + x1] &- sat[y0 * sw + x1] &- sat[y1 * sw + x0] &+ sat[y0 * sw + x0]
                     let count = Float((x1 - x0) * (y1 - y0))
-                    let e = exactFloats(sum) / count  // box sums < 2²³
+                    let e = SIMD4(Float(sum.x), Float(sum.y), Float(sum.z), Float(sum.w)) / count
                     let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
                     o[x] = bytes(v)
                 }

@@ -129,24 +129,14 @@ func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
 @inline(__always)
 func unorm8Fast(_ v: Float) -> UInt32 { floorU32(min(max(v, 0), 1) * 255 + 0.5) }
 
-/// Four 8-bit channels to floats (exactly Float(c) each): the byte is put in the mantissa of
-/// 2²³ and 2²³ subtracted, in vector instructions (SIMD4's int→float initializer is a call).
+/// Four 8-bit channels to floats. (Kept lane by lane: LLVM turns it into vector unpacks and
+/// conversions, which measured faster than building the vector from scalars.)
 @inline(__always)
-func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> {
-    exactFloats(U4(UInt32(p.x), UInt32(p.y), UInt32(p.z), UInt32(p.w)))
-}
-
-/// Float(u) lane by lane for u < 2²³, in vector instructions.
-@inline(__always)
-func exactFloats(_ u: U4) -> F4 { unsafeBitCast(u | 0x4B00_0000, to: F4.self) - 8_388_608 }
+func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), Float(p.z), Float(p.w)) }
 
 /// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
 @inline(__always)
-func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> {
-    let u = floorV(v)
-    return SIMD4(UInt8(truncatingIfNeeded: u.x), UInt8(truncatingIfNeeded: u.y),
-                 UInt8(truncatingIfNeeded: u.z), UInt8(truncatingIfNeeded: u.w))
-}
+func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }
 
 // MARK: Four pixels at a time
 //
@@ -199,14 +189,3 @@ func unorm8V(_ v: F4) -> U4 { floorV(clampV(v, 0, 1) * 255 + 0.5) }
 /// d > 0 && d < ∞ lane by lane (false for NaN).
 @inline(__always)
 func validDepth(_ d: F4) -> Mask4 { (d .> 0) .& (d .< .infinity) }
-
-@inline(__always)
-func load4(_ p: UnsafePointer<UInt32>) -> U4 { UnsafeRawPointer(p).loadUnaligned(as: U4.self) }
-
-/// Byte `k` (0 = lowest address) of four little-endian pixel words, as exact floats.
-@inline(__always)
-func channel(_ w: U4, _ k: UInt32) -> F4 { exactFloats((w &>> (8 * k)) & 0xFF) }
-
-/// Four pixels from their four channel bytes (each lane in 0…255), byte 0 lowest.
-@inline(__always)
-func packPixels(_ c0: U4, _ c1: U4, _ c2: U4, _ c3: U4) -> U4 { c0 | c1 &<< 8 | c2 &<< 16 | c3 &<< 24 }

@@ -1,14 +1,29 @@
 import Foundation
 
-/// Runs `body` over `0..<rows` split into contiguous bands, one band a core.
+/// How many bands `parallelRows`/`parallelBands` split `rows` into: two a core, each of at least
+/// `minimumRowsPerBand` rows (1 when that leaves a single band).
+@inline(__always)
+public func bandCount(_ rows: Int, minimumRowsPerBand: Int = 16) -> Int {
+    let cores = ProcessInfo.processInfo.activeProcessorCount
+    return max(1, min(cores * 2, rows / max(1, minimumRowsPerBand)))
+}
+
+/// Runs `body(band, rows)` over `0..<rows` split into `bandCount(rows)` contiguous bands, in
+/// parallel; `band` is in `0..<bandCount(rows, minimumRowsPerBand:)`, so per-band results can go
+/// in a fixed-size scratch array (no locks, no allocation).
+@inline(__always)
+public func parallelBands(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (Int, Range<Int>) -> Void) {
+    let bands = bandCount(rows, minimumRowsPerBand: minimumRowsPerBand)
+    if bands <= 1 { body(0, 0..<rows); return }
+    DispatchQueue.concurrentPerform(iterations: bands) { i in
+        let start = rows * i / bands, end = rows * (i + 1) / bands
+        if start < end { body(i, start..<end) }
+    }
+}
+
+/// Runs `body` over `0..<rows` split into contiguous bands, two a core.
 /// Kernels use it so each row loop runs without per-pixel dispatch or allocation.
 @inline(__always)
 public func parallelRows(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (Range<Int>) -> Void) {
-    let cores = ProcessInfo.processInfo.activeProcessorCount
-    let bands = max(1, min(cores * 2, rows / max(1, minimumRowsPerBand)))
-    if bands <= 1 { body(0..<rows); return }
-    DispatchQueue.concurrentPerform(iterations: bands) { i in
-        let start = rows * i / bands, end = rows * (i + 1) / bands
-        if start < end { body(start..<end) }
-    }
+    parallelBands(rows, minimumRowsPerBand: minimumRowsPerBand) { _, r in body(r) }
 }

@@ -136,4 +136,30 @@ final class DepthEffectTests: XCTestCase {
         XCTAssertEqual(out.packedBytes(), [0, 255, 0, 255, 50, 191, 0, 255, 150, 64, 0, 255, 200, 0, 0, 255])
         XCTAssertEqual(DepthMask(gray8: try renderOnce(f, depth)).values, [0, 64, 191, 255].map { Float($0) / 255 })
     }
+
+    func testRendererMatchesApplyFrameAfterFrame() throws {
+        // Odd sizes, bgra8, a mask and a background at other sizes, masks with values outside [0, 1].
+        let img = randomColor(7, 5, .bgra8)
+        let bg = randomColor(3, 4, .bgra8, seed: 99)
+        let m = DepthMask(width: 3, height: 2, values: [0, 0.3, 1, 0.7, .nan, 1.5])
+        let m2 = DepthMask(width: 7, height: 5, values: (0..<35).map { Float($0 % 11) / 9 - 0.1 })
+        for kind in DepthEffectKind.allCases {
+            let r = DepthEffectRenderer(kind: kind)
+            try r.prepare(image: img.frameFormat, maskWidth: 3, maskHeight: 2,
+                          background: kind == .greenscreen ? bg.frameFormat : nil, outputRetainedBufferCountHint: 2)
+            let background = kind == .greenscreen ? bg : nil
+            for mask in [m, m2, m] {
+                let out = try r.render(image: img, mask: mask, background: background)
+                XCTAssertEqual(out.packedBytes(),
+                               try DepthEffect.apply(kind: kind, image: img, mask: mask, background: background).packedBytes(),
+                               "\(kind)")
+            }
+        }
+        XCTAssertThrowsError(try DepthEffectRenderer(kind: .blur).render(image: img, mask: m)) {
+            XCTAssertEqual($0 as? RenderError, .notPrepared("blur"))
+        }
+        let r = DepthEffectRenderer(kind: .comic)
+        try r.prepare(image: img.frameFormat, outputRetainedBufferCountHint: 1)
+        XCTAssertThrowsError(try r.render(image: randomColor(7, 5, .rgba8), mask: m))
+    }
 }

@@ -38,45 +38,22 @@ public enum DepthEffect {
     /// borders), from a summed-area table per channel so each pixel is O(1).
     public static func apply(kind: DepthEffectKind, image: PixelBuffer, mask: DepthMask,
                              background: PixelBuffer? = nil) throws -> PixelBuffer {
-        guard image.format == .rgba8 || image.format == .bgra8 else {
-            throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image.frameFormat)
-        }
-        var m = mask.scaled(toWidth: image.width, height: image.height)
-        // Mask values outside [0, 1] (a hand-made mask) are clamped; NaN counts as 0.
-        for i in m.values.indices { let v = m.values[i]; m.values[i] = v > 0 ? min(v, 1) : 0 }
-        let out = PixelBuffer(width: image.width, height: image.height, format: image.format)
-        m.values.withUnsafeBufferPointer { mp in
-            let mptr = mp.baseAddress!
-            switch kind {
-            case .comic: comic(image, mptr, out)
-            case .blur: blur(image, mptr, out)
-            case .greenscreen: break
-            }
-        }
-        if kind == .greenscreen {
-            if let background {
-                guard background.format == image.format else {
-                    throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "background in \(image.format)",
-                                                     got: background.frameFormat)
-                }
-                m.values.withUnsafeBufferPointer { greenscreen(image, $0.baseAddress!, background, out) }
-            } else {
-                m.values.withUnsafeBufferPointer { solidGreen(image, $0.baseAddress!, out) }
-            }
-        }
-        out.markModified()
-        return out
+        let r = DepthEffectRenderer(kind: kind)
+        try r.prepare(image: image.frameFormat, maskWidth: mask.width, maskHeight: mask.height,
+                      background: background?.frameFormat, outputRetainedBufferCountHint: 1)
+        return try r.render(image: image, mask: mask, background: background)
     }
 
     // MARK: comic
 
-    private static func comic(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+    /// comic's posterized level of each 8-bit value: round(c·3/255)·85.
+    static let comicLevels: [Float] = (0..<256).map { Float(($0 * 3 + 127) / 255 * 85) }
+
+    static func comic(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer, luma L: UnsafeMutablePointer<UInt8>) {
         let w = img.width, h = img.height
         let bgr = img.format == .bgra8
         let ri = bgr ? 2 : 0, bi = bgr ? 0 : 2
-        var luma = [UInt8](repeating: 0, count: w * h)
-        luma.withUnsafeMutableBufferPointer { lp in
-            let L = lp.baseAddress!
+        do {
             parallelRows(h) { rows in
                 for y in rows {
                     let p = img.row(y, as: UInt8.self), o = L + y * w
@@ -86,28 +63,28 @@ public enum DepthEffect {
                     }
                 }
             }
-            var levels = [Float](repeating: 0, count: 256)
-            for c in 0..<256 { levels[c] = Float((c * 3 + 127) / 255 * 85) }
-            levels.withUnsafeBufferPointer { lv in
+            comicLevels.withUnsafeBufferPointer { lv in
                 let post = lv.baseAddress!
                 let threshold = comicEdgeThresholdSquared
                 parallelRows(h) { rows in
                     for y in rows {
                         let ym = L + max(y - 1, 0) * w, y0 = L + y * w, yp = L + min(y + 1, h - 1) * w
-                        let p = img.row(y, as: UInt8.self), o = out.row(y, as: UInt8.self), mr = m + y * w
+                        let p4 = img.row(y, as: SIMD4<UInt8>.self), o4 = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                         for x in 0..<w {
                             let xm = max(x - 1, 0), xp = min(x + 1, w - 1)
-                            let gx = (Int32(ym[xp]) + 2 * Int32(y0[xp]) + Int32(yp[xp]))
-                                - (Int32(ym[xm]) + 2 * Int32(y0[xm]) + Int32(yp[xm]))
-                            let gy = (Int32(yp[xm]) + 2 * Int32(yp[x]) + Int32(yp[xp]))
-                                - (Int32(ym[xm]) + 2 * Int32(ym[x]) + Int32(ym[xp]))
-                            let keep: Float = gx * gx + gy * gy > threshold ? 0 : 1
+                            // |gx|, |gy| ≤ 1020: wrapping ops never wrap, and skip the overflow checks.
+                            let gx = (Int32(ym[xp]) &+ 2 &* Int32(y0[xp]) &+ Int32(yp[xp]))
+                                &- (Int32(ym[xm]) &+ 2 &* Int32(y0[xm]) &+ Int32(yp[xm]))
+                            let gy = (Int32(yp[xm]) &+ 2 &* Int32(yp[x]) &+ Int32(yp[xp]))
+                                &- (Int32(ym[xm]) &+ 2 &* Int32(ym[x]) &+ Int32(ym[xp]))
+                            let keep: Float = gx &* gx &+ gy &* gy > threshold ? 0 : 1
                             let mv = mr[x], e = 1 - mv
-                            for c in 0..<3 {
-                                let v = p[4 * x + c]
-                                o[4 * x + c] = UInt8(truncatingIfNeeded: floorU32(post[Int(v)] * keep * e + Float(v) * mv + 0.5))
-                            }
-                            o[4 * x + 3] = p[4 * x + 3]
+                            // Channels 0–2 as one SIMD4 (lane 3 computed and dropped: alpha is copied).
+                            let px = p4[x]
+                            let lv = F4(post[Int(px.x)], post[Int(px.y)], post[Int(px.z)], 0)
+                            var b = bytes(lv * keep * e + floats(px) * mv + 0.5)
+                            b.w = px.w
+                            o4[x] = b
                         }
                     }
                 }
@@ -117,7 +94,7 @@ public enum DepthEffect {
 
     // MARK: green screen
 
-    private static func solidGreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+    static func solidGreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
         let w = img.width
         // (0, 255, 0, 255) in either byte order: G is byte 1 and A byte 3 in both.
         let green = SIMD4<Float>(0, 255, 0, 255)
@@ -133,10 +110,9 @@ public enum DepthEffect {
         }
     }
 
-    private static func greenscreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ bg: PixelBuffer,
-                                    _ out: PixelBuffer) {
+    static func greenscreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ bg: PixelBuffer,
+                            _ out: PixelBuffer, _ cols: BilinearAxis, _ rowsAxis: BilinearAxis) {
         let w = img.width
-        let cols = BilinearAxis(source: bg.width, target: w), rowsAxis = BilinearAxis(source: bg.height, target: img.height)
         parallelRows(img.height) { rows in
             for y in rows {
                 let r0 = bg.row(Int(rowsAxis.i0[y]), as: SIMD4<UInt8>.self)
@@ -158,13 +134,13 @@ public enum DepthEffect {
 
     // MARK: blur
 
-    private static func blur(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
+    static func blur(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer,
+                     sat: UnsafeMutablePointer<SIMD4<UInt32>>) {
         let w = img.width, h = img.height
         let sw = w + 1
-        // Summed-area table, 4 channels interleaved: S[y][x] = sum over rows < y, columns < x.
+        // Summed-area table (`sat`: (w + 1)·(h + 1) entries), 4 channels interleaved:
+        // S[y][x] = sum over rows < y, columns < x.
         // UInt32 with wrapping arithmetic: box sums (≤ 21²·255) are exact even if totals wrap.
-        let sat = UnsafeMutablePointer<SIMD4<UInt32>>.allocate(capacity: sw * (h + 1))
-        defer { sat.deallocate() }
         sat.initialize(repeating: .zero, count: sw)
         parallelRows(h) { rows in
             for y in rows {
@@ -200,6 +176,142 @@ public enum DepthEffect {
                     o[x] = bytes(v)
                 }
             }
+        }
+    }
+}
+
+/// `DepthEffect.apply` for a stream of frames: everything a frame needs (the mask at the image
+/// size, comic's luma plane, blur's summed-area table, the bilinear tables for the mask and the
+/// background, the output pool) is allocated in `prepare` and reused, so `render` allocates
+/// nothing in steady state. Outputs come from a pool of `outputRetainedBufferCountHint` buffers.
+/// Same results as `DepthEffect.apply`, which runs one of these.
+public final class DepthEffectRenderer {
+    public let kind: DepthEffectKind
+    public var description: String { kind.rawValue }
+
+    private var state: PreparedState?
+    private var maskPlane: UnsafeMutablePointer<Float>?
+    private var luma: UnsafeMutablePointer<UInt8>?
+    private var sat: UnsafeMutablePointer<SIMD4<UInt32>>?
+    /// Bilinear tables from a source size to the image size, kept for the last size seen.
+    private var maskAxes: (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?
+    private var backgroundAxes: (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?
+
+    public init(kind: DepthEffectKind) { self.kind = kind }
+
+    deinit { free() }
+
+    public var inputFormat: FrameFormat? { state?.input }
+    public var outputFormat: FrameFormat? { state?.output }
+
+    /// Prepares for images of `image`'s format (rgba8 or bgra8). The mask and background sizes
+    /// are optional hints: their sampling tables are built now, or on the first frame of a size.
+    public func prepare(image: FrameFormat, maskWidth: Int? = nil, maskHeight: Int? = nil,
+                        background: FrameFormat? = nil, outputRetainedBufferCountHint: Int) throws {
+        guard image.pixelFormat == .rgba8 || image.pixelFormat == .bgra8, image.width > 0, image.height > 0 else {
+            throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image)
+        }
+        free()
+        state = nil
+        let w = image.width, h = image.height
+        state = try PreparedState(input: image, output: image, hint: outputRetainedBufferCountHint)
+        maskPlane = .allocate(capacity: w * h)
+        switch kind {
+        case .comic: luma = .allocate(capacity: w * h)
+        case .blur:
+            sat = .allocate(capacity: (w + 1) * (h + 1))
+            sat!.initialize(repeating: .zero, count: (w + 1) * (h + 1))
+        case .greenscreen: break
+        }
+        if let mw = maskWidth, let mh = maskHeight, mw > 0, mh > 0 { _ = axes(&maskAxes, mw, mh, w, h) }
+        if kind == .greenscreen, let b = background { _ = axes(&backgroundAxes, b.width, b.height, w, h) }
+    }
+
+    public func reset() { free(); state = nil }
+
+    private func free() {
+        maskPlane?.deallocate(); luma?.deallocate(); sat?.deallocate()
+        maskPlane = nil; luma = nil; sat = nil; maskAxes = nil; backgroundAxes = nil
+    }
+
+    private func axes(_ cache: inout (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?,
+                      _ sw: Int, _ sh: Int, _ w: Int, _ h: Int) -> (BilinearAxis, BilinearAxis) {
+        if let c = cache, c.width == sw, c.height == sh { return (c.cols, c.rows) }
+        let c = (width: sw, height: sh, cols: BilinearAxis(source: sw, target: w), rows: BilinearAxis(source: sh, target: h))
+        cache = c
+        return (c.cols, c.rows)
+    }
+
+    /// Applies the effect to `image` with `mask` (any size; scaled bilinearly to the image size,
+    /// values clamped to [0, 1], NaN as 0) and, for greenscreen, `background` (nil: solid green).
+    public func render(image: PixelBuffer, mask: DepthMask, background: PixelBuffer? = nil) throws -> PixelBuffer {
+        guard image.format == .rgba8 || image.format == .bgra8 else {
+            throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image.frameFormat)
+        }
+        let s = try state.checked(image, kernel: kind.rawValue)
+        if kind == .greenscreen, let background, background.format != image.format {
+            throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "background in \(image.format)",
+                                             got: background.frameFormat)
+        }
+        guard let m = maskPlane else { throw RenderError.notPrepared(kind.rawValue) }
+        let out = try s.pool.makeBuffer()
+        let w = image.width, h = image.height
+        fillMask(mask, into: m, w, h)
+        let mp = UnsafePointer(m)
+        switch kind {
+        case .comic: DepthEffect.comic(image, mp, out, luma: luma!)
+        case .blur: DepthEffect.blur(image, mp, out, sat: sat!)
+        case .greenscreen:
+            if let background {
+                let (cols, rows) = axes(&backgroundAxes, background.width, background.height, w, h)
+                DepthEffect.greenscreen(image, mp, background, out, cols, rows)
+            } else {
+                DepthEffect.solidGreen(image, mp, out)
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    /// The mask at the image size, clamped: v > 0 ? min(v, 1) : 0 (NaN → 0).
+    private func fillMask(_ mask: DepthMask, into o: UnsafeMutablePointer<Float>, _ w: Int, _ h: Int) {
+        mask.values.withUnsafeBufferPointer { vp in
+            let src = vp.baseAddress!
+            if mask.width == w && mask.height == h {
+                let n = w * h
+                parallelRows(n, minimumRowsPerBand: 1 << 16) { r in
+                    var i = r.lowerBound
+                    while i + 4 <= r.upperBound {
+                        let v = load4(src + i)
+                        store4(minV(v, F4(repeating: 1)).replacing(with: 0, where: .!(v .> 0)), o + i)
+                        i += 4
+                    }
+                    while i < r.upperBound { let v = src[i]; o[i] = v > 0 ? min(v, 1) : 0; i += 1 }
+                }
+                return
+            }
+            let (cols, rowsAxis) = axes(&maskAxes, mask.width, mask.height, w, h)
+            let sw = mask.width
+            cols.i0.withUnsafeBufferPointer { x0 in
+            cols.i1.withUnsafeBufferPointer { x1 in
+            cols.f.withUnsafeBufferPointer { fx in
+            rowsAxis.i0.withUnsafeBufferPointer { y0 in
+            rowsAxis.i1.withUnsafeBufferPointer { y1 in
+            rowsAxis.f.withUnsafeBufferPointer { fyp in
+                parallelRows(h) { rows in
+                    for y in rows {
+                        let r0 = src + Int(y0[y]) * sw, r1 = src + Int(y1[y]) * sw
+                        let fy = fyp[y], row = o + y * w
+                        for x in 0..<w {
+                            let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
+                            let top = r0[i0] * (1 - wx) + r0[i1] * wx
+                            let bottom = r1[i0] * (1 - wx) + r1[i1] * wx
+                            let v = top * (1 - fy) + bottom * fy
+                            row[x] = v > 0 ? min(v, 1) : 0
+                        }
+                    }
+                }
+            }}}}}}
         }
     }
 }

@@ -90,6 +90,8 @@ public final class DepthMaskFilter: FilterRenderer {
     private var state: PreparedState?
     /// The mask at the depth size, reused across frames.
     private var scratch: [Float] = []
+    /// Bilinear tables from the depth size to the output size (nil when the sizes match).
+    private var axes: (cols: BilinearAxis, rows: BilinearAxis)?
 
     public init(kind: DepthMaskKind, focus: Float, slope: Float = DepthMaskFilter.softSlope, width: Float = 0.1,
                 outputWidth: Int, outputHeight: Int) {
@@ -112,9 +114,11 @@ public final class DepthMaskFilter: FilterRenderer {
                                   output: FrameFormat(width: outputWidth, height: outputHeight, pixelFormat: .gray8),
                                   hint: outputRetainedBufferCountHint)
         scratch = [Float](repeating: 0, count: input.width * input.height)
+        axes = input.width == outputWidth && input.height == outputHeight ? nil
+            : (BilinearAxis(source: input.width, target: outputWidth), BilinearAxis(source: input.height, target: outputHeight))
     }
 
-    public func reset() { state = nil; scratch = [] }
+    public func reset() { state = nil; scratch = []; axes = nil }
 
     public func render(_ buffer: PixelBuffer) throws -> PixelBuffer {
         let s = try state.checked(buffer, kernel: description)
@@ -131,7 +135,8 @@ public final class DepthMaskFilter: FilterRenderer {
                 }
             } else {
                 // Scale straight into bytes: same sampling as `scaleBilinear`, no second Float plane.
-                let cols = BilinearAxis(source: dw, target: ow), rowsAxis = BilinearAxis(source: dh, target: oh)
+                // Tables from `prepare` (plain loops below: LLVM vectorizes them itself).
+                let (cols, rowsAxis) = axes ?? (BilinearAxis(source: dw, target: ow), BilinearAxis(source: dh, target: oh))
                 let src = UnsafePointer(m.baseAddress!)
                 cols.i0.withUnsafeBufferPointer { ci0 in
                 cols.i1.withUnsafeBufferPointer { ci1 in

@@ -42,6 +42,7 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
         parallelRows(buffer.height) { rows in
             for y in rows {
                 let src = buffer.row(y, as: Float.self), dst = out.row(y, as: UInt32.self)
+                // Plain scalar loop on purpose: LLVM vectorizes it with native min/max.
                 for x in 0..<w {
                     let d = src[x]
                     let valid = d > 0 && d < .infinity

@@ -38,34 +38,43 @@ func requireFormat(_ format: FrameFormat, _ allowed: [PixelFormat], kernel: Stri
 /// Statistics over the valid depths (finite, > 0) of a depthFloat32 buffer, rows in parallel.
 func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Float) {
     let w = depth.width
-    let bands = BandResults<(Int, Float, Float)>(count: depth.height, initial: (0, .infinity, -.infinity))
-    parallelRows(depth.height) { rows in
-        var n = 0, lo = Float.infinity, hi = -Float.infinity
+    let h = depth.height, nb = bandCount(h)
+    // Per-band results on the stack (a few dozen slots): no allocation per frame.
+    return withUnsafeTemporaryAllocation(of: (Int, Float, Float).self, capacity: nb) { bands in
+    let slots = bands.baseAddress!
+    slots.initialize(repeating: (0, .infinity, -.infinity), count: nb)
+    parallelBands(h) { band, rows in
+        // Four lanes; invalid samples become ±infinity, which change nothing, instead of branches.
+        var n4 = I4.zero
+        var lo4 = F4(repeating: .infinity), hi4 = F4(repeating: -.infinity)
+        var lo0 = Float.infinity, hi0 = -Float.infinity, n = 0
         for y in rows {
             let r = depth.row(y, as: Float.self)
-            for x in 0..<w {
-                let d = r[x]
-                // Written as selects so the loop has no branches; invalid samples change nothing.
-                let valid = d > 0 && d < .infinity
-                n &+= valid ? 1 : 0
-                lo = valid && d < lo ? d : lo
-                hi = valid && d > hi ? d : hi
+            var x = 0
+            while x + 4 <= w {
+                let d = load4(r + x), v = validDepth(d)
+                n4 &+= I4.zero.replacing(with: 1, where: v)
+                lo4 = minV(lo4, d.replacing(with: .infinity, where: .!v))
+                hi4 = maxV(hi4, d.replacing(with: -.infinity, where: .!v))
+                x += 4
+            }
+            while x < w {
+                let d = r[x], v = d > 0 && d < .infinity
+                n &+= v ? 1 : 0
+                lo0 = min(lo0, v ? d : .infinity); hi0 = max(hi0, v ? d : -.infinity)
+                x += 1
             }
         }
-        bands.set(rows.lowerBound, (n, lo, hi))
+        n &+= Int(n4.wrappedSum())
+        let lo1 = lo4.x, lo2 = lo4.y, lo3 = min(lo4.z, lo4.w)
+        let hi1 = hi4.x, hi2 = hi4.y, hi3 = max(hi4.z, hi4.w)
+        let lo = min(min(lo0, lo1), min(lo2, lo3)), hi = max(max(hi0, hi1), max(hi2, hi3))
+        slots[band] = (n, lo, hi)
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity
-    for (c, l, h) in bands.values { n += c; lo = min(lo, l); hi = max(hi, h) }
+    for i in 0..<nb { let (c, l, u) = slots[i]; n += c; lo = min(lo, l); hi = max(hi, u) }
     return n > 0 ? (n, lo, hi) : (0, 0, 0)
-}
-
-/// One result slot per row so that `parallelRows` bands can report without locks: a band writes
-/// the slot of its first row; unused slots keep `initial`.
-final class BandResults<T>: @unchecked Sendable {
-    private var storage: [T]
-    init(count: Int, initial: T) { storage = Array(repeating: initial, count: count) }
-    func set(_ i: Int, _ v: T) { storage.withUnsafeMutableBufferPointer { $0[i] = v } }
-    var values: [T] { storage }
+    }
 }
 
 /// Bilinear sampling positions along one axis for scaling `source` samples to `target` samples,
@@ -120,10 +129,63 @@ func floorU32(_ v: SIMD4<Float>) -> SIMD4<UInt32> {
 @inline(__always)
 func unorm8Fast(_ v: Float) -> UInt32 { floorU32(min(max(v, 0), 1) * 255 + 0.5) }
 
-/// Four 8-bit channels to floats.
+/// Four 8-bit channels to floats. (Kept lane by lane: LLVM turns it into vector unpacks and
+/// conversions, which measured faster than building the vector from scalars.)
 @inline(__always)
 func floats(_ p: SIMD4<UInt8>) -> SIMD4<Float> { SIMD4(Float(p.x), Float(p.y), Float(p.z), Float(p.w)) }
 
 /// Four values already in [0, 255] plus 0.5 to bytes by truncation (round half up of v − 0.5).
 @inline(__always)
 func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded: floorU32(v)) }
+
+// MARK: Four pixels at a time
+//
+// Concrete SIMD4 arithmetic, compares and `replacing(with:where:)` compile to SSE2 vector
+// instructions; `pointwiseMin`/`pointwiseMax` and Swift's generic `min`/`max` on SIMD do not
+// inline, and scalar selects in a pixel loop often become branches. Each helper below computes,
+// lane by lane, exactly what its scalar counterpart computes, so vector loops give the same bytes.
+
+typealias F4 = SIMD4<Float>
+typealias U4 = SIMD4<UInt32>
+typealias I4 = SIMD4<Int32>
+typealias Mask4 = SIMDMask<SIMD4<Int32>>
+
+@inline(__always)
+func load4(_ p: UnsafePointer<Float>) -> F4 { UnsafeRawPointer(p).loadUnaligned(as: F4.self) }
+
+@inline(__always)
+func store4(_ v: U4, _ p: UnsafeMutablePointer<UInt32>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: U4.self) }
+
+@inline(__always)
+func store4(_ v: F4, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: F4.self) }
+
+/// Swift's `max(x, y)` lane by lane: `y >= x ? y : x` (NaN in x stays NaN).
+@inline(__always)
+func maxV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .>= x) }
+
+/// Swift's `min(x, y)` lane by lane: `y < x ? y : x`.
+@inline(__always)
+func minV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .< x) }
+
+/// `min(max(v, lo), hi)` lane by lane.
+@inline(__always)
+func clampV(_ v: F4, _ lo: Float, _ hi: Float) -> F4 { minV(maxV(v, F4(repeating: lo)), F4(repeating: hi)) }
+
+/// `floorU32` on four lanes, in vector instructions.
+@inline(__always)
+func floorV(_ x: F4) -> U4 {
+    // Float(n) is big − 2²³ exactly (same binade), so no int→float conversion, which is an
+    // out-of-line generic call on SIMD4.
+    let big = x + 8_388_608
+    let n = unsafeBitCast(big, to: I4.self) &- 0x4B00_0000
+    let down = n &+ unsafeBitCast(big - 8_388_608 .> x, to: I4.self)
+    return unsafeBitCast(down, to: U4.self)
+}
+
+/// `unorm8Fast` on four lanes.
+@inline(__always)
+func unorm8V(_ v: F4) -> U4 { floorV(clampV(v, 0, 1) * 255 + 0.5) }
+
+/// d > 0 && d < ∞ lane by lane (false for NaN).
+@inline(__always)
+func validDepth(_ d: F4) -> Mask4 { (d .> 0) .& (d .< .infinity) }

@@ -40,25 +40,14 @@ public final class DepthColormapFilter: FilterRenderer {
         try requireFormat(input, [.depthFloat32], kernel: description)
         freeTables()
         state = nil
-        switch range {
-        case let .equalized(lo, hi, perMeter):
-            guard lo.isFinite, hi.isFinite, lo < hi, perMeter > 0 else {
-                throw RenderError.invalidParameter("\(description): equalized range needs minDepth < maxDepth and binsPerMeter > 0")
-            }
-            let n = ((hi - lo) * Float(perMeter)).rounded(.up)
-            guard n <= Float(1 << 24) else {
-                throw RenderError.invalidParameter("\(description): \(n) histogram bins is too many (at most \(1 << 24))")
-            }
-            bins = max(1, Int(n))
+        let n = try range.validatedBinCount(kernel: description)
+        if case .equalized = range {
+            bins = n
             // More bands than cores so one descheduled thread does not hold up the frame.
             bands = max(1, min(4 * ProcessInfo.processInfo.activeProcessorCount, input.height))
             histograms = .allocate(capacity: bins * bands)
             cumulative = .allocate(capacity: bins)
             lut = .allocate(capacity: bins)
-        case let .fixed(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo < hi else {
-                throw RenderError.invalidParameter("\(description): fixed range needs min < max")
-            }
         }
         state = try PreparedState(input: input, output: FrameFormat(width: input.width, height: input.height,
                                                                     pixelFormat: .rgba8),

@@ -35,6 +35,8 @@ public final class ViewerApp {
     var snapshotRequested = false
     var lastFrameIndex: Int?
     var loggedLayout = false
+    var framesShown = 0
+    var lastShaderErrors: [String] = []
     var startTime: Double
     /// The 3D view (nil until the point-cloud renderer exists in GPUKit).
     var scene3D: Scene3D?
@@ -123,7 +125,7 @@ public final class ViewerApp {
     // MARK: Sources
 
     static func openSource(_ text: String, options: ViewerOptions) throws -> FrameSource {
-        let s = try makeFrameSource(text, depthScale: options.depthScale)
+        let s = try SizedSyntheticSource.parse(text) ?? makeFrameSource(text, depthScale: options.depthScale)
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop
@@ -279,6 +281,7 @@ public final class ViewerApp {
                 try makeRenderDoneSemaphores()
                 imgui.setImageCount(max(2, swapchain.images.count))
                 needsSwapchain = false
+                logUI("swapchain \(swapchain.extent.width)x\(swapchain.extent.height) \(swapchain.presentModeName)")
             }
 
             var t0 = DispatchTime.now().uptimeNanoseconds
@@ -416,6 +419,8 @@ public final class ViewerApp {
             }
             lap("present")
 
+            framesShown += 1
+            if framesShown == 3 { logUI("ready") }
             if snapshotRequested {
                 snapshotRequested = false
                 takeSnapshot(output: output)

@@ -37,7 +37,12 @@ extension ViewerApp {
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
         if let e = sourceError { lines.append(("source: \(e)", true)) }
-        for e in processor.shaderErrors + [present.lastError].compactMap({ $0 }) {
+        let shaderErrors = processor.shaderErrors + [present.lastError].compactMap({ $0 })
+        if shaderErrors != lastShaderErrors {
+            lastShaderErrors = shaderErrors
+            for e in shaderErrors { logUI("shader error: \(e.split(separator: "\n").first.map(String.init) ?? e)") }
+        }
+        for e in shaderErrors {
             lines.append(("shader: \(e.split(separator: "\n").first.map(String.init) ?? e)", true))
         }
         notices.removeAll { $0.until < now }
@@ -62,7 +67,7 @@ extension ViewerApp {
         defer { UI.end() }
         guard UI.begin("depthlens", x: max(0, width - panelWidth - 10), y: 10, width: panelWidth, height: 0) else { return }
         func log(_ name: String) {
-            guard options.logUI, !loggedLayout else { return }
+            guard options.logUI, !loggedLayout, framesShown >= 2 else { return }
             let r = UI.lastItemRect
             print(String(format: "layout: %@ %.0f %.0f %.0f %.0f", name, r.x, r.y, r.w, r.h))
         }
@@ -136,7 +141,7 @@ extension ViewerApp {
                 UI.text("color \(f.color.width)x\(f.color.height)" + (f.depth.map { ", depth \($0.map.width)x\($0.map.height)" } ?? ", no depth"))
             }
         }
-        if options.logUI && !loggedLayout {
+        if options.logUI && !loggedLayout && framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))
             fflush(stdout)

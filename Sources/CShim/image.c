@@ -1,8 +1,7 @@
-// libpng and libjpeg report fatal errors by longjmp (or exit). Both are wrapped here, behind
-// setjmp in C frames, so Swift only ever sees a return code and a message.
+// libpng reports fatal errors by longjmp; it is wrapped here, behind setjmp in C frames, so Swift
+// only ever sees a return code and a message. (JPEG: jpeg_mem.c.)
 #include "dl_shim.h"
 #include <png.h>
-#include <jpeglib.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,55 +124,28 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
     return 0;
 }
 
-typedef struct {
-    struct jpeg_error_mgr mgr;
-    jmp_buf jump;
-    char *buf; size_t len;
-} jpeg_err_ctx;
-
-static void jpeg_error_exit_fn(j_common_ptr cinfo) {
-    jpeg_err_ctx *ctx = (jpeg_err_ctx *)cinfo->err;
-    char msg[JMSG_LENGTH_MAX];
-    (*cinfo->err->format_message)(cinfo, msg);
-    set_error(ctx->buf, ctx->len, msg);
-    longjmp(ctx->jump, 1);
-}
-static void jpeg_output_message_fn(j_common_ptr cinfo) { (void)cinfo; }
-
 int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len) {
+    // Read the whole file, then decode it from memory: one decoder for files and camera frames.
     memset(out, 0, sizeof(*out));
     FILE *fp = fopen(path, "rb");
     if (!fp) { set_error(error, error_len, strerror(errno)); return -1; }
-    struct jpeg_decompress_struct cinfo;
-    jpeg_err_ctx ctx;
-    ctx.buf = error; ctx.len = error_len;
-    cinfo.err = jpeg_std_error(&ctx.mgr);
-    ctx.mgr.error_exit = jpeg_error_exit_fn;
-    ctx.mgr.output_message = jpeg_output_message_fn;
-    uint8_t *volatile pixels = NULL;
-    if (setjmp(ctx.jump)) {
-        free(pixels);
-        jpeg_destroy_decompress(&cinfo);
-        fclose(fp);
-        return -1;
+    uint8_t *data = NULL;
+    size_t size = 0, cap = 0;
+    for (;;) {
+        if (size == cap) {
+            size_t ncap = cap ? cap * 2 : 1 << 16;
+            uint8_t *n = realloc(data, ncap);
+            if (!n) { free(data); fclose(fp); set_error(error, error_len, "out of memory"); return -1; }
+            data = n; cap = ncap;
+        }
+        size_t got = fread(data + size, 1, cap - size, fp);
+        size += got;
+        if (got == 0) break;
     }
-    jpeg_create_decompress(&cinfo);
-    jpeg_stdio_src(&cinfo, fp);
-    jpeg_read_header(&cinfo, TRUE);
-    if (cinfo.jpeg_color_space != JCS_GRAYSCALE) cinfo.out_color_space = JCS_RGB;
-    jpeg_start_decompress(&cinfo);
-    size_t row_bytes = (size_t)cinfo.output_width * cinfo.output_components;
-    pixels = malloc(row_bytes * cinfo.output_height);
-    if (!pixels) { set_error(error, error_len, "out of memory"); longjmp(ctx.jump, 1); }
-    while (cinfo.output_scanline < cinfo.output_height) {
-        JSAMPROW row = pixels + (size_t)cinfo.output_scanline * row_bytes;
-        jpeg_read_scanlines(&cinfo, &row, 1);
-    }
-    jpeg_finish_decompress(&cinfo);
-    out->width = cinfo.output_width; out->height = cinfo.output_height;
-    out->channels = (uint32_t)cinfo.output_components; out->bit_depth = 8;
-    out->row_bytes = row_bytes; out->pixels = pixels;
-    jpeg_destroy_decompress(&cinfo);
+    int read_error = ferror(fp);
     fclose(fp);
-    return 0;
+    if (read_error) { free(data); set_error(error, error_len, "read error"); return -1; }
+    int r = dl_jpeg_decode(data, size, out, error, error_len);
+    free(data);
+    return r;
 }

@@ -1,5 +1,5 @@
-// MJPEG camera frames arrive in memory; libjpeg reports errors by longjmp (or exit), so the
-// decode stays behind setjmp here, like dl_jpeg_read in image.c.
+// JPEG decoding for files (dl_jpeg_read reads the file first) and MJPEG camera frames: libjpeg
+// reports errors by longjmp (or exit), so the decode stays behind setjmp here.
 #include "dl_shim.h"
 #include <stdio.h>  // jpeglib.h needs FILE
 #include <jpeglib.h>

@@ -126,3 +126,29 @@ public protocol FilterFactory: AnyObject {
     func makeFilter(_ spec: FilterSpec) throws -> FilterRenderer
     func makeMixer(mixFactor: Float) throws -> MixerRenderer
 }
+
+extension DepthRange {
+    /// The most histogram bins an equalized range may have.
+    public static let maximumBins = 1 << 24
+
+    /// Checks the range (finite, min < max, positive bins per meter) and returns the number of
+    /// histogram bins (1 for a fixed range). Both backends call this, so they reject alike.
+    public func validatedBinCount(kernel: String) throws -> Int {
+        switch self {
+        case let .equalized(lo, hi, perMeter):
+            guard lo.isFinite, hi.isFinite, lo < hi, perMeter > 0 else {
+                throw RenderError.invalidParameter("\(kernel): equalized range needs minDepth < maxDepth and binsPerMeter > 0")
+            }
+            let n = ((hi - lo) * Float(perMeter)).rounded(.up)
+            guard n <= Float(Self.maximumBins) else {
+                throw RenderError.invalidParameter("\(kernel): \(n) histogram bins is too many (at most \(Self.maximumBins))")
+            }
+            return max(1, Int(n))
+        case let .fixed(lo, hi):
+            guard lo.isFinite, hi.isFinite, lo < hi else {
+                throw RenderError.invalidParameter("\(kernel): fixed range needs min < max")
+            }
+            return 1
+        }
+    }
+}

@@ -15,10 +15,12 @@ public final class PixelBuffer: @unchecked Sendable {
     public let bytesPerRow: Int
     public let format: PixelFormat
     /// Start of the pixel storage (page aligned when this buffer allocated it).
-    public let baseAddress: UnsafeMutableRawPointer
+    public var baseAddress: UnsafeMutableRawPointer { storage.pointer }
     /// Size of the allocation in bytes (a multiple of the page size when this buffer allocated it).
-    public let allocationSize: Int
-    private let deallocate: ((UnsafeMutableRawPointer) -> Void)?
+    public var allocationSize: Int { storage.size }
+    /// The memory itself, as its own object: a GPU that imported these pages keeps `storage`
+    /// alive until the import is gone, even after the buffer is released.
+    public let storage: PixelStorage
 
     /// Bumped by writers (`markModified()`), read by caches to know when to upload again.
     public private(set) var generation: UInt64 = 0
@@ -35,14 +37,12 @@ public final class PixelBuffer: @unchecked Sendable {
         self.format = format
         self.bytesPerRow = rowBytes
         let size = (rowBytes * height + Self.alignment - 1) / Self.alignment * Self.alignment
-        self.allocationSize = size
         var raw: UnsafeMutableRawPointer?
         guard posix_memalign(&raw, Self.alignment, size) == 0, let raw else {
             fatalError("PixelBuffer: out of memory allocating \(size) bytes")
         }
         memset(raw, 0, size)
-        self.baseAddress = raw
-        self.deallocate = { free($0) }
+        self.storage = PixelStorage(pointer: raw, size: size, deallocate: { free($0) })
     }
 
     /// Wraps memory owned elsewhere (a mapped camera buffer); `deallocate` runs on deinit.
@@ -52,12 +52,8 @@ public final class PixelBuffer: @unchecked Sendable {
         self.height = height
         self.bytesPerRow = bytesPerRow
         self.format = format
-        self.baseAddress = pointer
-        self.allocationSize = bytesPerRow * height
-        self.deallocate = deallocate
+        self.storage = PixelStorage(pointer: pointer, size: bytesPerRow * height, deallocate: deallocate)
     }
-
-    deinit { deallocate?(baseAddress) }
 
     public var frameFormat: FrameFormat { FrameFormat(width: width, height: height, pixelFormat: format) }
     public var byteCount: Int { bytesPerRow * height }
@@ -150,6 +146,21 @@ public final class PixelBuffer: @unchecked Sendable {
         default: preconditionFailure("setSample on \(format)")
         }
     }
+}
+
+/// The memory behind a `PixelBuffer`, freed when the last holder lets go.
+public final class PixelStorage: @unchecked Sendable {
+    public let pointer: UnsafeMutableRawPointer
+    public let size: Int
+    private let deallocate: ((UnsafeMutableRawPointer) -> Void)?
+
+    init(pointer: UnsafeMutableRawPointer, size: Int, deallocate: ((UnsafeMutableRawPointer) -> Void)?) {
+        self.pointer = pointer
+        self.size = size
+        self.deallocate = deallocate
+    }
+
+    deinit { deallocate?(pointer) }
 }
 
 /// True for a depth (or disparity) value that may reach a kernel as a number:

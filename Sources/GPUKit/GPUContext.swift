@@ -25,6 +25,8 @@ public final class GPUContext: @unchecked Sendable {
     public let timestampPeriod: Double?
     /// `VK_EXT_external_memory_host` is enabled; the alignment an imported pointer and size need.
     public let hostImportAlignment: Int?
+    /// The `largePoints` feature is enabled (the device has it): point sizes other than 1 work.
+    public let largePoints: Bool
     let memoryProperties: VkPhysicalDeviceMemoryProperties
     let getMemoryHostPointerProperties: PFN_vkGetMemoryHostPointerPropertiesEXT?
     /// `vkQueueSubmit` needs external synchronization.
@@ -67,9 +69,16 @@ public final class GPUContext: @unchecked Sendable {
             importAlignment = Int(hostProps.minImportedHostPointerAlignment)
         }
 
+        // The point cloud's gl_PointSize > 1 needs largePoints; enable it only where the device has it.
+        var supported = VkPhysicalDeviceFeatures()
+        vkGetPhysicalDeviceFeatures(pick.physical, &supported)
+        var features = VkPhysicalDeviceFeatures()
+        features.largePoints = supported.largePoints
+
         var device: VkDevice?
         var priority: Float = 1
         let result: VkResult = Vk.withCStrings(extensions) { extPtrs in
+            withUnsafePointer(to: &features) { fp in
             withUnsafePointer(to: &priority) { pp in
                 var q = VkDeviceQueueCreateInfo()
                 q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
@@ -83,8 +92,10 @@ public final class GPUContext: @unchecked Sendable {
                     info.pQueueCreateInfos = qp
                     info.enabledExtensionCount = UInt32(extensions.count)
                     info.ppEnabledExtensionNames = extPtrs
+                    info.pEnabledFeatures = fp
                     return vkCreateDevice(pick.physical, &info, nil, &device)
                 }
+            }
             }
         }
         try vkCheck(result, "vkCreateDevice")
@@ -105,6 +116,7 @@ public final class GPUContext: @unchecked Sendable {
         allDevices = all
         properties = props
         memoryProperties = memProps
+        largePoints = features.largePoints != 0
         timestampPeriod = pick.info.timestamps ? Double(props.limits.timestampPeriod) : nil
         if importAlignment != nil, let fn = vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT") {
             getMemoryHostPointerProperties = unsafeBitCast(fn, to: PFN_vkGetMemoryHostPointerPropertiesEXT.self)

@@ -216,23 +216,12 @@ public final class GPUDepthColormapFilter: GPUFilter {
     }
 
     override func prepareResources(_ input: FrameFormat) throws {
-        switch range {
-        case let .equalized(lo, hi, perMeter):
-            guard lo.isFinite, hi.isFinite, lo < hi, perMeter > 0 else {
-                throw RenderError.invalidParameter("\(description): equalized range needs minDepth < maxDepth and binsPerMeter > 0")
-            }
-            let n = ((hi - lo) * Float(perMeter)).rounded(.up)
-            guard n <= Float(1 << 24) else {
-                throw RenderError.invalidParameter("\(description): \(n) histogram bins is too many (at most \(1 << 24))")
-            }
-            let b = max(1, Int(n))
-            if counts == nil || b != bins { counts = try KernelBuffer(cache: textureCache, size: b * 4) }
-            bins = b
-        case let .fixed(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo < hi else {
-                throw RenderError.invalidParameter("\(description): fixed range needs min < max")
-            }
-            if counts == nil { counts = try KernelBuffer(cache: textureCache, size: 16) }
+        let n = try range.validatedBinCount(kernel: description)
+        if case .equalized = range {
+            if counts == nil || n != bins { counts = try KernelBuffer(cache: textureCache, size: n * 4) }
+            bins = n
+        } else if counts == nil {
+            counts = try KernelBuffer(cache: textureCache, size: 16)
         }
     }
 

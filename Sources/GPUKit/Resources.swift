@@ -9,6 +9,9 @@ final class GPUBuffer {
     let size: Int
     /// Mapped pointer for host-visible buffers this class allocated (not for imports).
     let mapped: UnsafeMutableRawPointer?
+    /// For imports: the host pages' owner, kept alive for as long as they are imported
+    /// (Vulkan requires imported host memory to outlive the VkDeviceMemory).
+    var importedStorage: AnyObject?
 
     /// A buffer in fresh memory. Vulkan: `vkCreateBuffer`, `vkAllocateMemory`, `vkBindBufferMemory`, `vkMapMemory`.
     init(context: GPUContext, size: Int, usage: VkBufferUsageFlags, hostVisible: Bool) throws {

@@ -148,9 +148,9 @@ public final class GPUTexture {
 /// buffer. `flush()` drops textures whose buffers are gone or that were not used since the
 /// previous flush. The counters let tests assert that steady-state frames create nothing.
 ///
-/// Imported pages must stay allocated while imported: textures of deallocated buffers are dropped
-/// at the next flush or when a new texture is made, and are never used by the GPU after their
-/// buffer is gone.
+/// Imported pages must stay allocated while imported: the import holds the buffer's
+/// `PixelStorage`, so the pages outlive a released buffer until its texture is dropped (at the
+/// next flush or when a new texture is made); the GPU never uses such a texture again.
 public final class TextureCache: @unchecked Sendable {
     /// Creation counters (and two per-frame counters, uploads and readbacks).
     public struct Counters: Equatable, Sendable, CustomStringConvertible {
@@ -319,6 +319,7 @@ public final class TextureCache: @unchecked Sendable {
         var host: GPUBuffer?
         if usesHostImport {
             host = GPUBuffer(context: context, importing: buffer.baseAddress, size: buffer.allocationSize)
+            host?.importedStorage = buffer.storage
             if host != nil { _counters.hostImports += 1; _counters.memoryAllocations += 1 }
         }
         let t = try GPUTexture(context: context, buffer: buffer, hostBuffer: host)

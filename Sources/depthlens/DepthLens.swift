@@ -8,7 +8,7 @@ struct DepthLens: ParsableCommand {
         commandName: "depthlens",
         abstract: "A viewer and toolbox for live color + depth streams.",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
-                      RecordCommand.self, BenchCommand.self, DevicesCommand.self]
+                      RecordCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
     )
 
     /// Parses and runs, reporting every failure — a bad number, a missing file, a corrupt image —

@@ -32,3 +32,18 @@ final class BufferPoolTests: XCTestCase {
         XCTAssertEqual(b.allocationSize % PixelBuffer.alignment, 0)
     }
 }
+
+final class PixelStorageTests: XCTestCase {
+    func testStorageOutlivesItsBufferWhileSomeoneHoldsIt() {
+        var freed = false
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 16)
+        var buffer: PixelBuffer? = PixelBuffer(wrapping: raw, width: 4, height: 1, bytesPerRow: 16, format: .rgba8,
+                                               deallocate: { p in p.deallocate(); freed = true })
+        var held: PixelStorage? = buffer!.storage   // what a GPU import holds
+        buffer = nil
+        XCTAssertFalse(freed, "pages stay while imported")
+        XCTAssertEqual(held?.size, 16)
+        held = nil
+        XCTAssertTrue(freed)
+    }
+}

@@ -45,7 +45,7 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
 /// longjmps back into C and returns -1 with `error` filled.
 int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len);
 /// Decodes a JPEG held in memory (an MJPEG camera frame) as 8-bit RGB or gray, behind setjmp
-/// like `dl_jpeg_read`. Returns 0, or -1 with `error` filled. (jpeg_mem.c)
+/// `dl_jpeg_read` uses it too. Returns 0, or -1 with `error` filled. (jpeg_mem.c)
 int dl_jpeg_decode(const uint8_t *data, size_t size, dl_image *out, char *error, size_t error_len);
 
 // MARK: V4L2 (ioctl is variadic, VIDIOC_* are function-like macros)

@@ -1,0 +1,113 @@
+import ArgumentParser
+import DepthKit
+import Foundation
+import GPUKit
+import Viewer
+
+struct Render3DCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render3d",
+        abstract: "Render the colored point cloud from an orbit camera to a PNG, without a window.",
+        discussion: """
+        The camera orbits the cloud's center (the median valid depth on the depth camera's axis); \
+        with --yaw, --pitch and --roll 0 and the default --distance it is the depth camera itself, \
+        and the projection is the depth intrinsics scaled to --width x --height. \
+        Rendering runs on a Vulkan device (Mesa's lavapipe will do): there is no CPU fallback, and \
+        without a device the command fails with one line saying so. \
+        --repeat N renders N times and prints milliseconds per frame with and without the readback.
+        """
+    )
+
+    @OptionGroup var input: RGBDInputOptions
+    @Option(parsing: .unconditional, help: "Orbit about the center, degrees, about the vertical axis.")
+    var yaw: Float = 0
+    @Option(parsing: .unconditional, help: "Orbit about the center, degrees, about the horizontal axis (-89…89).")
+    var pitch: Float = 0
+    @Option(parsing: .unconditional, help: "Turn about the view axis, degrees.")
+    var roll: Float = 0
+    @Option(parsing: .unconditional, help: "Eye to center in meters (default: the center's depth, the depth camera's own viewpoint).")
+    var distance: Float?
+    @Option(parsing: .unconditional, help: "Output width in pixels (default: the depth map's).")
+    var width: Int?
+    @Option(parsing: .unconditional, help: "Output height in pixels (default: the depth map's).")
+    var height: Int?
+    @Option(name: .customLong("point-size"), parsing: .unconditional,
+            help: "Point diameter in output pixels, clamped to the device's range (default: enough to cover the output at the start pose).")
+    var pointSize: Float?
+    @Option(name: .customLong("repeat"), parsing: .unconditional, help: "Render N times and print the time per frame.")
+    var repeatCount: Int = 1
+    @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
+    var device: String?
+    @Option(help: "Output .png file.")
+    var out: String
+
+    /// Every number, before anything is read or rendered.
+    func checkArguments() throws {
+        for (v, name) in [(width, "--width"), (height, "--height")] {
+            if let v, !(1...16384).contains(v) {
+                throw DepthKitError.invalidArgument("\(name) must be a whole number of pixels in 1…16384, got \(v)")
+            }
+        }
+        if let d = distance, !(d > 0 && d.isFinite) {
+            throw DepthKitError.invalidArgument("--distance must be a positive number of meters, got \(d)")
+        }
+        if let p = pointSize, !(p > 0 && p.isFinite) {
+            throw DepthKitError.invalidArgument("--point-size must be a positive number of pixels, got \(p)")
+        }
+        guard repeatCount >= 1 else { throw DepthKitError.invalidArgument("--repeat must be at least 1, got \(repeatCount)") }
+        try requireFinite(yaw, "--yaw")
+        try requireFinite(roll, "--roll")
+        try requireFinite(pitch, "--pitch", in: -89...89)
+    }
+
+    func run() throws {
+        try checkArguments()
+        let frame = try input.load()
+        guard let depthData = frame.depth else { throw DepthKitError.invalidArgument("--depth is required for render3d") }
+        let depth = depthData.depthFloat32()
+        let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        guard let pivot = PointCloud.orbitPivot(depth: depthData) else {
+            throw DepthKitError.file(path: frame.depthPath ?? "depth", problem: "no valid depth to render")
+        }
+        let w = width ?? depth.width, h = height ?? depth.height
+
+        var camera = OrbitCamera(center: pivot, distance: distance)
+        let radians = Float.pi / 180
+        camera.orbit(yaw: yaw * radians, pitch: pitch * radians)
+        camera.roll(by: roll * radians)
+        let k = depthData.intrinsics.scaled(toWidth: w, height: h)
+        let far = max(100, 4 * (camera.distance + depthData.depthStatistics().max))
+        let projection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: w, height: h, near: 0.01, far: far)
+        let view = PointCloudCamera(view: camera.viewMatrix.floats, projection: projection.floats)
+
+        GPUBackend.select(device: device)
+        let context = try GPUContext.shared()
+        let renderer = try PointCloudRenderer(context: context, cache: TextureCache(context: context), library: ShaderLibrary.shared())
+        renderer.pointSize = pointSize ?? max(1, (max(Float(w) / Float(depth.width), Float(h) / Float(depth.height))).rounded(.up))
+
+        var image = try renderer.render(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view, width: w, height: h)
+        if repeatCount > 1 {
+            let start = DispatchTime.now()
+            for _ in 0..<repeatCount {
+                image = try renderer.render(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view, width: w, height: h)
+            }
+            let renderMs = Self.ms(since: start) / Double(repeatCount)
+            let drawStart = DispatchTime.now()
+            var gpuMs: Double = 0
+            for _ in 0..<repeatCount {
+                gpuMs += try renderer.draw(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view,
+                                           width: w, height: h).dispatchMs ?? .nan
+            }
+            let drawMs = Self.ms(since: drawStart) / Double(repeatCount)
+            print(String(format: "render3d %dx%d from %dx%d depth (%d points), %d frames on %@: render with readback %.2f ms/frame (%.1f fps), upload+draw without readback %.2f ms/frame (%.1f fps), GPU draw %.2f ms",
+                         w, h, depth.width, depth.height, depth.width * depth.height, repeatCount, context.name,
+                         renderMs, 1000 / renderMs, drawMs, 1000 / drawMs, gpuMs / Double(repeatCount)))
+        }
+        try ImageIO.write(image, to: out)
+        print("wrote \(out) (\(w)x\(h), yaw \(yaw)°, pitch \(pitch)°, roll \(roll)°, distance \(String(format: "%.3f", camera.distance)) m, point size \(renderer.pointSize))")
+    }
+
+    private static func ms(since start: DispatchTime) -> Double {
+        Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+    }
+}

@@ -106,6 +106,11 @@ public final class ViewerApp {
         imgui = try ImGuiLayer(window: win, context: ctx, renderPass: swapchain.renderPass,
                                imageCount: max(2, swapchain.images.count), oneShot: { try self.oneShot($0) })
         scene3D = Scene3D.make(context: ctx, factory: factory, renderPass: swapchain.renderPass)
+        scene3D?.log = { [weak self] line in
+            guard let self, self.options.logReadout || self.options.logUI else { return }
+            print(line)
+            fflush(stdout)
+        }
         if let tum = source as? TUMSource { tum.onWarning = { [weak self] in self?.notice($0) } }
     }
 
@@ -329,7 +334,10 @@ public final class ViewerApp {
             if let frame = current {
                 do {
                     if view == .threeD, let scene3D {
-                        try processor.recorder.frame { try scene3D.record(cb, frame: frame, recorder: processor.recorder, mark: mark) }
+                        try processor.recorder.frame {
+                            try scene3D.record(cb, frame: frame, recorder: processor.recorder, width: Int(swapchain.extent.width),
+                                               height: Int(swapchain.extent.height), mark: mark)
+                        }
                         drew3D = true
                     } else {
                         output = try processor.recorder.frame { try processor.record(cb, frame: frame, settings: settings, mark: mark) }
@@ -357,8 +365,9 @@ public final class ViewerApp {
                 rpBegin.pClearValues = cp
                 vkCmdBeginRenderPass(cb, &rpBegin, VK_SUBPASS_CONTENTS_INLINE)
             }
-            if drew3D, let scene3D {
-                scene3D.draw(cb, extent: swapchain.extent)
+            if drew3D, let out = scene3D?.output {
+                present.draw(cb, texture: out, sampler: processor.factory.textureCache.linearSampler,
+                             rect: Letterbox.Rect(x: 0, y: 0, width: Float(swapchain.extent.width), height: Float(swapchain.extent.height)))
             } else if let out = output {
                 let box = Letterbox(imageWidth: out.width, imageHeight: out.height,
                                     windowWidth: Int(swapchain.extent.width), windowHeight: Int(swapchain.extent.height))

@@ -17,10 +17,10 @@ extension ViewerApp {
                 if let action = KeyBindings.action(key: key, shift: shift, in3D: view == .threeD) {
                     perform(action)
                 }
-            case let .mouseButton(button, pressed, mods, x, y):
+            case let .mouseButton(button, pressed, mods, x, y, time, batch):
                 guard !imguiMouse else { continue }
                 if view == .threeD {
-                    scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: now, app: self)
+                    scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch)
                 } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
                     pinnedReadout = readout(atWindowX: x, y: y)
                     if let r = pinnedReadout, options.logReadout {

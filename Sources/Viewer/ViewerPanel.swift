@@ -30,6 +30,7 @@ extension ViewerApp {
             if let r = hoverReadout { UI.overlay(r.text, x: 8, y: y, color: [1, 1, 0.6]); y += 22 }
             if let r = pinnedReadout { UI.overlay("clicked " + r.text, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
         } else if let s = scene3D {
+            s.drawOverlay()
             for line in s.overlayLines { UI.overlay(line, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
         }
         if let note = lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
@@ -37,7 +38,7 @@ extension ViewerApp {
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
         if let e = sourceError { lines.append(("source: \(e)", true)) }
-        let shaderErrors = processor.shaderErrors + [present.lastError].compactMap({ $0 })
+        let shaderErrors = processor.shaderErrors + [present.lastError, scene3D?.shaderError].compactMap({ $0 })
         if shaderErrors != lastShaderErrors {
             lastShaderErrors = shaderErrors
             for e in shaderErrors { logUI("shader error: \(e.split(separator: "\n").first.map(String.init) ?? e)") }

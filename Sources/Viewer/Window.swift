@@ -5,7 +5,7 @@ import Foundation
 /// One input event, queued by GLFW's callbacks during `glfwPollEvents` and handled after it.
 enum InputEvent {
     case key(key: Int32, mods: Int32)
-    case mouseButton(button: Int32, pressed: Bool, mods: Int32, x: Double, y: Double)
+    case mouseButton(button: Int32, pressed: Bool, mods: Int32, x: Double, y: Double, time: Double, batch: Int)
     case scroll(dx: Double, dy: Double, x: Double, y: Double)
 }
 
@@ -13,6 +13,9 @@ enum InputEvent {
 final class Window {
     let handle: OpaquePointer
     fileprivate(set) var events: [InputEvent] = []
+    /// The pointer as of the last event handled (glfwGetCursorPos asks the X server for where it
+    /// is now, which is wrong for a click queued behind later motion).
+    fileprivate var eventCursor: (x: Double, y: Double)?
     private var windowedRect: (x: Int32, y: Int32, w: Int32, h: Int32) = (0, 0, 1280, 720)
 
     /// The last GLFW error (set by the error callback), for messages.
@@ -61,14 +64,18 @@ final class Window {
             guard action == GLFW_PRESS || action == GLFW_REPEAT, let me = Window.from(win) else { return }
             me.events.append(.key(key: key, mods: mods))
         }
+        glfwSetCursorPosCallback(w) { win, x, y in
+            guard let me = Window.from(win) else { return }
+            me.eventCursor = me.toFramebuffer(x, y)
+        }
         glfwSetMouseButtonCallback(w) { win, button, action, mods in
             guard let me = Window.from(win) else { return }
-            let (x, y) = me.cursor
-            me.events.append(.mouseButton(button: button, pressed: action == GLFW_PRESS, mods: mods, x: x, y: y))
+            let (x, y) = me.eventCursor ?? me.cursor
+            me.events.append(.mouseButton(button: button, pressed: action == GLFW_PRESS, mods: mods, x: x, y: y, time: glfwGetTime(), batch: me.batch))
         }
         glfwSetScrollCallback(w) { win, dx, dy in
             guard let me = Window.from(win) else { return }
-            let (x, y) = me.cursor
+            let (x, y) = me.eventCursor ?? me.cursor
             me.events.append(.scroll(dx: dx, dy: dy, x: x, y: y))
         }
     }
@@ -82,8 +89,12 @@ final class Window {
         return Unmanaged<Window>.fromOpaque(p).takeUnretainedValue()
     }
 
+    /// Counts `takeEvents` calls: events of one poll share a batch. GLFW stamps events when it
+    /// handles them, so two clicks of a double-click can be a slow frame apart.
+    fileprivate(set) var batch = 0
+
     func takeEvents() -> [InputEvent] {
-        defer { events.removeAll(keepingCapacity: true) }
+        defer { events.removeAll(keepingCapacity: true); batch += 1 }
         return events
     }
 
@@ -105,6 +116,11 @@ final class Window {
     var cursor: (x: Double, y: Double) {
         var x = 0.0, y = 0.0
         glfwGetCursorPos(handle, &x, &y)
+        return toFramebuffer(x, y)
+    }
+
+    /// Window coordinates → framebuffer pixels (they differ on HiDPI screens).
+    func toFramebuffer(_ x: Double, _ y: Double) -> (x: Double, y: Double) {
         var ww: Int32 = 0, wh: Int32 = 0
         glfwGetWindowSize(handle, &ww, &wh)
         let fb = framebufferSize

@@ -32,7 +32,7 @@ final class ViewerWindowTests: WindowTestCase {
         XCTAssertLessThan(near.z, 60, "box: \(near)")
         XCTAssertGreaterThan(far.z, 100, "wall (3 m, farthest) is blue in JET: \(far)")
         XCTAssertLessThan(far.x, 60, "wall: \(far)")
-        XCTAssertLessThan(shot.mean(80, 360).sum(), 80, "letterbox bar is dark")
+        XCTAssertLessThan(shot.mean(80, 360).wrappedSum(), 80, "letterbox bar is dark")
 
         // Readout: clicks on the box and on the wall print their known depths.
         var n = v.lines.count
@@ -181,6 +181,8 @@ final class ViewerWindowTests: WindowTestCase {
         try x.xdotool(["windowunmap", "--sync", wid])
         usleep(500_000)
         try x.xdotool(["windowmap", "--sync", wid])
+        // No window manager gives focus back after a remap; Esc at the end needs it.
+        try x.xdotool(["windowfocus", "--sync", wid])
         try x.xdotool(["windowsize", "--sync", wid, "1", "1"])
         usleep(500_000)
         var n = v.lines.count
@@ -235,4 +237,58 @@ enum ShaderPaths {
 extension XServer {
     /// Parks the pointer in a corner so the hover readout does not cover the pixels under test.
     func xdotoolMoveAway() { _ = try? xdotool(["mousemove", "1279", "799"]) }
+}
+
+/// The 3D view in a window: a drag changes the picture, a double-click brings it back exactly,
+/// two clicks measure the distance between the box and the wall.
+final class Viewer3DWindowTests: WindowTestCase {
+    func testOrbitDragResetAndMeasure() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let pair = try PairFiles(directory: dir)
+        let v = try ViewerRun(x: x, args: ["--source", pair.source, "--view", "3d", "--no-panel", "--log-ui",
+                                           "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready")
+        usleep(500_000)
+        // Overlay text sits at the top and bottom; compare the middle of the window.
+        func middle(_ name: String) throws -> [SIMD3<Int>] {
+            let s = try x.screenshot(saveAs: path("\(name).png"))
+            keep(path("\(name).png"), as: "3d-\(name)")
+            var px: [SIMD3<Int>] = []
+            for yy in stride(from: 80, to: 440, by: 2) { for xx in stride(from: 0, to: 640, by: 2) { px.append(s.rgb(xx, yy)) } }
+            return px
+        }
+        let home = try middle("home")
+        var n = v.lines.count
+        try v.drag(from: 320, 240, to: 440, 270)
+        usleep(800_000)
+        let turned = try middle("orbited")
+        let changed = zip(home, turned).filter { $0 != $1 }.count
+        XCTAssertGreaterThan(changed, home.count / 4, "an orbit drag changes the picture")
+        XCTAssertFalse(v.lines[n...].contains { $0.hasPrefix("pick:") }, "a drag is not a click")
+
+        n = v.lines.count
+        try x.xdotool(["mousemove", "320", "240"])
+        try x.xdotool(["click", "--repeat", "2", "--delay", "60", "1"])
+        try v.waitForLine("reset", after: n, timeout: 5)
+        usleep(800_000)
+        let back = try middle("reset")
+        XCTAssertEqual(zip(home, back).filter { $0 != $1 }.count, 0, "double-click restores the home view pixel for pixel")
+
+        // Home view = the depth camera: the box pixel (1 m) and a wall pixel (3 m), 2 s apart.
+        n = v.lines.count
+        let box = (u: 166, v: 345), wall = (u: 300, v: 100)
+        try v.click(box.u, box.v)
+        _ = try v.waitForLine("pick:", after: n, timeout: 5)
+        usleep(600_000)   // past the double-click time
+        try v.click(wall.u, wall.v)
+        let line = try v.waitForLine("distance:", after: n, timeout: 5)
+        let k = CameraIntrinsics.default(width: 640, height: 480)
+        let a = k.unproject(u: Float(box.u), v: Float(box.v), depth: 1), b = k.unproject(u: Float(wall.u), v: Float(wall.v), depth: 3)
+        let truth = ((a - b) * (a - b)).sum().squareRoot() * 1000
+        let mm = Float(line.split(separator: " ")[1]) ?? -1
+        XCTAssertEqual(mm, truth, accuracy: 25, "\(line) vs \(truth) mm")
+        v.quit()
+    }
 }

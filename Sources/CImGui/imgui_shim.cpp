@@ -68,9 +68,10 @@ int dl_imgui_begin(const char *title, float x, float y, float w, float h, float 
     ImGui::SetNextWindowPos(ImVec2(x, y), decorated ? ImGuiCond_Once : ImGuiCond_Always);
     if (w > 0) ImGui::SetNextWindowSize(ImVec2(w, h > 0 ? h : 0), decorated ? ImGuiCond_Once : ImGuiCond_Always);
     ImGui::SetNextWindowBgAlpha(alpha);
+    // Undecorated: a bare overlay, sized by its content unless a height is given (then clipped).
     ImGuiWindowFlags flags = decorated ? 0
-        : (ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoInputs |
-           ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav);
+        : (ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
+           ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | (h > 0 ? 0 : ImGuiWindowFlags_AlwaysAutoResize));
     return ImGui::Begin(title, nullptr, flags) ? 1 : 0;
 }
 

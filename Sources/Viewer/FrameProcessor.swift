@@ -28,6 +28,12 @@ final class FrameProcessor {
     private var cpuFilters: [String: FilterRenderer] = [:]
     private var cpuMixer: FragmentMixer?
     private var cpuCache: (key: String, buffer: PixelBuffer, label: String)?
+    /// `--backend auto`: per kernel and size, the backend BackendSelector measured as faster
+    /// (remembered on disk per device, shared with `process --backend auto`).
+    private lazy var selector = BackendSelector(deviceName: factory.backendName)
+    private var autoChoices: [String: Bool] = [:]
+    /// Lines for the status (what auto chose).
+    private(set) var autoNotes: [String] = []
     /// CPU milliseconds of the last frame per kernel.
     private(set) var cpuTimes: [(String, Double)] = []
 
@@ -92,7 +98,7 @@ final class FrameProcessor {
             return Output(texture: t, width: color.width, height: color.height, label: "original",
                           note: s.depthOn ? "this frame has no depth" : "depth is off")
         }
-        let onGPU = s.kernelsOnGPU
+        let onGPU = s.backend == .auto ? (autoChoices[autoKey(stage, s, color: color, depth: depthMap)] ?? true) : s.kernelsOnGPU
         let backendName = onGPU ? "GPU" : "CPU"
         switch stage {
         case .original:
@@ -209,6 +215,67 @@ final class FrameProcessor {
             let t = try timed("upload") { try recorder.upload(cb, buffer) }
             mark("upload")
             return Output(texture: t, width: buffer.width, height: buffer.height, label: label, note: nil)
+        }
+    }
+
+    /// The kernel (named as `process --filter` names it) and size `--backend auto` decides for.
+    private func autoKey(_ stage: PreviewMode.Stage, _ s: ViewSettings, color: PixelBuffer, depth: PixelBuffer?) -> String {
+        switch stage {
+        case .rosy: return "\(s.rosyMatrix ? "colorMatrix" : "rosy")|\(color.width)x\(color.height)"
+        case .grayscale: return "grayscale|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+        case .colormap:
+            return s.blend ? "mix|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+                           : "\(s.colormap.rawValue)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+        default: return ""
+        }
+    }
+
+    /// Decides CPU or GPU for this frame's kernel under `--backend auto`, timing both once with
+    /// their synchronous paths (outside `recorder.frame`: they lock the texture cache themselves).
+    func resolveAuto(frame: FrameSet, settings s: ViewSettings) {
+        guard s.backend == .auto, s.filterOn else { return }
+        let color: PixelBuffer = frame.color.format == PixelFormat.rgba8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        let depth = s.depthOn ? frame.depth?.depthFloat32() : nil
+        let stage = s.mode.stage
+        let key = autoKey(stage, s, color: color, depth: depth)
+        guard !key.isEmpty, autoChoices[key] == nil else { return }
+        let parts = key.split(separator: "|")
+        let kernel = String(parts[0])
+        let size = parts[1].split(separator: "x").compactMap { Int($0) }
+        do {
+            let run: (Bool) throws -> Void
+            switch stage {
+            case .rosy:
+                let spec: FilterSpec = s.rosyMatrix ? .colorMatrix(.rosy) : .rosy
+                let g = try factory.makeGPUFilter(spec), c = try cpu.makeFilter(spec)
+                try g.prepare(input: color.frameFormat, outputRetainedBufferCountHint: 1)
+                try c.prepare(input: color.frameFormat, outputRetainedBufferCountHint: 1)
+                run = { gpu in _ = try (gpu ? g : c).render(color) }
+            case .grayscale, .colormap:
+                guard let depth else { return }
+                let spec: FilterSpec = stage == .grayscale ? .grayscale(offset: nil, range: nil) : .colormap(s.colormap, s.depthRange)
+                let g = try factory.makeGPUFilter(spec), c = try cpu.makeFilter(spec)
+                try g.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
+                try c.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
+                let mapped = FrameFormat(width: depth.width, height: depth.height, pixelFormat: .rgba8)
+                let gm = try factory.makeGPUMixer(mixFactor: s.mix), cm = FragmentMixer(mixFactor: s.mix)
+                try gm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
+                try cm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
+                let blend = stage == .colormap && s.blend
+                run = { gpu in
+                    let m = try (gpu ? g : c).render(depth)
+                    if blend { _ = try (gpu ? gm as MixerRenderer : cm).render(color, m) }
+                }
+            default:
+                return
+            }
+            let choice = try selector.choose(kernel: kernel, width: size.first ?? 0, height: size.last ?? 0, run: run)
+            autoChoices[key] = choice.backend == "gpu"
+            autoNotes.append(String(format: "auto: %@ %@ on the %@ (CPU %.1f ms, GPU %.1f ms)", kernel, String(parts[1]),
+                                    choice.backend.uppercased(), choice.cpuMs, choice.gpuMs))
+        } catch {
+            autoChoices[key] = true
+            autoNotes.append("auto: \(kernel): \(error); using the GPU")
         }
     }
 

@@ -36,6 +36,8 @@ public final class ViewerApp {
     var lastFrameIndex: Int?
     var loggedLayout = false
     var framesShown = 0
+    /// What the last processed output was made from (frame buffers, their generations, settings).
+    var processedKey: String?
     var lastShaderErrors: [String] = []
     var startTime: Double
     /// The 3D view (nil until the point-cloud renderer exists in GPUKit).
@@ -329,6 +331,11 @@ public final class ViewerApp {
                 vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool, UInt32(queryLabels.count))
                 queryLabels.append(label)
             }
+            if let frame = current, view == .twoD, settings.backend == .auto {
+                let before = processor.autoNotes.count
+                processor.resolveAuto(frame: frame, settings: settings)
+                for n in processor.autoNotes.dropFirst(before) { notice(n, seconds: 10) }
+            }
             var output: FrameProcessor.Output?
             var drew3D = false
             if let frame = current {
@@ -339,8 +346,12 @@ public final class ViewerApp {
                                                height: Int(swapchain.extent.height), mark: mark)
                         }
                         drew3D = true
+                    } else if let last = lastOutput, processedKey == key(frame), !options.reprocess, !options.watchShaders {
+                        // Same frame, same settings: the last output is still on the GPU; present it again.
+                        output = last
                     } else {
                         output = try processor.recorder.frame { try processor.record(cb, frame: frame, settings: settings, mark: mark) }
+                        processedKey = key(frame)
                     }
                 } catch {
                     notice("frame failed: \(error)", isError: true, seconds: 3)
@@ -445,6 +456,12 @@ public final class ViewerApp {
         }
         try waitFrameFence()
         vkDeviceWaitIdle(context.device)
+    }
+
+    func key(_ f: FrameSet) -> String {
+        let d = f.depth?.map
+        return "\(ObjectIdentifier(f.color).hashValue):\(f.color.generation):\(d.map { ObjectIdentifier($0).hashValue } ?? 0):"
+            + "\(d?.generation ?? 0):\(f.index):\(settings)"
     }
 
     /// Takes the next frame from the source (never blocking); errors are shown, not fatal.

@@ -24,6 +24,9 @@ public struct ViewerOptions: Sendable {
     /// Print FPS and per-stage milliseconds to stdout once a second.
     public var stats = false
     public var watchShaders = false
+    /// Run upload and kernels for every displayed frame, even when neither the frame nor the
+    /// settings changed (timing the pipeline; normally the last output is presented again).
+    public var reprocess = false
     public var showPanel = true
     public var width = 1280
     public var height = 720

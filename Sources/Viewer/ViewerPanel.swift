@@ -55,11 +55,18 @@ extension ViewerApp {
         }
 
         if showHelp {
-            let lines = ["Keys (? closes)"] + KeyBindings.overlayLines
-            if UI.begin("Keys", x: max(10, w / 2 - 300), y: 40, width: 600, alpha: 0.92, decorated: false) {
-                for l in lines { UI.text(l) }
+            // One column when it fits, else two side by side (a 640×480 window).
+            let lines = ["Keys and mouse (? closes)", ""] + KeyBindings.overlayLines
+            let perColumn = Int((h - 80) / 17)
+            let columns = lines.count <= perColumn ? [lines] : [Array(lines.prefix((lines.count + 1) / 2)), Array(lines.dropFirst((lines.count + 1) / 2))]
+            let colWidth = min(620, (w - 30) / Float(columns.count))
+            for (i, col) in columns.enumerated() {
+                if UI.begin("Keys\(i)", x: 10 + Float(i) * (colWidth + 10), y: 36, width: colWidth, height: h - 80, alpha: 0.92,
+                            decorated: false) {
+                    for l in col { UI.text(l) }
+                }
+                UI.end()
             }
-            UI.end()
         }
     }
 

@@ -50,6 +50,8 @@ struct ViewCommand: ParsableCommand {
     var watchShaders = false
     @Flag(help: "Print FPS and per-stage milliseconds to stdout once a second.")
     var stats = false
+    @Flag(help: "Upload and run the kernels for every displayed frame, even an unchanged one (for timing).")
+    var reprocess = false
     @Flag(help: "Print the depth readout to stdout on each click.")
     var logReadout = false
     @Flag(help: "Print UI events and panel layout to stdout (for tests).")
@@ -95,6 +97,7 @@ struct ViewCommand: ParsableCommand {
         o.showPanel = !noPanel
         o.watchShaders = watchShaders
         o.stats = stats
+        o.reprocess = reprocess
         o.logReadout = logReadout
         o.logUI = logUi
         if let exitAfter, !(exitAfter >= 0 && exitAfter.isFinite) {

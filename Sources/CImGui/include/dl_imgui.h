@@ -42,7 +42,7 @@ void dl_imgui_end_frame(void);
 int dl_imgui_want_keyboard(void);
 int dl_imgui_want_mouse(void);
 
-/// Begins a window at (x, y) with width w (height from its content when h <= 0); `alpha` is the
+/// Begins a window at (x, y) with width w (height from its content when h <= 0, else clipped); `alpha` is the
 /// background opacity; `decorated` 0 gives a bare overlay (no title, no input). Returns 0 when
 /// collapsed; call dl_imgui_end either way. Why: ImGui::SetNextWindow* + ImGui::Begin (C++).
 int dl_imgui_begin(const char *title, float x, float y, float w, float h, float alpha, int decorated);

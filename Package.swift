@@ -30,10 +30,17 @@ let package = Package(
             cSettings: [.headerSearchPath("include")],
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2")] + glslangLinker
         ),
+        /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
+        .target(
+            name: "CImGui",
+            cxxSettings: [.headerSearchPath("include"), .unsafeFlags(["-I/usr/include/imgui"])],
+            linkerSettings: [.linkedLibrary("imgui"), .linkedLibrary("stb"), .linkedLibrary("glfw"),
+                             .linkedLibrary("vulkan"), .linkedLibrary("stdc++")]
+        ),
         .target(name: "DepthKit", dependencies: ["CShim"]),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
         .target(name: "Capture", dependencies: ["DepthKit", "CShim"]),
-        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim"]),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),
         .executableTarget(
             name: "depthlens",
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",

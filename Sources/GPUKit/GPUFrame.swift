@@ -56,6 +56,23 @@ public final class GPUFrameRecorder {
         toShaderRead(cb, output, from: VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, stage: Barrier.transfer, access: 0)
     }
 
+    /// Records copying `texture` (in SHADER_READ_ONLY, as this recorder leaves every texture) back
+    /// into the buffer it stands for, and returns that buffer; the texture is back in
+    /// SHADER_READ_ONLY afterwards. The pixels are in the buffer once `frame`'s body has submitted
+    /// and waited for the command buffer (a snapshot: the one readback the viewer does).
+    /// Vulkan: `vkCmdCopyImageToBuffer`.
+    public func readback(_ cb: VkCommandBuffer, _ texture: GPUTexture) throws -> PixelBuffer {
+        guard let owner = texture.owner else { throw GPUError.unsupported("the texture's buffer is gone") }
+        Barrier.image(cb, texture.image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
+                      from: Barrier.allShaders, VK_ACCESS_SHADER_READ_BIT.rawValue | VK_ACCESS_SHADER_WRITE_BIT.rawValue,
+                      to: Barrier.transfer, VK_ACCESS_TRANSFER_READ_BIT.rawValue)
+        try cache.recordReadback(cb, texture, into: owner)
+        Barrier.transferToHost(cb)
+        toShaderRead(cb, texture, from: VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, stage: Barrier.transfer, access: 0)
+        owner.markModified()
+        return owner
+    }
+
     private func toShaderRead(_ cb: VkCommandBuffer, _ t: GPUTexture, from layout: VkImageLayout,
                               stage: VkPipelineStageFlags, access: VkAccessFlags) {
         Barrier.image(cb, t.image, layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,

@@ -1,0 +1,140 @@
+// C surface over Dear ImGui 1.86 and its GLFW + Vulkan backends (compiled into Debian's libimgui.a).
+#include "dl_imgui.h"
+
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <vulkan/vulkan.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_vulkan.h>
+
+extern "C" {
+
+int dl_imgui_init(void *glfw_window, void *instance, void *physical_device, void *device,
+                  uint32_t queue_family, void *queue, void *descriptor_pool, void *render_pass,
+                  uint32_t image_count) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGuiIO &io = ImGui::GetIO();
+    io.IniFilename = nullptr;  // no imgui.ini next to the user's files
+    ImGui::StyleColorsDark();
+    if (!ImGui_ImplGlfw_InitForVulkan((GLFWwindow *)glfw_window, true)) return 0;
+    ImGui_ImplVulkan_InitInfo info = {};
+    info.Instance = (VkInstance)instance;
+    info.PhysicalDevice = (VkPhysicalDevice)physical_device;
+    info.Device = (VkDevice)device;
+    info.QueueFamily = queue_family;
+    info.Queue = (VkQueue)queue;
+    info.PipelineCache = VK_NULL_HANDLE;
+    info.DescriptorPool = (VkDescriptorPool)descriptor_pool;
+    info.Subpass = 0;
+    info.MinImageCount = image_count < 2 ? 2 : image_count;
+    info.ImageCount = image_count < 2 ? 2 : image_count;
+    info.MSAASamples = VK_SAMPLE_COUNT_1_BIT;
+    return ImGui_ImplVulkan_Init(&info, (VkRenderPass)render_pass) ? 1 : 0;
+}
+
+int dl_imgui_upload_fonts(void *command_buffer) {
+    return ImGui_ImplVulkan_CreateFontsTexture((VkCommandBuffer)command_buffer) ? 1 : 0;
+}
+
+void dl_imgui_fonts_uploaded(void) { ImGui_ImplVulkan_DestroyFontUploadObjects(); }
+
+void dl_imgui_set_min_image_count(uint32_t count) { ImGui_ImplVulkan_SetMinImageCount(count < 2 ? 2 : count); }
+
+void dl_imgui_shutdown(void) {
+    ImGui_ImplVulkan_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+}
+
+void dl_imgui_new_frame(void) {
+    ImGui_ImplVulkan_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+}
+
+void dl_imgui_render(void *command_buffer) {
+    ImGui::Render();
+    ImGui_ImplVulkan_RenderDrawData(ImGui::GetDrawData(), (VkCommandBuffer)command_buffer);
+}
+
+void dl_imgui_end_frame(void) { ImGui::EndFrame(); }
+
+int dl_imgui_want_keyboard(void) { return ImGui::GetIO().WantCaptureKeyboard ? 1 : 0; }
+int dl_imgui_want_mouse(void) { return ImGui::GetIO().WantCaptureMouse ? 1 : 0; }
+
+int dl_imgui_begin(const char *title, float x, float y, float w, float h, float alpha, int decorated) {
+    ImGui::SetNextWindowPos(ImVec2(x, y), decorated ? ImGuiCond_Once : ImGuiCond_Always);
+    if (w > 0) ImGui::SetNextWindowSize(ImVec2(w, h > 0 ? h : 0), decorated ? ImGuiCond_Once : ImGuiCond_Always);
+    ImGui::SetNextWindowBgAlpha(alpha);
+    // Undecorated: a bare overlay, sized by its content unless a height is given (then clipped).
+    ImGuiWindowFlags flags = decorated ? 0
+        : (ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
+           ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | (h > 0 ? 0 : ImGuiWindowFlags_AlwaysAutoResize));
+    return ImGui::Begin(title, nullptr, flags) ? 1 : 0;
+}
+
+void dl_imgui_end(void) { ImGui::End(); }
+
+void dl_imgui_text(const char *text, float r, float g, float b, float a) {
+    if (a > 0) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(r, g, b, a));
+    ImGui::TextUnformatted(text);
+    if (a > 0) ImGui::PopStyleColor();
+}
+
+int dl_imgui_checkbox(const char *label, int *value) {
+    bool v = *value != 0;
+    bool changed = ImGui::Checkbox(label, &v);
+    *value = v ? 1 : 0;
+    return changed ? 1 : 0;
+}
+
+int dl_imgui_slider_float(const char *label, float *value, float min, float max, const char *format) {
+    return ImGui::SliderFloat(label, value, min, max, format) ? 1 : 0;
+}
+
+int dl_imgui_radio(const char *label, int active) { return ImGui::RadioButton(label, active != 0) ? 1 : 0; }
+
+int dl_imgui_combo(const char *label, int *current, const char *items) {
+    return ImGui::Combo(label, current, items) ? 1 : 0;
+}
+
+int dl_imgui_button(const char *label) { return ImGui::Button(label) ? 1 : 0; }
+void dl_imgui_same_line(void) { ImGui::SameLine(); }
+void dl_imgui_separator(void) { ImGui::Separator(); }
+
+int dl_imgui_input_text(const char *label, char *buffer, size_t size) {
+    return ImGui::InputText(label, buffer, size, ImGuiInputTextFlags_EnterReturnsTrue) ? 1 : 0;
+}
+
+int dl_imgui_header(const char *label) {
+    return ImGui::CollapsingHeader(label, ImGuiTreeNodeFlags_DefaultOpen) ? 1 : 0;
+}
+
+void dl_imgui_last_item_rect(float *out4) {
+    ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    out4[0] = a.x; out4[1] = a.y; out4[2] = b.x - a.x; out4[3] = b.y - a.y;
+}
+
+void dl_imgui_window_rect(float *out4) {
+    ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+    out4[0] = p.x; out4[1] = p.y; out4[2] = s.x; out4[3] = s.y;
+}
+
+void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g, float b) {
+    ImDrawList *dl = ImGui::GetForegroundDrawList();
+    ImVec2 size = ImGui::CalcTextSize(text);
+    dl->AddRectFilled(ImVec2(x - 4, y - 2), ImVec2(x + size.x + 4, y + size.y + 2), IM_COL32(0, 0, 0, 200), 3.0f);
+    dl->AddText(ImVec2(x, y), ImGui::GetColorU32(ImVec4(r, g, b, 1)), text);
+}
+
+void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b) {
+    ImDrawList *dl = ImGui::GetForegroundDrawList();
+    ImU32 c = ImGui::GetColorU32(ImVec4(r, g, b, 1));
+    dl->AddLine(ImVec2(x0, y0), ImVec2(x1, y1), c, 2.0f);
+    dl->AddCircleFilled(ImVec2(x0, y0), 4.0f, c);
+    dl->AddCircleFilled(ImVec2(x1, y1), 4.0f, c);
+}
+
+}  // extern "C"

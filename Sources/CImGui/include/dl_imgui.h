@@ -1,0 +1,83 @@
+// Dear ImGui (C++) behind a small C surface the Viewer calls from Swift.
+//
+// Swift cannot call C++ class members, default arguments or ImGui's `bool*` overloads directly,
+// so each function here wraps one ImGui call (or the GLFW/Vulkan backend setup) with plain C
+// types. Vulkan and GLFW handles travel as `void *` so this header needs neither vulkan.h nor
+// glfw3.h (their types would otherwise be defined twice, here and in CVulkan/CGLFW).
+// Every symbol is prefixed `dl_`.
+#ifndef DL_IMGUI_H
+#define DL_IMGUI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Creates the ImGui context and both backends (GLFW with its callbacks chained after the
+/// caller's, Vulkan drawing in `render_pass` subpass 0); returns 0 on failure.
+/// Why: ImGui_ImplVulkan_InitInfo is a C++ struct and the backends are C++ functions.
+int dl_imgui_init(void *glfw_window, void *instance, void *physical_device, void *device,
+                  uint32_t queue_family, void *queue, void *descriptor_pool, void *render_pass,
+                  uint32_t image_count);
+/// Records the font atlas upload into `command_buffer`. Why: C++ function.
+int dl_imgui_upload_fonts(void *command_buffer);
+/// Frees the font upload buffer after its command buffer finished. Why: C++ function.
+void dl_imgui_fonts_uploaded(void);
+/// After a swapchain was recreated with another image count. Why: C++ function.
+void dl_imgui_set_min_image_count(uint32_t count);
+/// Tears down both backends and the context. Why: C++ functions.
+void dl_imgui_shutdown(void);
+
+/// Starts a frame (backends, then ImGui::NewFrame). Why: three C++ calls in a fixed order.
+void dl_imgui_new_frame(void);
+/// Ends the frame and records its draw commands into the render pass that is open on `command_buffer`.
+/// Why: ImGui::Render + ImGui_ImplVulkan_RenderDrawData (C++).
+void dl_imgui_render(void *command_buffer);
+/// Ends a frame that will not be drawn (minimized window). Why: ImGui::EndFrame is C++.
+void dl_imgui_end_frame(void);
+
+/// ImGui wants the keyboard (a text field has focus) / the mouse (over a window). Why: ImGuiIO is C++.
+int dl_imgui_want_keyboard(void);
+int dl_imgui_want_mouse(void);
+
+/// Begins a window at (x, y) with width w (height from its content when h <= 0, else clipped); `alpha` is the
+/// background opacity; `decorated` 0 gives a bare overlay (no title, no input). Returns 0 when
+/// collapsed; call dl_imgui_end either way. Why: ImGui::SetNextWindow* + ImGui::Begin (C++).
+int dl_imgui_begin(const char *title, float x, float y, float w, float h, float alpha, int decorated);
+/// Why: ImGui::End (C++).
+void dl_imgui_end(void);
+/// Unformatted text; colored when a > 0. Why: ImGui::TextUnformatted / TextColored are C++ (variadic).
+void dl_imgui_text(const char *text, float r, float g, float b, float a);
+/// Why: ImGui::Checkbox takes `bool *`.
+int dl_imgui_checkbox(const char *label, int *value);
+/// Why: ImGui::SliderFloat (C++, default arguments).
+int dl_imgui_slider_float(const char *label, float *value, float min, float max, const char *format);
+/// Why: ImGui::RadioButton (C++).
+int dl_imgui_radio(const char *label, int active);
+/// A combo box over `items` ("a\0b\0\0"). Why: ImGui::Combo (C++).
+int dl_imgui_combo(const char *label, int *current, const char *items);
+/// Why: ImGui::Button (C++).
+int dl_imgui_button(const char *label);
+/// Why: ImGui::SameLine / Separator (C++).
+void dl_imgui_same_line(void);
+void dl_imgui_separator(void);
+/// A one-line text field editing `buffer` (NUL-terminated, `size` bytes); 1 when Enter was pressed.
+/// Why: ImGui::InputText (C++).
+int dl_imgui_input_text(const char *label, char *buffer, size_t size);
+/// Why: ImGui::CollapsingHeader (C++); open by default.
+int dl_imgui_header(const char *label);
+/// The last widget's rectangle in window pixels (x, y, w, h). Why: ImGui::GetItemRect* (C++).
+void dl_imgui_last_item_rect(float *out4);
+/// The current window's rectangle (x, y, w, h). Why: ImGui::GetWindowPos/Size (C++).
+void dl_imgui_window_rect(float *out4);
+/// Text drawn over everything at (x, y) on a dark box. Why: ImDrawList is C++.
+void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g, float b);
+/// A line and a dot in window pixels, over everything (3D distance picks). Why: ImDrawList is C++.
+void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

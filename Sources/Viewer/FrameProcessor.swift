@@ -1,0 +1,299 @@
+import CVulkan
+import Capture
+import DepthKit
+import Foundation
+import GPUKit
+
+/// Turns one `FrameSet` into the texture the window shows, recording into the frame's command
+/// buffer: upload (texture cache) → compute kernels → fragment mixer, all on the GPU with no
+/// readback. Modes with only CPU kernels (mask, comic, green screen, blur, portrait) run on the
+/// CPU — once per source frame and setting, cached while paused — and upload their result.
+final class FrameProcessor {
+    struct Output {
+        let texture: GPUTexture
+        let width: Int
+        let height: Int
+        /// What was shown, for the status line ("jet blend 0.50 (GPU)").
+        let label: String
+        /// Set when the mode wanted something the frame lacks (no depth).
+        let note: String?
+    }
+
+    let recorder: GPUFrameRecorder
+    let factory: GPUFilterFactory
+    private let cpu = CPUFilterFactory()
+    private var gpuFilters: [String: GPUFilter] = [:]
+    private var mixer: GPUFragmentMixer?
+    private var targets: [String: PixelBuffer] = [:]
+    private var cpuFilters: [String: FilterRenderer] = [:]
+    private var cpuMixer: FragmentMixer?
+    private var cpuCache: (key: String, buffer: PixelBuffer, label: String)?
+    /// `--backend auto`: per kernel and size, the backend BackendSelector measured as faster
+    /// (remembered on disk per device, shared with `process --backend auto`).
+    private lazy var selector = BackendSelector(deviceName: factory.backendName)
+    private var autoChoices: [String: Bool] = [:]
+    /// Lines for the status (what auto chose).
+    private(set) var autoNotes: [String] = []
+    /// CPU milliseconds of the last frame per kernel.
+    private(set) var cpuTimes: [(String, Double)] = []
+
+    init(factory: GPUFilterFactory) {
+        self.factory = factory
+        recorder = GPUFrameRecorder(cache: factory.textureCache)
+    }
+
+    /// Shader errors of the kernels in use (`--watch-shaders`), one line each.
+    var shaderErrors: [String] {
+        var e = gpuFilters.values.compactMap { $0.lastShaderError.map { "\($0)" } }
+        if let m = mixer?.lastShaderError { e.append("\(m)") }
+        return e
+    }
+
+    /// A buffer standing for a GPU-only image (its host memory is never read or written per frame).
+    private func target(_ name: String, _ w: Int, _ h: Int) -> PixelBuffer {
+        if let b = targets[name], b.width == w, b.height == h { return b }
+        let b = PixelBuffer(width: w, height: h, format: .rgba8)
+        targets[name] = b
+        return b
+    }
+
+    private func gpuFilter(_ key: String, _ spec: FilterSpec, input: FrameFormat) throws -> GPUFilter {
+        let f: GPUFilter
+        if let existing = gpuFilters[key] { f = existing } else {
+            f = try factory.makeGPUFilter(spec)
+            gpuFilters[key] = f
+        }
+        if f.inputFormat != input { try f.prepare(input: input, outputRetainedBufferCountHint: 1) }
+        return f
+    }
+
+    private func cpuFilter(_ key: String, _ spec: FilterSpec, input: FrameFormat) throws -> FilterRenderer {
+        let f: FilterRenderer
+        if let existing = cpuFilters[key] { f = existing } else {
+            f = try cpu.makeFilter(spec)
+            cpuFilters[key] = f
+        }
+        if f.inputFormat != input { try f.prepare(input: input, outputRetainedBufferCountHint: 2) }
+        return f
+    }
+
+    private func timed<R>(_ name: String, _ body: () throws -> R) rethrows -> R {
+        let t0 = DispatchTime.now().uptimeNanoseconds
+        let r = try body()
+        cpuTimes.append((name, Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6))
+        return r
+    }
+
+    /// Records the frame. `mark` writes a GPU timestamp after each stage (label = the stage just done).
+    func record(_ cb: VkCommandBuffer, frame: FrameSet, settings s: ViewSettings,
+                mark: (String) -> Void) throws -> Output {
+        cpuTimes.removeAll(keepingCapacity: true)
+        let color: PixelBuffer = frame.color.format == PixelFormat.rgba8 || frame.color.format == PixelFormat.bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        let depthMap: PixelBuffer? = s.depthOn ? frame.depth?.depthFloat32() : nil
+        let stage: PreviewMode.Stage = s.filterOn ? s.mode.stage : .original
+        let needsDepth = stage != .original && stage != .rosy
+        if needsDepth && depthMap == nil {
+            let t = try timed("upload") { try recorder.upload(cb, color) }
+            mark("upload")
+            return Output(texture: t, width: color.width, height: color.height, label: "original",
+                          note: s.depthOn ? "this frame has no depth" : "depth is off")
+        }
+        let onGPU = s.backend == .auto ? (autoChoices[autoKey(stage, s, color: color, depth: depthMap)] ?? true) : s.kernelsOnGPU
+        let backendName = onGPU ? "GPU" : "CPU"
+        switch stage {
+        case .original:
+            let t = try timed("upload") { try recorder.upload(cb, color) }
+            mark("upload")
+            return Output(texture: t, width: color.width, height: color.height, label: "original", note: nil)
+
+        case .rosy:
+            let spec: FilterSpec = s.rosyMatrix ? .colorMatrix(.rosy) : .rosy
+            let name = s.rosyMatrix ? "colorMatrix" : "rosy"
+            if onGPU {
+                let input = try timed("upload") { try recorder.upload(cb, color) }
+                mark("upload")
+                let f = try gpuFilter(name, spec, input: color.frameFormat)
+                let out = try recorder.target(for: target(name, color.width, color.height))
+                try timed(name) { try recorder.apply(cb, f, input: input, output: out) }
+                mark(name)
+                return Output(texture: out, width: color.width, height: color.height, label: "\(name) (GPU)", note: nil)
+            }
+            let f = try cpuFilter(name, spec, input: color.frameFormat)
+            let b = try timed(name) { try f.render(color) }
+            let t = try timed("upload") { try recorder.upload(cb, b) }
+            mark("upload")
+            return Output(texture: t, width: b.width, height: b.height, label: "\(name) (CPU)", note: nil)
+
+        case .grayscale:
+            let d = depthMap!
+            let spec = FilterSpec.grayscale(offset: nil, range: nil)
+            if onGPU {
+                let input = try timed("upload") { try recorder.upload(cb, d) }
+                mark("upload")
+                let f = try gpuFilter("grayscale", spec, input: d.frameFormat)
+                let out = try recorder.target(for: target("grayscale", d.width, d.height))
+                try timed("grayscale") { try recorder.apply(cb, f, input: input, output: out) }
+                mark("grayscale")
+                return Output(texture: out, width: d.width, height: d.height, label: "depth grayscale (GPU)", note: nil)
+            }
+            let f = try cpuFilter("grayscale", spec, input: d.frameFormat)
+            let b = try timed("grayscale") { try f.render(d) }
+            let t = try timed("upload") { try recorder.upload(cb, b) }
+            mark("upload")
+            return Output(texture: t, width: b.width, height: b.height, label: "depth grayscale (CPU)", note: nil)
+
+        case .colormap:
+            let d = depthMap!
+            let spec = FilterSpec.colormap(s.colormap, s.depthRange)
+            let name = s.colormap.rawValue
+            let blendLabel = s.blend ? " blend \(String(format: "%.2f", s.mix))" : ""
+            if onGPU {
+                let (tc, td) = try timed("upload") { (s.blend ? try recorder.upload(cb, color) : nil, try recorder.upload(cb, d)) }
+                mark("upload")
+                let f = try gpuFilter("colormap", spec, input: d.frameFormat) as! GPUDepthColormapFilter
+                f.colormap = s.colormap
+                f.range = s.depthRange
+                let mapped = try recorder.target(for: target("colormap", d.width, d.height))
+                try timed(name) { try recorder.apply(cb, f, input: td, output: mapped) }
+                mark(name)
+                guard s.blend, let tc else {
+                    return Output(texture: mapped, width: d.width, height: d.height, label: "\(name) (GPU)", note: nil)
+                }
+                let m: GPUFragmentMixer
+                if let existing = mixer { m = existing } else {
+                    m = try factory.makeGPUMixer(mixFactor: s.mix)
+                    mixer = m
+                }
+                let mappedFormat = FrameFormat(width: d.width, height: d.height, pixelFormat: .rgba8)
+                if m.inputFormat != color.frameFormat || m.secondInputFormat != mappedFormat {
+                    try m.prepare(input: color.frameFormat, secondInput: mappedFormat, outputRetainedBufferCountHint: 1)
+                }
+                m.mixFactor = s.mix
+                let out = try recorder.target(for: target("mix", color.width, color.height))
+                try timed("mix") { try recorder.mix(cb, m, a: tc, b: mapped, output: out) }
+                mark("mix")
+                return Output(texture: out, width: color.width, height: color.height, label: "\(name)\(blendLabel) (GPU)", note: nil)
+            }
+            let f = try cpuFilter("colormap-\(name)-\(s.depthRange)", spec, input: d.frameFormat)
+            var b = try timed(name) { try f.render(d) }
+            if s.blend {
+                let m: FragmentMixer
+                if let existing = cpuMixer, existing.mixFactor == min(max(s.mix, 0), 1) { m = existing } else {
+                    m = FragmentMixer(mixFactor: s.mix)
+                    cpuMixer = m
+                }
+                if m.inputFormat != color.frameFormat || m.secondInputFormat != b.frameFormat {
+                    try m.prepare(input: color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
+                }
+                let jet = b
+                b = try timed("mix") { try m.render(color, jet) }
+            }
+            let out = b
+            let t = try timed("upload") { try recorder.upload(cb, out) }
+            mark("upload")
+            return Output(texture: t, width: out.width, height: out.height, label: "\(name)\(blendLabel) (CPU)", note: nil)
+
+        case .mask, .effect, .portrait:
+            let d = depthMap!
+            let key = "\(ObjectIdentifier(color).hashValue):\(color.generation):\(ObjectIdentifier(d).hashValue):\(d.generation):"
+                + "\(s.mode.name):\(s.focus)"
+            let buffer: PixelBuffer, label: String
+            if let c = cpuCache, c.key == key {
+                buffer = c.buffer; label = c.label
+            } else {
+                let result: PixelBuffer = try timed(s.mode.name) {
+                    try Self.cpuEffect(stage: stage, color: color, depth: d, focus: s.focus)
+                }
+                let keep = cpuCache?.buffer.width == result.width && cpuCache?.buffer.height == result.height
+                    ? cpuCache!.buffer : PixelBuffer(width: result.width, height: result.height, format: .rgba8)
+                keep.copy(from: result)
+                keep.markModified()
+                buffer = keep
+                label = "\(s.mode.name) (CPU)"
+                cpuCache = (key, keep, label)
+            }
+            let t = try timed("upload") { try recorder.upload(cb, buffer) }
+            mark("upload")
+            return Output(texture: t, width: buffer.width, height: buffer.height, label: label, note: nil)
+        }
+    }
+
+    /// The kernel (named as `process --filter` names it) and size `--backend auto` decides for.
+    private func autoKey(_ stage: PreviewMode.Stage, _ s: ViewSettings, color: PixelBuffer, depth: PixelBuffer?) -> String {
+        switch stage {
+        case .rosy: return "\(s.rosyMatrix ? "colorMatrix" : "rosy")|\(color.width)x\(color.height)"
+        case .grayscale: return "grayscale|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+        case .colormap:
+            return s.blend ? "mix|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+                           : "\(s.colormap.rawValue)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+        default: return ""
+        }
+    }
+
+    /// Decides CPU or GPU for this frame's kernel under `--backend auto`, timing both once with
+    /// their synchronous paths (outside `recorder.frame`: they lock the texture cache themselves).
+    func resolveAuto(frame: FrameSet, settings s: ViewSettings) {
+        guard s.backend == .auto, s.filterOn else { return }
+        let color: PixelBuffer = frame.color.format == PixelFormat.rgba8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        let depth = s.depthOn ? frame.depth?.depthFloat32() : nil
+        let stage = s.mode.stage
+        let key = autoKey(stage, s, color: color, depth: depth)
+        guard !key.isEmpty, autoChoices[key] == nil else { return }
+        let parts = key.split(separator: "|")
+        let kernel = String(parts[0])
+        let size = parts[1].split(separator: "x").compactMap { Int($0) }
+        do {
+            let run: (Bool) throws -> Void
+            switch stage {
+            case .rosy:
+                let spec: FilterSpec = s.rosyMatrix ? .colorMatrix(.rosy) : .rosy
+                let g = try factory.makeGPUFilter(spec), c = try cpu.makeFilter(spec)
+                try g.prepare(input: color.frameFormat, outputRetainedBufferCountHint: 1)
+                try c.prepare(input: color.frameFormat, outputRetainedBufferCountHint: 1)
+                run = { gpu in _ = try (gpu ? g : c).render(color) }
+            case .grayscale, .colormap:
+                guard let depth else { return }
+                let spec: FilterSpec = stage == .grayscale ? .grayscale(offset: nil, range: nil) : .colormap(s.colormap, s.depthRange)
+                let g = try factory.makeGPUFilter(spec), c = try cpu.makeFilter(spec)
+                try g.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
+                try c.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
+                let mapped = FrameFormat(width: depth.width, height: depth.height, pixelFormat: .rgba8)
+                let gm = try factory.makeGPUMixer(mixFactor: s.mix), cm = FragmentMixer(mixFactor: s.mix)
+                try gm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
+                try cm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
+                let blend = stage == .colormap && s.blend
+                run = { gpu in
+                    let m = try (gpu ? g : c).render(depth)
+                    if blend { _ = try (gpu ? gm as MixerRenderer : cm).render(color, m) }
+                }
+            default:
+                return
+            }
+            let choice = try selector.choose(kernel: kernel, width: size.first ?? 0, height: size.last ?? 0, run: run)
+            autoChoices[key] = choice.backend == "gpu"
+            autoNotes.append(String(format: "auto: %@ %@ on the %@ (CPU %.1f ms, GPU %.1f ms)", kernel, String(parts[1]),
+                                    choice.backend.uppercased(), choice.cpuMs, choice.gpuMs))
+        } catch {
+            autoChoices[key] = true
+            autoNotes.append("auto: \(kernel): \(error); using the GPU")
+        }
+    }
+
+    /// The CPU kernels of the depth-mask modes (DepthKit), rgba8 at the color size.
+    static func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float) throws -> PixelBuffer {
+        let sharp = stage == .portrait
+        let mask = DepthMaskFilter(kind: .highpass, focus: focus, slope: sharp ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope,
+                                   width: 0.1, outputWidth: color.width, outputHeight: color.height)
+        try mask.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 1)
+        switch stage {
+        case .mask:
+            return ImageIO.toRGBA8(try mask.render(depth))
+        case .effect(let kind):
+            return try DepthEffect.apply(kind: kind, image: color, mask: try mask.floatMask(depth))
+        case .portrait:
+            return try DepthEffect.apply(kind: .blur, image: color, mask: try mask.floatMask(depth))
+        default:
+            return color
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import CGLFW
+
+/// Everything a key (or the panel) can ask the viewer to do.
+public enum ViewerAction: Hashable, Sendable {
+    case togglePause, stepBackward, stepForward, seekBackward, seekForward, seekStart
+    case mode(Int)
+    case snapshot, exportPLY, toggleView, quit, fullscreen, toggleVsync
+    case cycleColormap, cycleBackend, togglePanel, toggleHelp
+    case toggleFilter, toggleDepth, toggleBlend, toggleRosyMatrix, toggleRange, toggleLoop
+    case mixUp, mixDown
+    case resetView, zoomIn, zoomOut, pointSizeDown, pointSizeUp
+    case orbitLeft, orbitRight, orbitUp, orbitDown
+}
+
+/// One row of the key table: GLFW key codes (any of them), the label people read, and per view
+/// the action. The input handler, the `?` overlay and README's table all read `KeyBindings.all`.
+public struct KeyBinding: Sendable {
+    public let keys: [Int32]
+    /// Shift must be held (e.g. `?` is Shift+/ on a US layout).
+    public let shift: Bool
+    public let label: String
+    public let action2D: ViewerAction?
+    public let action3D: ViewerAction?
+    public let help: String
+
+    init(_ keys: [Int32], _ label: String, _ action: ViewerAction, _ help: String, shift: Bool = false, in3D: ViewerAction?? = nil) {
+        self.keys = keys
+        self.label = label
+        self.shift = shift
+        action2D = action
+        action3D = in3D ?? action
+        self.help = help
+    }
+
+    init(keys: [Int32], label: String, action2D: ViewerAction?, action3D: ViewerAction?, help: String) {
+        self.keys = keys; self.label = label; self.shift = false
+        self.action2D = action2D; self.action3D = action3D; self.help = help
+    }
+}
+
+public enum KeyBindings {
+    public static let all: [KeyBinding] = {
+        var rows: [KeyBinding] = [
+            KeyBinding([GLFW_KEY_SPACE], "Space", .togglePause, "pause / play"),
+            KeyBinding(keys: [GLFW_KEY_LEFT], label: "Left", action2D: .stepBackward, action3D: .orbitLeft,
+                       help: "step back one frame when paused, else seek back 10 (3D: orbit left)"),
+            KeyBinding(keys: [GLFW_KEY_RIGHT], label: "Right", action2D: .stepForward, action3D: .orbitRight,
+                       help: "step forward one frame when paused, else seek forward 10 (3D: orbit right)"),
+            KeyBinding(keys: [GLFW_KEY_UP], label: "Up", action2D: .mixUp, action3D: .orbitUp,
+                       help: "blend toward the depth colormap (3D: orbit up)"),
+            KeyBinding(keys: [GLFW_KEY_DOWN], label: "Down", action2D: .mixDown, action3D: .orbitDown,
+                       help: "blend toward the color image (3D: orbit down)"),
+            KeyBinding([GLFW_KEY_HOME], "Home", .seekStart, "back to the first frame"),
+        ]
+        let modes = PreviewMode.all.compactMap { m -> KeyBinding? in
+            guard let n = m.numberKey else { return nil }
+            return KeyBinding([GLFW_KEY_0 + Int32(n), GLFW_KEY_KP_0 + Int32(n)], "\(n)", .mode(n - 1), m.title)
+        }
+        rows += modes
+        rows += [
+            KeyBinding([GLFW_KEY_S], "S", .snapshot, "snapshot: filtered, color, 16-bit depth PNGs and JSON into --snapshot-dir"),
+            KeyBinding([GLFW_KEY_P], "P", .exportPLY, "export the point cloud as PLY into --snapshot-dir"),
+            KeyBinding([GLFW_KEY_TAB], "Tab", .toggleView, "2D / 3D view"),
+            KeyBinding([GLFW_KEY_F], "F", .fullscreen, "fullscreen"),
+            KeyBinding([GLFW_KEY_V], "V", .toggleVsync, "vsync on / off"),
+            KeyBinding([GLFW_KEY_C], "C", .cycleColormap, "next colormap (JET, Turbo, Viridis, grayscale)"),
+            KeyBinding([GLFW_KEY_B], "B", .cycleBackend, "next backend (GPU, CPU, auto)"),
+            KeyBinding([GLFW_KEY_X], "X", .toggleFilter, "filter on / off (show the original)"),
+            KeyBinding([GLFW_KEY_D], "D", .toggleDepth, "depth on / off"),
+            KeyBinding([GLFW_KEY_M], "M", .toggleBlend, "blend the colormap with the color on / off"),
+            KeyBinding([GLFW_KEY_K], "K", .toggleRosyMatrix, "rosy: shader / color matrix"),
+            KeyBinding([GLFW_KEY_E], "E", .toggleRange, "colormap range: equalized / min-max"),
+            KeyBinding([GLFW_KEY_L], "L", .toggleLoop, "loop playback on / off"),
+            KeyBinding(keys: [GLFW_KEY_R], label: "R", action2D: nil, action3D: .resetView, help: "3D: reset the view (also double-click)"),
+            KeyBinding(keys: [GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD], label: "+", action2D: nil, action3D: .zoomIn, help: "3D: zoom in"),
+            KeyBinding(keys: [GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT], label: "-", action2D: nil, action3D: .zoomOut, help: "3D: zoom out"),
+            KeyBinding(keys: [GLFW_KEY_LEFT_BRACKET], label: "[", action2D: nil, action3D: .pointSizeDown, help: "3D: smaller points"),
+            KeyBinding(keys: [GLFW_KEY_RIGHT_BRACKET], label: "]", action2D: nil, action3D: .pointSizeUp, help: "3D: bigger points"),
+            KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
+            KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
+            KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit"),
+        ]
+        return rows
+    }()
+
+    /// The action for a key press in a view, if any.
+    public static func action(key: Int32, shift: Bool, in3D: Bool) -> ViewerAction? {
+        for b in all where b.keys.contains(key) {
+            if b.shift && !shift { continue }
+            return in3D ? b.action3D : b.action2D
+        }
+        return nil
+    }
+
+    /// Mouse gestures, listed with the keys.
+    public static let mouse: [(String, String)] = [
+        ("hover / click", "2D: depth (mm under 1 m, m above) and 3D position of the pixel"),
+        ("left-drag", "3D: orbit"),
+        ("right-drag, Shift+left-drag", "3D: roll"),
+        ("middle-drag, Ctrl+left-drag", "3D: pan"),
+        ("scroll", "3D: zoom toward the cursor"),
+        ("double-click", "3D: reset the view"),
+        ("click two points", "3D: distance between them in mm"),
+    ]
+
+    /// The key table as Markdown (README's "Keys" section is this text).
+    public static var markdown: String {
+        var s = "| key | what it does |\n| --- | --- |\n"
+        for b in all { s += "| \(b.label) | \(b.help) |\n" }
+        for (g, h) in mouse { s += "| \(g) | \(h) |\n" }
+        return s
+    }
+
+    /// The key table as lines for the `?` overlay.
+    public static var overlayLines: [String] {
+        let width = (all.map(\.label.count) + mouse.map(\.0.count)).max() ?? 8
+        func pad(_ s: String) -> String { s + String(repeating: " ", count: max(0, width - s.count)) }
+        return all.map { "\(pad($0.label))  \($0.help)" } + mouse.map { "\(pad($0.0))  \($0.1)" }
+    }
+}

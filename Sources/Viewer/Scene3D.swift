@@ -1,0 +1,217 @@
+import CGLFW
+import CVulkan
+import Capture
+import DepthKit
+import Foundation
+import GPUKit
+
+/// The 3D view: GPUKit's `PointCloudRenderer` draws the frame's cloud offscreen (in the same
+/// command buffer, no readback) from an `OrbitCamera`, and the present pass shows it. Mouse:
+/// left-drag orbits, right-drag or Shift+left-drag rolls, middle-drag or Ctrl+left-drag pans,
+/// scroll zooms toward the cursor, double-click resets; clicking two points measures them.
+final class Scene3D {
+    let renderer: PointCloudRenderer
+    private(set) var camera: OrbitCamera?
+    private var target: PixelBuffer?
+    private(set) var output: GPUTexture?
+    private var userPointSize: Float?
+    /// The framing of the last draw (for picking and the overlay).
+    private var viewProjection = Matrix4.identity
+    private var extent = (width: 1, height: 1)
+    private var focal: Float = 500
+    private var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
+    /// Picked points (world, meters), at most two.
+    private(set) var picks: [SIMD3<Float>] = []
+    private var press: (button: Int32, mods: Int32, x: Double, y: Double, moved: Bool)?
+    private var lastPos: (x: Double, y: Double)?
+    private var lastClick: (time: Double, x: Double, y: Double, batch: Int)?
+    var log: ((String) -> Void)?
+
+    init(renderer: PointCloudRenderer) { self.renderer = renderer }
+
+    static func make(context: GPUContext, factory: GPUFilterFactory, renderPass: VkRenderPass) -> Scene3D? {
+        guard let r = try? PointCloudRenderer(context: context, cache: factory.textureCache, library: factory.library) else { return nil }
+        r.watchesShaders = factory.watchesShaders
+        return Scene3D(renderer: r)
+    }
+
+    var shaderError: String? { renderer.lastShaderError.map { "\($0)" } }
+
+    /// Home framing: the depth camera's intrinsics scaled uniformly to fit the window, centered,
+    /// so the reset view shows the depth image letterboxed as the 2D view does.
+    private func projection(_ k: CameraIntrinsics, width w: Int, height h: Int, far: Float) -> (Matrix4, Float) {
+        let s = min(Float(w) / Float(k.width), Float(h) / Float(k.height))
+        let cx = (Float(w) - 1) / 2 + (k.cx - (Float(k.width) - 1) / 2) * s
+        let cy = (Float(h) - 1) / 2 + (k.cy - (Float(k.height) - 1) / 2) * s
+        return (Matrix4.projection(fx: k.fx * s, fy: k.fy * s, cx: cx, cy: cy, width: w, height: h, near: 0.01, far: far), k.fx * s)
+    }
+
+    /// Records upload + point-cloud pass for `frame` into `cb` (inside `recorder.frame {}`).
+    func record(_ cb: VkCommandBuffer, frame: FrameSet, recorder: GPUFrameRecorder, width: Int, height: Int,
+                mark: (String) -> Void) throws {
+        guard let depthData = frame.depth else { throw CaptureError.invalidState("the 3D view needs depth; this frame has none") }
+        let depth = depthData.depthFloat32()
+        let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        let k = depthData.intrinsics.width == depth.width ? depthData.intrinsics
+            : depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height)
+        if camera == nil {
+            guard let pivot = PointCloud.orbitPivot(depth: depthData) else { throw CaptureError.invalidState("no valid depth to show in 3D") }
+            camera = OrbitCamera(center: pivot)
+        }
+        let td = try recorder.upload(cb, depth)
+        let tc = try recorder.upload(cb, color)
+        mark("upload")
+        if target?.width != width || target?.height != height {
+            target = PixelBuffer(width: width, height: height, format: .rgba8)
+        }
+        let out = try recorder.target(for: target!)
+        let far = max(100, 4 * (camera!.distance + 20))
+        let (proj, f) = projection(k, width: width, height: height, far: far)
+        viewProjection = proj * camera!.viewMatrix
+        extent = (width, height)
+        focal = f
+        cloud = (depth, k)
+        let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
+        renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
+        try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
+                            camera: PointCloudCamera(viewProjection: viewProjection.floats))
+        mark("point cloud")
+        output = out
+    }
+
+    /// Where a world point lands in the window (nil behind the eye).
+    func screen(_ p: SIMD3<Float>) -> (Float, Float)? {
+        let c = viewProjection * SIMD4(p, 1)
+        guard c.w > 1e-6 else { return nil }
+        return ((c.x / c.w + 1) / 2 * Float(extent.width) - 0.5, (c.y / c.w + 1) / 2 * Float(extent.height) - 0.5)
+    }
+
+    /// The cloud point drawn nearest to window point (x, y), within 8 px, preferring the nearest to the eye.
+    func pick(x: Double, y: Double) -> SIMD3<Float>? {
+        guard let (d, k) = cloud else { return nil }
+        var best: (score: Float, p: SIMD3<Float>)?
+        let tx = Float(x), ty = Float(y)
+        for v in 0..<d.height {
+            let row = d.row(v, as: Float.self)
+            for u in 0..<d.width {
+                let z = row[u]
+                guard isValidDepth(z) else { continue }
+                let p = k.unproject(u: Float(u), v: Float(v), depth: z)
+                let c = viewProjection * SIMD4(p, 1)
+                guard c.w > 1e-6 else { continue }
+                let sx = (c.x / c.w + 1) / 2 * Float(extent.width) - 0.5, sy = (c.y / c.w + 1) / 2 * Float(extent.height) - 0.5
+                let d2 = (sx - tx) * (sx - tx) + (sy - ty) * (sy - ty)
+                guard d2 <= 64 else { continue }
+                let score = d2 + c.w * 1e-3
+                if best == nil || score < best!.score { best = (score, p) }
+            }
+        }
+        return best?.p
+    }
+
+    var overlayLines: [String] {
+        var lines: [String] = []
+        if let c = camera {
+            lines.append(String(format: "distance %.2f m, yaw %.0f°, pitch %.0f°, roll %.0f°, points %.0f px",
+                                c.distance, c.pose.yaw * 180 / .pi, c.pose.pitch * 180 / .pi, c.pose.roll * 180 / .pi,
+                                renderer.pointSize).replacingOccurrences(of: "°", with: " deg"))
+        }
+        if let d = measuredDistance { lines.append(String(format: "distance between the picks: %.0f mm", d * 1000)) }
+        else if picks.count == 1 { lines.append("picked 1 point; click a second one to measure") }
+        return lines
+    }
+
+    var measuredDistance: Float? {
+        guard picks.count == 2 else { return nil }
+        let d = picks[0] - picks[1]
+        return (d * d).sum().squareRoot()
+    }
+
+    /// The picks as a line on screen.
+    func drawOverlay() {
+        let pts = picks.compactMap { screen($0) }
+        if pts.count == 2 { UI.line(from: pts[0], to: pts[1]) }
+        else if pts.count == 1 { UI.line(from: pts[0], to: pts[0]) }
+    }
+
+    func mouseButton(button: Int32, pressed: Bool, mods: Int32, x: Double, y: Double, now: Double, batch: Int) {
+        if pressed {
+            if button == GLFW_MOUSE_BUTTON_LEFT, let c = lastClick, now - c.time < 1, now - c.time < 0.4 || batch - c.batch <= 1,
+               abs(c.x - x) < 5, abs(c.y - y) < 5 {
+                reset()
+                lastClick = nil
+                press = nil
+                return
+            }
+            press = (button, mods, x, y, false)
+            lastPos = (x, y)
+            if button == GLFW_MOUSE_BUTTON_LEFT { lastClick = (now, x, y, batch) }
+            return
+        }
+        guard press?.button == button else { return }
+        // Events can outrun frames (a fast drag ends before the next poll): finish the drag here.
+        drag(x: x, y: y, window: nil)
+        guard let p = press else { return }
+        press = nil
+        lastPos = nil
+        if button == GLFW_MOUSE_BUTTON_LEFT, !p.moved, p.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL) == 0 {
+            if let point = pick(x: x, y: y) {
+                if picks.count >= 2 { picks.removeAll() }
+                picks.append(point)
+                log?(String(format: "pick: x %.3f y %.3f z %.3f m", point.x, point.y, point.z))
+                if let d = measuredDistance { log?(String(format: "distance: %.0f mm", d * 1000)) }
+            }
+        }
+    }
+
+    /// Applies the drag since the last frame (polled: smooth whatever the event rate).
+    func drag(x: Double, y: Double, window: Window?) {
+        guard var p = press, let last = lastPos, var cam = camera else { return }
+        let dx = Float(x - last.x), dy = Float(y - last.y)
+        lastPos = (x, y)
+        guard dx != 0 || dy != 0 else { return }
+        if abs(x - p.x) + abs(y - p.y) > 3 { p.moved = true; press = p }
+        guard p.moved else { return }
+        let shift = p.mods & GLFW_MOD_SHIFT != 0, ctrl = p.mods & GLFW_MOD_CONTROL != 0
+        switch p.button {
+        case GLFW_MOUSE_BUTTON_RIGHT: cam.roll(by: dx * 0.01)
+        case GLFW_MOUSE_BUTTON_MIDDLE: cam.pan(pixels: dx, dy, focalPixels: focal)
+        default:
+            if shift { cam.roll(by: dx * 0.01) }
+            else if ctrl { cam.pan(pixels: dx, dy, focalPixels: focal) }
+            else { cam.orbit(yaw: -dx * 0.005, pitch: dy * 0.005) }
+        }
+        camera = cam
+    }
+
+    func scroll(dy: Double, x: Double, y: Double) {
+        guard var cam = camera else { return }
+        cam.zoom(by: Float(pow(0.85, dy)), toward: pick(x: x, y: y))
+        camera = cam
+    }
+
+    func reset() {
+        camera?.reset()
+        picks.removeAll()
+        userPointSize = nil
+        log?("reset")
+    }
+
+    func perform(_ action: ViewerAction) {
+        guard var cam = camera else { return }
+        let step: Float = 5 * .pi / 180
+        switch action {
+        case .resetView: reset(); return
+        case .zoomIn: cam.zoom(by: 0.8)
+        case .zoomOut: cam.zoom(by: 1.25)
+        case .orbitLeft: cam.orbit(yaw: step, pitch: 0)
+        case .orbitRight: cam.orbit(yaw: -step, pitch: 0)
+        case .orbitUp: cam.orbit(yaw: 0, pitch: -step)
+        case .orbitDown: cam.orbit(yaw: 0, pitch: step)
+        case .pointSizeUp: userPointSize = min(renderer.pointSizeRange.upperBound, renderer.pointSize + 1)
+        case .pointSizeDown: userPointSize = max(renderer.pointSizeRange.lowerBound, renderer.pointSize - 1)
+        default: return
+        }
+        camera = cam
+    }
+}

@@ -1,0 +1,222 @@
+import CVulkan
+import Foundation
+import GPUKit
+
+/// The window's surface, its swapchain, image views, framebuffers and the render pass that draws
+/// into them. Recreated on resize and whenever present or acquire say the swapchain is out of
+/// date or suboptimal; an extent of zero (a minimized window) makes no swapchain at all.
+final class Swapchain {
+    let context: GPUContext
+    let surface: VkSurfaceKHR
+    let format: VkSurfaceFormatKHR
+    /// Clears to the letterbox color, then the present pass and ImGui draw; ends in PRESENT_SRC.
+    let renderPass: VkRenderPass
+    private(set) var handle: VkSwapchainKHR?
+    private(set) var extent = VkExtent2D(width: 0, height: 0)
+    private(set) var images: [VkImage] = []
+    private var views: [VkImageView] = []
+    private(set) var framebuffers: [VkFramebuffer] = []
+    private(set) var presentMode = VK_PRESENT_MODE_FIFO_KHR
+    /// Modes the surface offers (for the status line and V).
+    private(set) var availableModes: [VkPresentModeKHR] = []
+    var vsync: Bool
+    /// How many times the swapchain was (re)made.
+    private(set) var generation = 0
+
+    init(context: GPUContext, surface: VkSurfaceKHR, vsync: Bool) throws {
+        self.context = context
+        self.surface = surface
+        self.vsync = vsync
+        var supported: VkBool32 = 0
+        try check(vkGetPhysicalDeviceSurfaceSupportKHR(context.physicalDevice, context.queueFamilyIndex, surface, &supported),
+                  "vkGetPhysicalDeviceSurfaceSupportKHR")
+        guard supported == VkBool32(VK_TRUE) else {
+            throw ViewerError.noVulkan("the Vulkan device \(context.name) cannot present to this window")
+        }
+        var count: UInt32 = 0
+        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        var formats = [VkSurfaceFormatKHR](repeating: VkSurfaceFormatKHR(), count: Int(count))
+        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, &formats), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        // UNORM, not sRGB: the kernels' bytes are display values and reach the screen unchanged.
+        let preferred = [VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM]
+        guard let f = preferred.lazy.compactMap({ p in formats.first { $0.format == p } }).first ?? formats.first else {
+            throw ViewerError.noVulkan("the window surface offers no pixel format")
+        }
+        format = f
+        renderPass = try Self.makeRenderPass(context.device, format: f.format)
+    }
+
+    deinit {
+        destroySwapchainObjects()
+        if let handle { vkDestroySwapchainKHR(context.device, handle, nil) }
+        vkDestroyRenderPass(context.device, renderPass, nil)
+        vkDestroySurfaceKHR(context.instance, surface, nil)
+    }
+
+    var isUsable: Bool { handle != nil && extent.width > 0 && extent.height > 0 }
+
+    /// FIFO with vsync; without, MAILBOX, else IMMEDIATE, else FIFO (always there).
+    private func pickPresentMode() -> VkPresentModeKHR {
+        if vsync { return VK_PRESENT_MODE_FIFO_KHR }
+        for m in [VK_PRESENT_MODE_MAILBOX_KHR, VK_PRESENT_MODE_IMMEDIATE_KHR] where availableModes.contains(m) { return m }
+        return VK_PRESENT_MODE_FIFO_KHR
+    }
+
+    var presentModeName: String {
+        switch presentMode {
+        case VK_PRESENT_MODE_FIFO_KHR: return "FIFO (vsync)"
+        case VK_PRESENT_MODE_MAILBOX_KHR: return "MAILBOX"
+        case VK_PRESENT_MODE_IMMEDIATE_KHR: return "IMMEDIATE"
+        default: return "mode \(presentMode.rawValue)"
+        }
+    }
+
+    /// (Re)creates the swapchain for a framebuffer of `width`×`height`; returns false (and keeps
+    /// no swapchain) while the surface has no area. The caller has waited for the device to idle.
+    /// Vulkan: `vkCreateSwapchainKHR` with the old swapchain, `vkCreateImageView`, `vkCreateFramebuffer`.
+    @discardableResult
+    func recreate(width: Int, height: Int) throws -> Bool {
+        let device = context.device
+        var caps = VkSurfaceCapabilitiesKHR()
+        try check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(context.physicalDevice, surface, &caps),
+                  "vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
+        var e = caps.currentExtent
+        if e.width == UInt32.max {
+            e.width = UInt32(max(0, width)); e.height = UInt32(max(0, height))
+            e.width = min(max(e.width, caps.minImageExtent.width), caps.maxImageExtent.width)
+            e.height = min(max(e.height, caps.minImageExtent.height), caps.maxImageExtent.height)
+        }
+        destroySwapchainObjects()
+        guard e.width > 0, e.height > 0, width > 0, height > 0 else {
+            if let handle { vkDestroySwapchainKHR(device, handle, nil); self.handle = nil }
+            extent = VkExtent2D(width: 0, height: 0)
+            return false
+        }
+        var modeCount: UInt32 = 0
+        try check(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, nil),
+                  "vkGetPhysicalDeviceSurfacePresentModesKHR")
+        availableModes = [VkPresentModeKHR](repeating: VK_PRESENT_MODE_FIFO_KHR, count: Int(modeCount))
+        try check(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, &availableModes),
+                  "vkGetPhysicalDeviceSurfacePresentModesKHR")
+        presentMode = pickPresentMode()
+        var imageCount = max(caps.minImageCount, 2) + (presentMode == VK_PRESENT_MODE_MAILBOX_KHR ? 1 : 0)
+        if caps.maxImageCount > 0 { imageCount = min(imageCount, caps.maxImageCount) }
+
+        var info = VkSwapchainCreateInfoKHR()
+        info.sType = VK_STRUCTURE_TYPE_SWAPCHAIN_CREATE_INFO_KHR
+        info.surface = surface
+        info.minImageCount = imageCount
+        info.imageFormat = format.format
+        info.imageColorSpace = format.colorSpace
+        info.imageExtent = e
+        info.imageArrayLayers = 1
+        info.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT.rawValue
+        info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE
+        info.preTransform = caps.currentTransform
+        info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR
+        if caps.supportedCompositeAlpha & VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR.rawValue == 0 {
+            for a in [VK_COMPOSITE_ALPHA_INHERIT_BIT_KHR, VK_COMPOSITE_ALPHA_PRE_MULTIPLIED_BIT_KHR, VK_COMPOSITE_ALPHA_POST_MULTIPLIED_BIT_KHR]
+            where caps.supportedCompositeAlpha & a.rawValue != 0 { info.compositeAlpha = a; break }
+        }
+        info.presentMode = presentMode
+        info.clipped = VkBool32(VK_TRUE)
+        info.oldSwapchain = handle
+        var sc: VkSwapchainKHR?
+        let r = vkCreateSwapchainKHR(device, &info, nil, &sc)
+        if let old = handle { vkDestroySwapchainKHR(device, old, nil); handle = nil }
+        try check(r, "vkCreateSwapchainKHR")
+        guard let sc else { throw VulkanError(result: VK_ERROR_INITIALIZATION_FAILED, call: "vkCreateSwapchainKHR") }
+        handle = sc
+        extent = e
+        var n: UInt32 = 0
+        try check(vkGetSwapchainImagesKHR(device, sc, &n, nil), "vkGetSwapchainImagesKHR")
+        var imgs = [VkImage?](repeating: nil, count: Int(n))
+        try check(vkGetSwapchainImagesKHR(device, sc, &n, &imgs), "vkGetSwapchainImagesKHR")
+        images = imgs.compactMap { $0 }
+        for img in images {
+            var vi = VkImageViewCreateInfo()
+            vi.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO
+            vi.image = img
+            vi.viewType = VK_IMAGE_VIEW_TYPE_2D
+            vi.format = format.format
+            vi.subresourceRange = VkImageSubresourceRange(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue, baseMipLevel: 0,
+                                                          levelCount: 1, baseArrayLayer: 0, layerCount: 1)
+            var v: VkImageView?
+            try check(vkCreateImageView(device, &vi, nil, &v), "vkCreateImageView")
+            guard let v else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateImageView") }
+            views.append(v)
+            var att: VkImageView? = v
+            var fb: VkFramebuffer?
+            let fr: VkResult = withUnsafePointer(to: &att) { ap in
+                var fi = VkFramebufferCreateInfo()
+                fi.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO
+                fi.renderPass = renderPass
+                fi.attachmentCount = 1
+                fi.pAttachments = ap
+                fi.width = e.width
+                fi.height = e.height
+                fi.layers = 1
+                return vkCreateFramebuffer(device, &fi, nil, &fb)
+            }
+            try check(fr, "vkCreateFramebuffer")
+            guard let fb else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateFramebuffer") }
+            framebuffers.append(fb)
+        }
+        generation += 1
+        return true
+    }
+
+    private func destroySwapchainObjects() {
+        let device = context.device
+        framebuffers.forEach { vkDestroyFramebuffer(device, $0, nil) }
+        views.forEach { vkDestroyImageView(device, $0, nil) }
+        framebuffers = []; views = []; images = []
+    }
+
+    /// Vulkan: `vkCreateRenderPass` (one color attachment: clear, store, UNDEFINED → PRESENT_SRC).
+    private static func makeRenderPass(_ device: VkDevice, format: VkFormat) throws -> VkRenderPass {
+        var attachment = VkAttachmentDescription()
+        attachment.format = format
+        attachment.samples = VK_SAMPLE_COUNT_1_BIT
+        attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR
+        attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE
+        attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE
+        attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE
+        attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
+        attachment.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR
+        var ref = VkAttachmentReference(attachment: 0, layout: VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+        // The acquire semaphore is waited at COLOR_ATTACHMENT_OUTPUT: the layout change must wait too.
+        var dependency = VkSubpassDependency(
+            srcSubpass: VK_SUBPASS_EXTERNAL, dstSubpass: 0,
+            srcStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
+            dstStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
+            srcAccessMask: 0,
+            dstAccessMask: flags(VK_ACCESS_COLOR_ATTACHMENT_READ_BIT, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT),
+            dependencyFlags: 0)
+        var rp: VkRenderPass?
+        let r: VkResult = withUnsafePointer(to: &ref) { refp in
+            var subpass = VkSubpassDescription()
+            subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS
+            subpass.colorAttachmentCount = 1
+            subpass.pColorAttachments = refp
+            return withUnsafePointer(to: &attachment) { ap in
+                withUnsafePointer(to: &subpass) { sp in
+                    withUnsafePointer(to: &dependency) { dp in
+                        var info = VkRenderPassCreateInfo()
+                        info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO
+                        info.attachmentCount = 1
+                        info.pAttachments = ap
+                        info.subpassCount = 1
+                        info.pSubpasses = sp
+                        info.dependencyCount = 1
+                        info.pDependencies = dp
+                        return vkCreateRenderPass(device, &info, nil, &rp)
+                    }
+                }
+            }
+        }
+        try check(r, "vkCreateRenderPass")
+        guard let rp else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateRenderPass") }
+        return rp
+    }
+}

@@ -1,0 +1,506 @@
+import CGLFW
+import CVulkan
+import Capture
+import DepthKit
+import Foundation
+import GPUKit
+
+/// `depthlens view`: the window people live in. One frame in flight: wait for the previous
+/// frame's fence, poll the source, acquire, record (upload → kernels → mixer → present pass →
+/// ImGui), submit, present. Nothing is read back except for a snapshot.
+public final class ViewerApp {
+    let options: ViewerOptions
+    let window: Window
+    let context: GPUContext
+    let swapchain: Swapchain
+    let present: PresentPipeline
+    let processor: FrameProcessor
+    var imgui: ImGuiLayer!
+    var settings: ViewSettings
+    var source: FrameSource
+    var sourceText: [CChar]
+    var current: FrameSet?
+    var lastOutput: FrameProcessor.Output?
+    var view: ViewerOptions.View
+    var showPanel: Bool
+    var showHelp = false
+    var stats: FrameStats
+    /// Lines shown at the bottom of the window until their time runs out (warnings, errors).
+    var notices: [(text: String, until: Double, isError: Bool)] = []
+    /// The source's error while it lasts (e.g. a camera unplugged); cleared by the next frame.
+    var sourceError: String?
+    var hoverReadout: DepthReadout?
+    var pinnedReadout: DepthReadout?
+    var needsSwapchain = true
+    var snapshotRequested = false
+    var lastFrameIndex: Int?
+    var loggedLayout = false
+    var framesShown = 0
+    /// What the last processed output was made from (frame buffers, their generations, settings).
+    var processedKey: String?
+    var lastShaderErrors: [String] = []
+    var startTime: Double
+    /// The 3D view (nil until the point-cloud renderer exists in GPUKit).
+    var scene3D: Scene3D?
+
+    // Per-frame Vulkan objects (one frame in flight).
+    private var commandPool: VkCommandPool!
+    private var commandBuffer: VkCommandBuffer!
+    private var fence: VkFence!
+    private var acquireSemaphore: VkSemaphore!
+    private var renderDone: [VkSemaphore] = []
+    private var queryPool: VkQueryPool?
+    private var queryLabels: [String] = []
+    private var fenceWaited = true
+
+    public static func run(_ options: ViewerOptions) throws {
+        let app = try ViewerApp(options: options)
+        try app.loop()
+    }
+
+    init(options: ViewerOptions) throws {
+        self.options = options
+        try Window.initialize()
+        let win: Window
+        do { win = try Window(width: options.width, height: options.height, title: "depthlens") } catch {
+            glfwTerminate()
+            throw error
+        }
+        window = win
+        let ctx: GPUContext
+        do {
+            ctx = try GPUContext(options: GPUContextOptions(
+                instanceExtensions: Window.requiredInstanceExtensions(),
+                deviceExtensions: ["VK_KHR_swapchain"],
+                queueFamilyFilter: { instance, device, family in
+                    glfwGetPhysicalDevicePresentationSupport(instance, device, family) == GLFW_TRUE
+                }))
+        } catch let e as ViewerError {
+            throw e
+        } catch {
+            throw ViewerError.noVulkan("\(error)")
+        }
+        context = ctx
+        ctx.validation?.echo = true
+        let surface = try win.makeSurface(instance: ctx.instance)
+        swapchain = try Swapchain(context: ctx, surface: surface, vsync: options.vsync)
+        let library = try ShaderLibrary.shared()
+        present = try PresentPipeline(context: ctx, library: library, renderPass: swapchain.renderPass)
+        present.watchesShaders = options.watchShaders
+        let factory = try GPUFilterFactory(context: ctx, library: library)
+        factory.watchesShaders = options.watchShaders
+        processor = FrameProcessor(factory: factory)
+        settings = ViewSettings(mode: options.mode)
+        settings.mix = options.mix
+        settings.colormap = options.colormap
+        settings.backend = options.backend
+        view = options.view
+        showPanel = options.showPanel
+        sourceText = Array(options.source.utf8CString) + [CChar](repeating: 0, count: 1024)
+        startTime = monotonicSeconds()
+        stats = FrameStats(now: startTime)
+        source = try Self.openSource(options.source, options: options)
+        try makeFrameObjects()
+        let (fw, fh) = win.framebufferSize
+        try swapchain.recreate(width: fw, height: fh)
+        needsSwapchain = false
+        try makeRenderDoneSemaphores()
+        imgui = try ImGuiLayer(window: win, context: ctx, renderPass: swapchain.renderPass,
+                               imageCount: max(2, swapchain.images.count), oneShot: { try self.oneShot($0) })
+        scene3D = Scene3D.make(context: ctx, factory: factory, renderPass: swapchain.renderPass)
+        scene3D?.log = { [weak self] line in
+            guard let self, self.options.logReadout || self.options.logUI else { return }
+            print(line)
+            fflush(stdout)
+        }
+        if let tum = source as? TUMSource { tum.onWarning = { [weak self] in self?.notice($0) } }
+    }
+
+    deinit {
+        let device = context.device
+        vkDeviceWaitIdle(device)
+        scene3D = nil
+        imgui = nil
+        renderDone.forEach { vkDestroySemaphore(device, $0, nil) }
+        if let acquireSemaphore { vkDestroySemaphore(device, acquireSemaphore, nil) }
+        if let fence { vkDestroyFence(device, fence, nil) }
+        if let queryPool { vkDestroyQueryPool(device, queryPool, nil) }
+        if let commandPool { vkDestroyCommandPool(device, commandPool, nil) }
+        source.stop()
+    }
+
+    // MARK: Sources
+
+    static func openSource(_ text: String, options: ViewerOptions) throws -> FrameSource {
+        let s = try SizedSyntheticSource.parse(text) ?? makeFrameSource(text, depthScale: options.depthScale)
+        try s.start()
+        if let p = s as? PlaybackControl {
+            p.loop = options.loop
+            if let fps = options.fps { p.fps = fps }
+            if options.paused { p.pause() }
+            if let n = options.frame { try p.seek(toFrame: n) }
+        }
+        return s
+    }
+
+    /// Opens the text field's source in place of the current one; on failure the old one stays.
+    func reopenSource() {
+        let text = String(cString: sourceText)
+        do {
+            let s = try Self.openSource(text, options: options)
+            source.stop()
+            source = s
+            if let tum = s as? TUMSource { tum.onWarning = { [weak self] in self?.notice($0) } }
+            current = nil
+            lastFrameIndex = nil
+            sourceError = nil
+            notice("opened \(s.name)")
+        } catch {
+            notice("cannot open \(text): \(error)", isError: true)
+        }
+    }
+
+    func notice(_ s: String, isError: Bool = false, seconds: Double = 6) {
+        notices.append((s, monotonicSeconds() + seconds, isError))
+        if notices.count > 6 { notices.removeFirst(notices.count - 6) }
+        if options.logUI { print("notice: \(s)"); fflush(stdout) }
+    }
+
+    // MARK: Vulkan frame objects
+
+    private func makeFrameObjects() throws {
+        let device = context.device
+        var poolInfo = VkCommandPoolCreateInfo()
+        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
+        poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
+        poolInfo.queueFamilyIndex = context.queueFamilyIndex
+        var p: VkCommandPool?
+        try check(vkCreateCommandPool(device, &poolInfo, nil, &p), "vkCreateCommandPool")
+        commandPool = p
+        var alloc = VkCommandBufferAllocateInfo()
+        alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
+        alloc.commandPool = p
+        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
+        alloc.commandBufferCount = 1
+        var cb: VkCommandBuffer?
+        try check(vkAllocateCommandBuffers(device, &alloc, &cb), "vkAllocateCommandBuffers")
+        commandBuffer = cb
+        var fi = VkFenceCreateInfo()
+        fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
+        fi.flags = VK_FENCE_CREATE_SIGNALED_BIT.rawValue
+        var f: VkFence?
+        try check(vkCreateFence(device, &fi, nil, &f), "vkCreateFence")
+        fence = f
+        acquireSemaphore = try makeSemaphore()
+        if context.timestampPeriod != nil {
+            var qi = VkQueryPoolCreateInfo()
+            qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
+            qi.queryType = VK_QUERY_TYPE_TIMESTAMP
+            qi.queryCount = 16
+            var q: VkQueryPool?
+            try check(vkCreateQueryPool(device, &qi, nil, &q), "vkCreateQueryPool")
+            queryPool = q
+        }
+    }
+
+    private func makeSemaphore() throws -> VkSemaphore {
+        var si = VkSemaphoreCreateInfo()
+        si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO
+        var s: VkSemaphore?
+        try check(vkCreateSemaphore(context.device, &si, nil, &s), "vkCreateSemaphore")
+        return s!
+    }
+
+    /// One "render finished" semaphore per swapchain image: presentation may still wait on the
+    /// previous one when the next frame signals.
+    private func makeRenderDoneSemaphores() throws {
+        while renderDone.count < swapchain.images.count { renderDone.append(try makeSemaphore()) }
+    }
+
+    /// Records `body` into a fresh command buffer, submits it and waits (font upload, snapshot).
+    func oneShot(_ body: (VkCommandBuffer) throws -> Void) throws {
+        try waitFrameFence()
+        let cb: VkCommandBuffer = commandBuffer
+        try check(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
+        var begin = VkCommandBufferBeginInfo()
+        begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
+        try check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+        try body(cb)
+        try check(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
+        var f: VkFence? = fence
+        try check(vkResetFences(context.device, 1, &f), "vkResetFences")
+        var cbs: VkCommandBuffer? = cb
+        var submit = VkSubmitInfo()
+        submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
+        submit.commandBufferCount = 1
+        try withUnsafePointer(to: &cbs) { cp in
+            submit.pCommandBuffers = cp
+            try check(vkQueueSubmit(context.queue, 1, &submit, fence), "vkQueueSubmit")
+        }
+        fenceWaited = false
+        try waitFrameFence()
+    }
+
+    /// Waits for the frame in flight and reads its GPU timestamps. Vulkan: `vkWaitForFences`, `vkGetQueryPoolResults`.
+    func waitFrameFence() throws {
+        guard !fenceWaited else { return }
+        var f: VkFence? = fence
+        while try check(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 1_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
+        fenceWaited = true
+        if let queryPool, let period = context.timestampPeriod, queryLabels.count >= 2 {
+            var stamps = [UInt64](repeating: 0, count: queryLabels.count)
+            let r = vkGetQueryPoolResults(context.device, queryPool, 0, UInt32(queryLabels.count), stamps.count * 8, &stamps, 8,
+                                          VK_QUERY_RESULT_64_BIT.rawValue)
+            if r == VK_SUCCESS {
+                var gpu: [(String, Double)] = []
+                for i in 1..<stamps.count {
+                    gpu.append((queryLabels[i], Double(stamps[i] &- stamps[i - 1]) * period / 1e6))
+                }
+                stats.add(gpu: gpu)
+            }
+            queryLabels.removeAll()
+        }
+    }
+
+    // MARK: The loop
+
+    func loop() throws {
+        var lastTitle = 0.0
+        while true {
+            glfwPollEvents()
+            let now = monotonicSeconds()
+            handleInput(now: now)
+            if window.shouldClose { break }
+            if let t = options.exitAfter, now - startTime >= t { break }
+
+            let (fw, fh) = window.framebufferSize
+            if fw == 0 || fh == 0 || window.isIconified {
+                // Minimized: nothing to draw into; sleep until something happens.
+                glfwWaitEventsTimeout(0.05)
+                needsSwapchain = true
+                continue
+            }
+            if needsSwapchain || Int(swapchain.extent.width) != fw || Int(swapchain.extent.height) != fh {
+                try waitFrameFence()
+                vkDeviceWaitIdle(context.device)
+                guard try swapchain.recreate(width: fw, height: fh) else { glfwWaitEventsTimeout(0.05); continue }
+                try makeRenderDoneSemaphores()
+                imgui.setImageCount(max(2, swapchain.images.count))
+                needsSwapchain = false
+                logUI("swapchain \(swapchain.extent.width)x\(swapchain.extent.height) \(swapchain.presentModeName)")
+            }
+
+            var t0 = DispatchTime.now().uptimeNanoseconds
+            func lap(_ stage: String) {
+                let t1 = DispatchTime.now().uptimeNanoseconds
+                stats.add(stage: stage, ms: Double(t1 - t0) / 1e6)
+                t0 = t1
+            }
+            try waitFrameFence()
+            lap("gpu wait")
+            pollSource(now: now)
+            lap("source")
+            present.reloadIfNeeded(now: now)
+
+            guard let sc = swapchain.handle else { needsSwapchain = true; continue }
+            var imageIndex: UInt32 = 0
+            let acquired = vkAcquireNextImageKHR(context.device, sc, UInt64.max, acquireSemaphore, nil, &imageIndex)
+            if acquired == VK_ERROR_OUT_OF_DATE_KHR { needsSwapchain = true; continue }
+            try check(acquired, "vkAcquireNextImageKHR")
+            if acquired == VK_SUBOPTIMAL_KHR { needsSwapchain = true }
+
+            imgui.newFrame()
+            buildUI(now: now)
+            lap("present")
+
+            let cb: VkCommandBuffer = commandBuffer
+            try check(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
+            var begin = VkCommandBufferBeginInfo()
+            begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
+            try check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+            queryLabels.removeAll()
+            if let queryPool {
+                vkCmdResetQueryPool(cb, queryPool, 0, 16)
+                vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool, 0)
+                queryLabels.append("start")
+            }
+            let mark: (String) -> Void = { [self] label in
+                guard let queryPool, queryLabels.count < 15 else { return }
+                vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool, UInt32(queryLabels.count))
+                queryLabels.append(label)
+            }
+            if let frame = current, view == .twoD, settings.backend == .auto {
+                let before = processor.autoNotes.count
+                processor.resolveAuto(frame: frame, settings: settings)
+                for n in processor.autoNotes.dropFirst(before) { notice(n, seconds: 10) }
+            }
+            var output: FrameProcessor.Output?
+            var drew3D = false
+            if let frame = current {
+                do {
+                    if view == .threeD, let scene3D {
+                        try processor.recorder.frame {
+                            try scene3D.record(cb, frame: frame, recorder: processor.recorder, width: Int(swapchain.extent.width),
+                                               height: Int(swapchain.extent.height), mark: mark)
+                        }
+                        drew3D = true
+                    } else if let last = lastOutput, processedKey == key(frame), !options.reprocess, !options.watchShaders {
+                        // Same frame, same settings: the last output is still on the GPU; present it again.
+                        output = last
+                    } else {
+                        output = try processor.recorder.frame { try processor.record(cb, frame: frame, settings: settings, mark: mark) }
+                        processedKey = key(frame)
+                    }
+                } catch {
+                    notice("frame failed: \(error)", isError: true, seconds: 3)
+                }
+            }
+            lastOutput = output ?? lastOutput
+            let uploadMs = processor.cpuTimes.filter { $0.0 == "upload" }.reduce(0) { $0 + $1.1 }
+            let kernelTimes = processor.cpuTimes.filter { $0.0 != "upload" }
+            stats.add(stage: "upload", ms: uploadMs)
+            stats.add(kernels: kernelTimes)
+            lap("kernels")
+            stats.add(stage: "kernels", ms: -uploadMs)
+
+            var rpBegin = VkRenderPassBeginInfo()
+            rpBegin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
+            rpBegin.renderPass = swapchain.renderPass
+            rpBegin.framebuffer = swapchain.framebuffers[Int(imageIndex)]
+            rpBegin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0), extent: swapchain.extent)
+            var clear = VkClearValue(color: VkClearColorValue(float32: (0.08, 0.08, 0.09, 1)))
+            withUnsafePointer(to: &clear) { cp in
+                rpBegin.clearValueCount = 1
+                rpBegin.pClearValues = cp
+                vkCmdBeginRenderPass(cb, &rpBegin, VK_SUBPASS_CONTENTS_INLINE)
+            }
+            if drew3D, let out = scene3D?.output {
+                present.draw(cb, texture: out, sampler: processor.factory.textureCache.linearSampler,
+                             rect: Letterbox.Rect(x: 0, y: 0, width: Float(swapchain.extent.width), height: Float(swapchain.extent.height)))
+            } else if let out = output {
+                let box = Letterbox(imageWidth: out.width, imageHeight: out.height,
+                                    windowWidth: Int(swapchain.extent.width), windowHeight: Int(swapchain.extent.height))
+                present.draw(cb, texture: out.texture, sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
+            }
+            imgui.render(cb)
+            vkCmdEndRenderPass(cb)
+            mark("present")
+            try check(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
+
+            var f: VkFence? = fence
+            try check(vkResetFences(context.device, 1, &f), "vkResetFences")
+            var waitSem: VkSemaphore? = acquireSemaphore
+            var signalSem: VkSemaphore? = renderDone[Int(imageIndex)]
+            var waitStage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue
+            var cbs: VkCommandBuffer? = cb
+            var submit = VkSubmitInfo()
+            submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
+            let submitted: VkResult = withUnsafePointer(to: &waitSem) { wp in
+                withUnsafePointer(to: &signalSem) { sp in
+                    withUnsafePointer(to: &waitStage) { stp in
+                        withUnsafePointer(to: &cbs) { cp in
+                            submit.waitSemaphoreCount = 1
+                            submit.pWaitSemaphores = wp
+                            submit.pWaitDstStageMask = stp
+                            submit.commandBufferCount = 1
+                            submit.pCommandBuffers = cp
+                            submit.signalSemaphoreCount = 1
+                            submit.pSignalSemaphores = sp
+                            return vkQueueSubmit(context.queue, 1, &submit, fence)
+                        }
+                    }
+                }
+            }
+            try check(submitted, "vkQueueSubmit")
+            fenceWaited = false
+
+            var scOpt: VkSwapchainKHR? = sc
+            var idx = imageIndex
+            var presentInfo = VkPresentInfoKHR()
+            presentInfo.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR
+            let presented: VkResult = withUnsafePointer(to: &signalSem) { sp in
+                withUnsafePointer(to: &scOpt) { scp in
+                    withUnsafePointer(to: &idx) { ip in
+                        presentInfo.waitSemaphoreCount = 1
+                        presentInfo.pWaitSemaphores = sp
+                        presentInfo.swapchainCount = 1
+                        presentInfo.pSwapchains = scp
+                        presentInfo.pImageIndices = ip
+                        return vkQueuePresentKHR(context.queue, &presentInfo)
+                    }
+                }
+            }
+            if presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR {
+                needsSwapchain = true
+            } else {
+                try check(presented, "vkQueuePresentKHR")
+            }
+            lap("present")
+
+            framesShown += 1
+            if framesShown == 3 { logUI("ready") }
+            if snapshotRequested {
+                snapshotRequested = false
+                takeSnapshot(output: output)
+            }
+            if stats.frameDone(now: monotonicSeconds()), options.stats {
+                print("stats: \(stats.line)")
+                fflush(stdout)
+            }
+            if now - lastTitle > 1 {
+                lastTitle = now
+                window.setTitle("depthlens - \(source.name) - \(settings.mode.title)")
+            }
+        }
+        try waitFrameFence()
+        vkDeviceWaitIdle(context.device)
+    }
+
+    func key(_ f: FrameSet) -> String {
+        let d = f.depth?.map
+        return "\(ObjectIdentifier(f.color).hashValue):\(f.color.generation):\(d.map { ObjectIdentifier($0).hashValue } ?? 0):"
+            + "\(d?.generation ?? 0):\(f.index):\(settings)"
+    }
+
+    /// Takes the next frame from the source (never blocking); errors are shown, not fatal.
+    func pollSource(now: Double) {
+        do {
+            if let f = try source.nextFrame(now: now) {
+                if let last = lastFrameIndex, f.index > last + 1, let p = source as? PlaybackControl, !p.isPaused {
+                    stats.drop(f.index - last - 1)
+                }
+                lastFrameIndex = f.index
+                current = f
+                sourceError = nil
+            }
+        } catch {
+            let text = "\(error)"
+            if sourceError != text { notice("source: \(text)", isError: true) }
+            sourceError = text
+        }
+    }
+
+    // MARK: Snapshot
+
+    func takeSnapshot(output: FrameProcessor.Output?) {
+        guard let frame = current, let output else { notice("snapshot: no frame yet", isError: true); return }
+        do {
+            var filtered: PixelBuffer?
+            try processor.recorder.frame {
+                try oneShot { cb in filtered = try processor.recorder.readback(cb, output.texture) }
+            }
+            guard let filtered else { return }
+            let name = Snapshot.name(frame: frame.index)
+            let files = try Snapshot.write(name: name, directory: options.snapshotDir, filtered: filtered,
+                                           color: frame.color, depth: frame.depth, intrinsics: source.intrinsics,
+                                           mode: settings.mode.name, timestamp: frame.timestamp, frame: frame.index,
+                                           source: source.name)
+            notice("snapshot: \(files.count) files as \(options.snapshotDir)/\(name)_*")
+            if options.logUI { print("snapshot: \((options.snapshotDir as NSString).appendingPathComponent(name))"); fflush(stdout) }
+        } catch {
+            notice("snapshot failed: \(error)", isError: true)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import CGLFW
+import Capture
+import DepthKit
+import Foundation
+
+extension ViewerApp {
+    /// Handles the queued keys and clicks, and the hover readout. ImGui keeps the keys while a
+    /// text field has focus and the mouse while it is over a panel.
+    func handleInput(now: Double) {
+        let events = window.takeEvents()
+        let imguiKeyboard = imgui.wantsKeyboard, imguiMouse = imgui.wantsMouse
+        for e in events {
+            switch e {
+            case let .key(key, mods):
+                guard !imguiKeyboard else { continue }
+                let shift = mods & GLFW_MOD_SHIFT != 0
+                if let action = KeyBindings.action(key: key, shift: shift, in3D: view == .threeD) {
+                    perform(action)
+                }
+            case let .mouseButton(button, pressed, mods, x, y, time, batch):
+                guard !imguiMouse else { continue }
+                if view == .threeD {
+                    scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch)
+                } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
+                    pinnedReadout = readout(atWindowX: x, y: y)
+                    if let r = pinnedReadout, options.logReadout {
+                        print("readout: \(r.text)")
+                        fflush(stdout)
+                    }
+                }
+            case let .scroll(_, dy, x, y):
+                guard !imguiMouse else { continue }
+                if view == .threeD { scene3D?.scroll(dy: dy, x: x, y: y) }
+            }
+        }
+        let (cx, cy) = window.cursor
+        if view == .threeD {
+            if !imguiMouse { scene3D?.drag(x: cx, y: cy, window: window) }
+        } else {
+            hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)
+        }
+    }
+
+    /// The depth under a window point: window → letterbox → displayed image → depth map pixel.
+    func readout(atWindowX x: Double, y: Double) -> DepthReadout? {
+        guard settings.depthOn, let frame = current, let depth = frame.depth, let out = lastOutput else { return nil }
+        let box = Letterbox(imageWidth: out.width, imageHeight: out.height,
+                            windowWidth: Int(swapchain.extent.width), windowHeight: Int(swapchain.extent.height))
+        guard let p = box.imagePixel(windowX: x, windowY: y) else { return nil }
+        let map = depth.map
+        let q = Letterbox.rescale(p, from: (out.width, out.height), to: (map.width, map.height))
+        return DepthReadout(depth: depth, x: q.x, y: q.y)
+    }
+
+    var playback: PlaybackControl? { source as? PlaybackControl }
+
+    func perform(_ action: ViewerAction) {
+        do {
+            switch action {
+            case .togglePause:
+                if let p = playback { p.isPaused ? p.resume() : p.pause() } else { notice("\(source.name) cannot pause") }
+            case .stepBackward, .stepForward:
+                let forward = action == .stepForward
+                guard let p = playback else { notice("\(source.name) cannot step or seek"); return }
+                if p.isPaused { try p.step(by: forward ? 1 : -1) } else {
+                    try p.seek(toFrame: max(0, p.currentIndex + (forward ? 10 : -10)))
+                }
+            case .seekBackward: try playback?.seek(toFrame: max(0, (playback?.currentIndex ?? 0) - 10))
+            case .seekForward: try playback?.seek(toFrame: (playback?.currentIndex ?? 0) + 10)
+            case .seekStart: try playback?.seek(toFrame: 0)
+            case .mode(let i):
+                guard i < PreviewMode.all.count else { return }
+                settings.mode = PreviewMode.all[i]
+                settings.filterOn = true
+                logUI("mode \(settings.mode.name)")
+            case .snapshot: snapshotRequested = true
+            case .exportPLY: exportPLY()
+            case .toggleView:
+                view = view == .twoD ? .threeD : .twoD
+                if view == .threeD && scene3D == nil { notice("the 3D view is not available in this build") }
+                logUI("view \(view.rawValue)")
+            case .quit: window.shouldClose = true
+            case .fullscreen: window.toggleFullscreen(); needsSwapchain = true
+            case .toggleVsync:
+                swapchain.vsync.toggle()
+                needsSwapchain = true
+                notice("vsync \(swapchain.vsync ? "on" : "off")")
+            case .cycleColormap:
+                settings.cycleColormap()
+                logUI("colormap \(settings.colormap.rawValue)")
+            case .cycleBackend:
+                settings.backend = settings.backend.next
+                notice("backend \(settings.backend.rawValue)")
+            case .togglePanel: showPanel.toggle()
+            case .toggleHelp: showHelp.toggle()
+            case .toggleFilter: settings.filterOn.toggle()
+            case .toggleDepth: settings.depthOn.toggle()
+            case .toggleBlend: settings.blend.toggle()
+            case .toggleRosyMatrix: settings.rosyMatrix.toggle()
+            case .toggleRange: settings.equalized.toggle()
+            case .toggleLoop:
+                if let p = playback { p.loop.toggle(); notice("loop \(p.loop ? "on" : "off")") }
+            case .mixUp: settings.mix = min(1, settings.mix + 0.1); logUI("mix \(settings.mix)")
+            case .mixDown: settings.mix = max(0, settings.mix - 0.1); logUI("mix \(settings.mix)")
+            case .resetView, .zoomIn, .zoomOut, .pointSizeDown, .pointSizeUp, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
+                scene3D?.perform(action)
+            }
+        } catch {
+            notice("\(error)", isError: true)
+        }
+    }
+
+    func logUI(_ s: String) {
+        if options.logUI { print("ui: \(s)"); fflush(stdout) }
+    }
+
+    /// P: the current frame's point cloud as PLY into the snapshot folder.
+    func exportPLY() {
+        guard let frame = current, let depth = frame.depth else { notice("export: no depth in this frame", isError: true); return }
+        do {
+            try FileManager.default.createDirectory(atPath: options.snapshotDir, withIntermediateDirectories: true)
+            let cloud = PointCloud.unproject(depth: depth, color: frame.color)
+            let path = (options.snapshotDir as NSString).appendingPathComponent(Snapshot.name(frame: frame.index) + ".ply")
+            try PLYWriter.write(cloud, to: path)
+            notice("exported \(cloud.count) points to \(path)")
+            if options.logUI { print("ply: \(path)"); fflush(stdout) }
+        } catch {
+            notice("export failed: \(error)", isError: true)
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import DepthKit
+import Foundation
+import Viewer
+
+struct ViewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "view",
+        abstract: "Open the viewer window on a color + depth source.",
+        discussion: """
+        Modes: \(PreviewMode.all.map(\.name).joined(separator: ", ")) (number keys 1–9 in the window).
+        Keys: `depthlens view --keys` prints the key table; `?` shows it in the window.
+        Without a display, use the headless commands: process, export-ply, render3d.
+        """
+    )
+
+    @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM]")
+    var source = "synthetic"
+    @Option(help: "Units per meter of 16-bit depth (TUM 5000, RealSense/Kinect 1000).")
+    var depthScale: Float?
+    @Option(help: "First preview mode.")
+    var mode = "original"
+    @Option(help: "2d or 3d.")
+    var view = "2d"
+    @Option(help: "cpu, gpu or auto: where the kernels with a GPU port run (auto: the GPU when there is one).")
+    var backend = "gpu"
+    @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
+    var device: String?
+    @Flag(help: "Present without vsync (MAILBOX or IMMEDIATE when the surface has them).")
+    var noVsync = false
+    @Option(help: "Where S writes snapshots and P writes PLY files.")
+    var snapshotDir = "snapshots"
+    @Flag(help: "Start paused.")
+    var paused = false
+    @Option(help: "Start on this frame (0-based).")
+    var frame: Int?
+    @Option(help: "Playback frames per second (default: the recorded timestamps).")
+    var fps: Double?
+    @Flag(help: "Loop playback.")
+    var loop = false
+    @Option(help: "Blend factor of the colormap mode: 0 = color, 1 = colored depth.")
+    var mix: Float = 0.5
+    @Option(help: "jet, turbo, viridis or grayscale.")
+    var colormap = "jet"
+    @Option(help: "Window size WxH.")
+    var size = "1280x720"
+    @Flag(help: "Start with the control panel hidden (F1 or H shows it).")
+    var noPanel = false
+    @Flag(help: "Rebuild shaders when their files change; a shader that does not compile leaves the old one running.")
+    var watchShaders = false
+    @Flag(help: "Print FPS and per-stage milliseconds to stdout once a second.")
+    var stats = false
+    @Flag(help: "Upload and run the kernels for every displayed frame, even an unchanged one (for timing).")
+    var reprocess = false
+    @Flag(help: "Print the depth readout to stdout on each click.")
+    var logReadout = false
+    @Flag(help: "Print UI events and panel layout to stdout (for tests).")
+    var logUi = false
+    @Option(help: "Quit after this many seconds.")
+    var exitAfter: Double?
+    @Flag(help: "Print the key table (Markdown) and exit.")
+    var keys = false
+
+    func run() throws {
+        if keys {
+            print(KeyBindings.markdown, terminator: "")
+            return
+        }
+        var o = ViewerOptions()
+        o.source = source
+        o.depthScale = depthScale
+        o.mode = try PreviewMode.named(mode)
+        guard let v = ViewerOptions.View(rawValue: view.lowercased()) else {
+            throw DepthKitError.invalidArgument("--view must be 2d or 3d, got '\(view)'")
+        }
+        o.view = v
+        o.backend = try ViewerBackend.named(backend)
+        o.vsync = !noVsync
+        o.snapshotDir = snapshotDir
+        o.paused = paused
+        if let frame, frame < 0 { throw DepthKitError.invalidArgument("--frame must be ≥ 0, got \(frame)") }
+        o.frame = frame
+        if let fps, !(fps > 0 && fps.isFinite) { throw DepthKitError.invalidArgument("--fps must be a positive number, got \(fps)") }
+        o.fps = fps
+        o.loop = loop
+        try requireFinite(mix, "--mix", in: 0...1)
+        o.mix = mix
+        guard let cm = Colormap(rawValue: colormap.lowercased()) else {
+            throw DepthKitError.invalidArgument("--colormap must be one of \(Colormap.allCases.map(\.rawValue).joined(separator: ", ")), got '\(colormap)'")
+        }
+        o.colormap = cm
+        let parts = size.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] > 0, parts[1] > 0, parts[0] <= 16384, parts[1] <= 16384 else {
+            throw DepthKitError.invalidArgument("--size must be WIDTHxHEIGHT, got '\(size)'")
+        }
+        o.width = parts[0]; o.height = parts[1]
+        o.showPanel = !noPanel
+        o.watchShaders = watchShaders
+        o.stats = stats
+        o.reprocess = reprocess
+        o.logReadout = logReadout
+        o.logUI = logUi
+        if let exitAfter, !(exitAfter >= 0 && exitAfter.isFinite) {
+            throw DepthKitError.invalidArgument("--exit-after must be a non-negative number of seconds, got \(exitAfter)")
+        }
+        o.exitAfter = exitAfter
+        GPUBackend.select(device: device)
+        try ViewerApp.run(o)
+    }
+}

@@ -22,12 +22,20 @@ enum CLI {
     private final class Marker {}
 
     @discardableResult
-    static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil) throws -> CLIResult {
+    /// - Parameters:
+    ///   - environment: variables set for the child on top of this process's.
+    ///   - unsetting: variables removed from the child's environment.
+    static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil,
+                    unsetting: [String] = []) throws -> CLIResult {
         let p = Process()
         p.executableURL = executable
         p.arguments = args
         if let cwd { p.currentDirectoryURL = cwd }
-        if let environment { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if environment != nil || !unsetting.isEmpty {
+            var env = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
+            for k in unsetting { env[k] = nil }
+            p.environment = env
+        }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -64,4 +64,33 @@ final class ProcessCommandTests: CLITestCase {
         XCTAssertEqual(img.rgba(x: (box.x.lowerBound + box.x.upperBound) / 2, y: (box.y.lowerBound + box.y.upperBound) / 2).0, 0)   // 1 m → 0
         XCTAssertEqual(img.rgba(x: 1, y: 1).0, 255)               // 3 m → 1
     }
+
+    func testGPUBackendMatchesCPUAndFallsBackWithoutADevice() throws {
+        let (c, d) = try writeSyntheticPair()
+        XCTAssertEqual(try CLI.run(["process", "--color", c, "--depth", d, "--filter", "mix", "--backend", "gpu", "--out", path("g.png")]).status, 0)
+        XCTAssertEqual(try CLI.run(["process", "--color", c, "--depth", d, "--filter", "mix", "--backend", "cpu", "--out", path("c.png")]).status, 0)
+        let g = try ImageIO.read(path("g.png")).packedBytes(), cpu = try ImageIO.read(path("c.png")).packedBytes()
+        XCTAssertEqual(zip(g, cpu).map { abs(Int($0) - Int($1)) }.max(), 0)
+        // No Vulkan driver: one line saying how to get one, then the CPU result.
+        let r = try CLI.run(["process", "--color", c, "--depth", d, "--filter", "mix", "--backend", "gpu", "--out", path("n.png")],
+                            environment: ["VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"],
+                            unsetting: ["DEPTHLENS_VALIDATION"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.count, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("mesa-vulkan-drivers"), r.stderr)
+        XCTAssertEqual(try ImageIO.read(path("n.png")).packedBytes(), cpu)
+    }
+
+    func testAutoBackendRemembersItsChoice() throws {
+        let (c, d) = try writeSyntheticPair()
+        let cache = dir.appendingPathComponent("cache").path
+        let r = try CLI.run(["process", "--color", c, "--depth", d, "--filter", "jet", "--backend", "auto", "--out", path("a.png")],
+                            environment: ["XDG_CACHE_HOME": cache])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let data = try Data(contentsOf: URL(fileURLWithPath: cache + "/depthlens/backend-choice.json"))
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])
+        let entry = try XCTUnwrap(json.first { $0.key.hasSuffix("|jet|64x48") }?.value)
+        XCTAssertTrue(["cpu", "gpu"].contains(entry["backend"] as? String ?? ""))
+        XCTAssertNotNil(entry["cpuMs"] as? Double)
+    }
 }

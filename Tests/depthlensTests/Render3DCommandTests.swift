@@ -71,10 +71,13 @@ final class Render3DCommandTests: CLITestCase {
     }
 
     /// No Vulkan driver at all: the GPUKit error as one line, exit 1, no file (no CPU fallback).
+    /// Run as a user would, without DEPTHLENS_VALIDATION (scripts/test sets it): the validation
+    /// layer's own diagnostics about the missing driver are opt-in output on top of that line.
     func testWithoutAVulkanDeviceOneLineAndNoFile() throws {
         let out = path("nodev.png")
         let r = try CLI.run(["render3d", "--synthetic", "--width", "32", "--height", "24", "--out", out],
-                            environment: ["VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"])
+                            environment: ["VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"],
+                            unsetting: ["DEPTHLENS_VALIDATION"])
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(r.stderrLines.count, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("Vulkan"), r.stderr)

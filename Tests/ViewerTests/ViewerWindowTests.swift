@@ -23,10 +23,10 @@ final class ViewerWindowTests: WindowTestCase {
 
         // 640×480 letterboxed into 1280×720: scale 1.5, 160 px bars left and right.
         let box = Letterboxed(x: 160, y: 0, scale: 1.5)
-        var shot = try x.screenshot(saveAs: path("jet.png"))
-        keep(path("jet.png"), as: "jet")
         let (bx, by) = box.point(boxPixel.x, boxPixel.y)
         let (wx, wy) = box.point(wallPixel.x, wallPixel.y)
+        var shot = try x.screenshot(saveAs: path("jet.png")) { $0.mean(bx, by).x > 100 && $0.mean(wx, wy).z > 100 }
+        keep(path("jet.png"), as: "jet")
         let near = shot.mean(bx, by), far = shot.mean(wx, wy)
         XCTAssertGreaterThan(near.x, 100, "box (1 m, nearest) is red in JET: \(near)")
         XCTAssertLessThan(near.z, 60, "box: \(near)")
@@ -53,18 +53,17 @@ final class ViewerWindowTests: WindowTestCase {
         try v.drag(from: sx + sw / 2, sy + sh / 2, to: sx - 40, sy + sh / 2)
         try v.waitForLine("ui: mix 0.000", after: 0, timeout: 5)
         x.xdotoolMoveAway()
-        usleep(400_000)
-        shot = try x.screenshot(saveAs: path("mix0.png"))
-        keep(path("mix0.png"), as: "mix0")
         let c = SyntheticScene.boxColor
+        func isColor(_ p: SIMD3<Int>) -> Bool { abs(p.x - Int(c.x)) + abs(p.y - Int(c.y)) + abs(p.z - Int(c.z)) < 30 }
+        shot = try x.screenshot(saveAs: path("mix0.png")) { isColor($0.mean(bx, by)) }
+        keep(path("mix0.png"), as: "mix0")
         let colorBox = shot.mean(bx, by)
         XCTAssertLessThan(abs(colorBox.x - Int(c.x)) + abs(colorBox.y - Int(c.y)) + abs(colorBox.z - Int(c.z)), 30,
                           "mix 0 shows the color image: box \(colorBox) vs \(c)")
         try v.drag(from: sx + sw / 2, sy + sh / 2, to: sx + sw + 40, sy + sh / 2)
         try v.waitForLine("ui: mix 1.000", after: 0, timeout: 5)
         x.xdotoolMoveAway()
-        usleep(400_000)
-        shot = try x.screenshot(saveAs: path("mix1.png"))
+        shot = try x.screenshot(saveAs: path("mix1.png")) { $0.mean(bx, by) == near }
         XCTAssertEqual(shot.mean(bx, by), near, "mix 1 shows JET again")
 
         // Resize: 800×600 holds 640×480 exactly at scale 1.25; the viewer keeps running.
@@ -72,12 +71,11 @@ final class ViewerWindowTests: WindowTestCase {
         n = v.lines.count
         try x.xdotool(["windowsize", wid, "800", "600"])
         try v.waitForLine("ui: swapchain 800x600", after: n, timeout: 10)
-        usleep(500_000)
-        shot = try x.screenshot(saveAs: path("resized.png"))
-        keep(path("resized.png"), as: "resized")
         let small = Letterboxed(x: 0, y: 0, scale: 1.25)
         let (rbx, rby) = small.point(boxPixel.x, boxPixel.y)
         let (rwx, rwy) = small.point(wallPixel.x, wallPixel.y)
+        shot = try x.screenshot(saveAs: path("resized.png")) { $0.mean(rbx, rby).x > 100 && $0.mean(rwx, rwy).z > 100 }
+        keep(path("resized.png"), as: "resized")
         XCTAssertGreaterThan(shot.mean(rbx, rby).x, 100, "box still red after resize")
         XCTAssertGreaterThan(shot.mean(rwx, rwy).z, 100, "wall still blue after resize")
         XCTAssertTrue(v.process.isRunning)
@@ -96,26 +94,27 @@ final class ViewerWindowTests: WindowTestCase {
         let (bx, by) = boxPixel, (wx, wy) = wallPixel
         let c = SyntheticScene.boxColor
 
-        func show(_ key: String, _ mode: String) throws -> PixelBuffer {
+        /// Presses `key`, waits for the mode change and for the picture `ready` describes.
+        func show(_ key: String, _ mode: String, until ready: @escaping (PixelBuffer) -> Bool = { _ in true }) throws -> PixelBuffer {
             let n = v.lines.count
             try v.key(key)
             try v.waitForLine("ui: mode \(mode)", after: n, timeout: 5)
-            usleep(400_000)
-            let shot = try x.screenshot(saveAs: path("\(mode).png"))
+            usleep(200_000)
+            let shot = try x.screenshot(saveAs: path("\(mode).png"), until: ready)
             keep(path("\(mode).png"), as: "mode-\(mode)")
             return shot
         }
-        var shot = try show("3", "grayscale")
+        var shot = try show("3", "grayscale") { $0.mean(bx, by).x < 30 && $0.mean(wx, wy).x > 225 }
         XCTAssertLessThan(shot.mean(bx, by).x, 30, "grayscale: nearest (box) is black")
         XCTAssertGreaterThan(shot.mean(wx, wy).x, 225, "grayscale: farthest (wall) is white")
-        shot = try show("2", "rosy")
+        shot = try show("2", "rosy") { $0.mean(bx, by).y < 5 }
         let rosy = shot.mean(bx, by)
         XCTAssertLessThan(rosy.y, 5, "rosy drops green: \(rosy)")
         XCTAssertLessThan(abs(rosy.x - Int(c.x)), 6, "rosy keeps red: \(rosy)")
-        shot = try show("1", "original")
+        shot = try show("1", "original") { abs($0.mean(bx, by).y - Int(c.y)) < 6 }
         let orig = shot.mean(bx, by)
         XCTAssertLessThan(abs(orig.y - Int(c.y)), 6, "original keeps green: \(orig)")
-        shot = try show("5", "mask")
+        shot = try show("5", "mask") { $0.mean(bx, by) != $0.mean(wx, wy) }
         XCTAssertNotEqual(shot.mean(bx, by), shot.mean(wx, wy), "the mask separates near from far")
 
         // JET without the blend, snapshot, and the files read back by `depthlens process`.
@@ -196,8 +195,7 @@ final class ViewerWindowTests: WindowTestCase {
         try "#version 450\nvoid main() { this is not GLSL }\n".write(to: frag, atomically: true, encoding: .utf8)
         let err = try v.waitForLine("ui: shader error:", after: n, timeout: 10)
         XCTAssertTrue(err.contains("present.frag"), err)
-        usleep(400_000)
-        let shot = try x.screenshot(saveAs: path("broken-shader.png"))
+        let shot = try x.screenshot(saveAs: path("broken-shader.png")) { $0.mean(boxPixel.x, boxPixel.y).x > 100 }
         keep(path("broken-shader.png"), as: "broken-shader")
         XCTAssertGreaterThan(shot.mean(boxPixel.x, boxPixel.y).x, 100, "the old pipeline still draws JET")
         v.quit()
@@ -252,18 +250,22 @@ final class Viewer3DWindowTests: WindowTestCase {
         try v.waitForLine("ui: ready")
         usleep(500_000)
         // Overlay text sits at the top and bottom; compare the middle of the window.
-        func middle(_ name: String) throws -> [SIMD3<Int>] {
-            let s = try x.screenshot(saveAs: path("\(name).png"))
-            keep(path("\(name).png"), as: "3d-\(name)")
+        func pixels(_ s: PixelBuffer) -> [SIMD3<Int>] {
             var px: [SIMD3<Int>] = []
             for yy in stride(from: 80, to: 440, by: 2) { for xx in stride(from: 0, to: 640, by: 2) { px.append(s.rgb(xx, yy)) } }
             return px
         }
-        let home = try middle("home")
+        func middle(_ name: String, until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
+            let s = try x.screenshot(saveAs: path("\(name).png")) { ready(pixels($0)) }
+            keep(path("\(name).png"), as: "3d-\(name)")
+            return pixels(s)
+        }
+        // The home view, once two screenshots in a row agree (the first frames have been drawn).
+        var previous: [SIMD3<Int>] = []
+        let home = try middle("home") { px in defer { previous = px }; return px == previous }
         var n = v.lines.count
         try v.drag(from: 320, 240, to: 440, 270)
-        usleep(800_000)
-        let turned = try middle("orbited")
+        let turned = try middle("orbited") { px in zip(home, px).filter { $0 != $1 }.count > home.count / 4 }
         let changed = zip(home, turned).filter { $0 != $1 }.count
         XCTAssertGreaterThan(changed, home.count / 4, "an orbit drag changes the picture")
         XCTAssertFalse(v.lines[n...].contains { $0.hasPrefix("pick:") }, "a drag is not a click")
@@ -272,8 +274,7 @@ final class Viewer3DWindowTests: WindowTestCase {
         try x.xdotool(["mousemove", "320", "240"])
         try x.xdotool(["click", "--repeat", "2", "--delay", "60", "1"])
         try v.waitForLine("reset", after: n, timeout: 5)
-        usleep(800_000)
-        let back = try middle("reset")
+        let back = try middle("reset") { $0 == home }
         XCTAssertEqual(zip(home, back).filter { $0 != $1 }.count, 0, "double-click restores the home view pixel for pixel")
 
         // Home view = the depth camera: the box pixel (1 m) and a wall pixel (3 m), 2 s apart.

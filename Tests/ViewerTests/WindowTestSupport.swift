@@ -110,6 +110,19 @@ final class XServer {
         guard status == 0 else { throw NSError(domain: "import", code: Int(status), userInfo: [NSLocalizedDescriptionKey: err]) }
         return try ImageIO.readColor(path)
     }
+
+    /// Screenshots until `ready` accepts one or `timeout` seconds pass, and returns the last one.
+    /// On a loaded machine the window may need several frames to show a change; this waits for
+    /// the picture instead of sleeping a fixed time. Callers still assert on what it returns.
+    func screenshot(saveAs path: String, timeout: Double = 10, until ready: (PixelBuffer) -> Bool) throws -> PixelBuffer {
+        let deadline = Date().addingTimeInterval(timeout)
+        var shot = try screenshot(saveAs: path)
+        while !ready(shot) && Date() < deadline {
+            usleep(200_000)
+            shot = try screenshot(saveAs: path)
+        }
+        return shot
+    }
 }
 
 /// A running `depthlens view` whose stdout lines are collected as they come.

@@ -192,12 +192,12 @@ final class DeviceImage {
 }
 
 /// A `VkDescriptorSetLayout`, destroyed on deinit.
-final class DescriptorSetLayout {
+public final class DescriptorSetLayout {
     let context: GPUContext
-    let handle: VkDescriptorSetLayout
+    public let handle: VkDescriptorSetLayout
 
     /// - Parameter bindings: (descriptor type, stages) for bindings 0, 1, …
-    init(context: GPUContext, bindings: [(VkDescriptorType, VkShaderStageFlags)]) throws {
+    public init(context: GPUContext, bindings: [(VkDescriptorType, VkShaderStageFlags)]) throws {
         self.context = context
         let b: [VkDescriptorSetLayoutBinding] = bindings.enumerated().map { i, t in
             var x = VkDescriptorSetLayoutBinding()
@@ -224,14 +224,14 @@ final class DescriptorSetLayout {
 }
 
 /// A `VkDescriptorPool` that frees sets individually, destroyed (with its sets) on deinit.
-final class DescriptorPool {
+public final class DescriptorPool {
     let context: GPUContext
-    let handle: VkDescriptorPool
+    public let handle: VkDescriptorPool
     /// Sets the texture cache has promised from this pool.
     var reserved = 0
     static let texturePoolSize = 64
 
-    init(context: GPUContext, maxSets: Int, sizes: [(VkDescriptorType, Int)]) throws {
+    public init(context: GPUContext, maxSets: Int, sizes: [(VkDescriptorType, Int)]) throws {
         self.context = context
         let ps: [VkDescriptorPoolSize] = sizes.map { VkDescriptorPoolSize(type: $0.0, descriptorCount: UInt32($0.1)) }
         var pool: VkDescriptorPool?
@@ -250,7 +250,7 @@ final class DescriptorPool {
     }
 
     /// One set of `layout`; throws `VulkanError` (OUT_OF_POOL_MEMORY) when full.
-    func allocate(_ layout: DescriptorSetLayout) throws -> VkDescriptorSet {
+    public func allocate(_ layout: DescriptorSetLayout) throws -> VkDescriptorSet {
         var l: VkDescriptorSetLayout? = layout.handle
         var set: VkDescriptorSet?
         let r: VkResult = withUnsafePointer(to: &l) { lp in

@@ -11,9 +11,9 @@ final class PresentPipeline {
     let library: ShaderLibrary
     var watchesShaders = false
     private(set) var lastError: String?
-    private let setLayout: VkDescriptorSetLayout
-    private let layout: VkPipelineLayout
-    private let pool: VkDescriptorPool
+    private let setLayout: DescriptorSetLayout
+    private let layout: PipelineLayout
+    private let pool: DescriptorPool
     private let set: VkDescriptorSet
     private var pipeline: VkPipeline
     private var shaders: [CompiledShader]
@@ -25,67 +25,18 @@ final class PresentPipeline {
         self.context = context
         self.library = library
         self.renderPass = renderPass
-        let device = context.device
-        var binding = VkDescriptorSetLayoutBinding(binding: 0, descriptorType: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                                   descriptorCount: 1, stageFlags: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue,
-                                                   pImmutableSamplers: nil)
-        var sl: VkDescriptorSetLayout?
-        let r1: VkResult = withUnsafePointer(to: &binding) { bp in
-            var info = VkDescriptorSetLayoutCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-            info.bindingCount = 1
-            info.pBindings = bp
-            return vkCreateDescriptorSetLayout(device, &info, nil, &sl)
-        }
-        try vkCheck(r1, "vkCreateDescriptorSetLayout")
-        setLayout = sl!
-        var pl: VkPipelineLayout?
-        var sl2: VkDescriptorSetLayout? = sl
-        let r2: VkResult = withUnsafePointer(to: &sl2) { lp in
-            var info = VkPipelineLayoutCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
-            info.setLayoutCount = 1
-            info.pSetLayouts = lp
-            return vkCreatePipelineLayout(device, &info, nil, &pl)
-        }
-        try vkCheck(r2, "vkCreatePipelineLayout")
-        layout = pl!
-        var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount: 1)
-        var dp: VkDescriptorPool?
-        let r3: VkResult = withUnsafePointer(to: &size) { sp in
-            var info = VkDescriptorPoolCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
-            info.maxSets = 1
-            info.poolSizeCount = 1
-            info.pPoolSizes = sp
-            return vkCreateDescriptorPool(device, &info, nil, &dp)
-        }
-        try vkCheck(r3, "vkCreateDescriptorPool")
-        let poolHandle = dp!
-        pool = poolHandle
-        var ds: VkDescriptorSet?
-        var sl3: VkDescriptorSetLayout? = sl
-        let r4: VkResult = withUnsafePointer(to: &sl3) { lp in
-            var info = VkDescriptorSetAllocateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
-            info.descriptorPool = poolHandle
-            info.descriptorSetCount = 1
-            info.pSetLayouts = lp
-            return vkAllocateDescriptorSets(device, &info, &ds)
-        }
-        try vkCheck(r4, "vkAllocateDescriptorSets")
-        set = ds!
+        setLayout = try DescriptorSetLayout(context: context, bindings: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                                                          VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)])
+        layout = try PipelineLayout(context: context, setLayouts: [setLayout], pushConstantSize: 0,
+                                    stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
+        pool = try DescriptorPool(context: context, maxSets: 1, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1)])
+        set = try pool.allocate(setLayout)
         shaders = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-        pipeline = try Self.build(context, layout: layout, renderPass: renderPass, shaders: shaders)
+        pipeline = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: shaders)
     }
 
-    deinit {
-        let device = context.device
-        vkDestroyPipeline(device, pipeline, nil)
-        vkDestroyDescriptorPool(device, pool, nil)
-        vkDestroyPipelineLayout(device, layout, nil)
-        vkDestroyDescriptorSetLayout(device, setLayout, nil)
-    }
+    /// The layouts and the pool (which frees the set) go with their own objects after this.
+    deinit { vkDestroyPipeline(context.device, pipeline, nil) }
 
     /// Rebuilds the pipeline when a shader file changed (polled twice a second). The caller waited
     /// for the previous frame's fence, so the old pipeline is not in use. A failed build is tried
@@ -99,7 +50,7 @@ final class PresentPipeline {
         lastTried = dates
         do {
             let fresh = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-            let p = try Self.build(context, layout: layout, renderPass: renderPass, shaders: fresh)
+            let p = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: fresh)
             vkDestroyPipeline(context.device, pipeline, nil)
             pipeline = p
             shaders = fresh
@@ -133,7 +84,7 @@ final class PresentPipeline {
                                                   height: UInt32(max(1, rect.height.rounded(.up)))))
         vkCmdSetScissor(cb, 0, 1, &scissor)
         var s: VkDescriptorSet? = set
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &s, 0, nil)
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 1, &s, 0, nil)
         vkCmdDraw(cb, 4, 1, 0, 0)
     }
 

@@ -169,37 +169,13 @@ public final class ViewerApp {
     // MARK: Vulkan frame objects
 
     private func makeFrameObjects() throws {
-        let device = context.device
-        var poolInfo = VkCommandPoolCreateInfo()
-        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
-        poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
-        poolInfo.queueFamilyIndex = context.queueFamilyIndex
-        var p: VkCommandPool?
-        try vkCheck(vkCreateCommandPool(device, &poolInfo, nil, &p), "vkCreateCommandPool")
+        let p = try Commands.pool(context)
         commandPool = p
-        var alloc = VkCommandBufferAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
-        alloc.commandPool = p
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
-        alloc.commandBufferCount = 1
-        var cb: VkCommandBuffer?
-        try vkCheck(vkAllocateCommandBuffers(device, &alloc, &cb), "vkAllocateCommandBuffers")
-        commandBuffer = cb
-        var fi = VkFenceCreateInfo()
-        fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
-        fi.flags = VK_FENCE_CREATE_SIGNALED_BIT.rawValue
-        var f: VkFence?
-        try vkCheck(vkCreateFence(device, &fi, nil, &f), "vkCreateFence")
-        fence = f
+        commandBuffer = try Commands.buffer(context, pool: p)
+        fence = try Commands.fence(context, signaled: true)
         acquireSemaphore = try makeSemaphore()
         if context.timestampPeriod != nil {
-            var qi = VkQueryPoolCreateInfo()
-            qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
-            qi.queryType = VK_QUERY_TYPE_TIMESTAMP
-            qi.queryCount = 16
-            var q: VkQueryPool?
-            try vkCheck(vkCreateQueryPool(device, &qi, nil, &q), "vkCreateQueryPool")
-            queryPool = q
+            queryPool = try Commands.timestampQueries(context, count: 16)
         }
     }
 
@@ -221,11 +197,7 @@ public final class ViewerApp {
     func oneShot(_ body: (VkCommandBuffer) throws -> Void) throws {
         try waitFrameFence()
         let cb: VkCommandBuffer = commandBuffer
-        try vkCheck(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
-        var begin = VkCommandBufferBeginInfo()
-        begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
-        try vkCheck(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+        try Commands.begin(cb)
         try body(cb)
         try vkCheck(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
         var f: VkFence? = fence
@@ -315,11 +287,7 @@ public final class ViewerApp {
             lap("present")
 
             let cb: VkCommandBuffer = commandBuffer
-            try vkCheck(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
-            var begin = VkCommandBufferBeginInfo()
-            begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
-            try vkCheck(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+            try Commands.begin(cb)
             queryLabels.removeAll()
             if let queryPool {
                 vkCmdResetQueryPool(cb, queryPool, 0, 16)

@@ -29,15 +29,12 @@ final class GPUBuffer {
             vkDestroyBuffer(device, buffer, nil)
             throw GPUError.unsupported("no memory type for a \(hostVisible ? "host-visible" : "device") buffer")
         }
-        var alloc = VkMemoryAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
-        alloc.allocationSize = req.size
-        alloc.memoryTypeIndex = type
-        var mem: VkDeviceMemory?
-        let r = vkAllocateMemory(device, &alloc, nil, &mem)
-        guard r == VK_SUCCESS, let mem else {
+        let mem: VkDeviceMemory
+        do {
+            mem = try allocateMemory(device, size: req.size, type: type)
+        } catch {
             vkDestroyBuffer(device, buffer, nil)
-            throw VulkanError(result: r == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : r, call: "vkAllocateMemory")
+            throw error
         }
         memory = mem
         do {
@@ -128,6 +125,21 @@ final class GPUBuffer {
     }
 }
 
+/// Fresh memory of one type, owned by the caller; a success without a handle counts as
+/// OUT_OF_DEVICE_MEMORY. Vulkan: `vkAllocateMemory`.
+func allocateMemory(_ device: VkDevice, size: VkDeviceSize, type: UInt32) throws -> VkDeviceMemory {
+    var alloc = VkMemoryAllocateInfo()
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
+    alloc.allocationSize = size
+    alloc.memoryTypeIndex = type
+    var mem: VkDeviceMemory?
+    let r = vkAllocateMemory(device, &alloc, nil, &mem)
+    guard r == VK_SUCCESS, let mem else {
+        throw VulkanError(result: r == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : r, call: "vkAllocateMemory")
+    }
+    return mem
+}
+
 /// A 2D `VkImage` (one mip level, one layer, optimal tiling, starting UNDEFINED) in its own
 /// memory, device-local where the device has it; destroyed on deinit, after its owner's views.
 final class DeviceImage {
@@ -164,15 +176,12 @@ final class DeviceImage {
             vkDestroyImage(device, img, nil)
             throw GPUError.unsupported("no memory type for \(what)")
         }
-        var alloc = VkMemoryAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
-        alloc.allocationSize = req.size
-        alloc.memoryTypeIndex = type
-        var mem: VkDeviceMemory?
-        let ar = vkAllocateMemory(device, &alloc, nil, &mem)
-        guard ar == VK_SUCCESS, let mem else {
+        let mem: VkDeviceMemory
+        do {
+            mem = try allocateMemory(device, size: req.size, type: type)
+        } catch {
             vkDestroyImage(device, img, nil)
-            throw VulkanError(result: ar == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : ar, call: "vkAllocateMemory")
+            throw error
         }
         do {
             try vkCheck(vkBindImageMemory(device, img, mem, 0), "vkBindImageMemory")

@@ -23,44 +23,24 @@ final class CommandStream {
     init(context: GPUContext) throws {
         self.context = context
         let device = context.device
-        var poolInfo = VkCommandPoolCreateInfo()
-        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
-        poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
-        poolInfo.queueFamilyIndex = context.queueFamilyIndex
-        var p: VkCommandPool?
-        try vkCheck(vkCreateCommandPool(device, &poolInfo, nil, &p), "vkCreateCommandPool")
-        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateCommandPool") }
-        pool = p
-
-        var alloc = VkCommandBufferAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
-        alloc.commandPool = p
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
-        alloc.commandBufferCount = 1
-        var cb: VkCommandBuffer?
-        var f: VkFence?
-        var q: VkQueryPool?
+        let p = try Commands.pool(context)
+        let cb: VkCommandBuffer
+        let f: VkFence
+        let q: VkQueryPool?
         do {
-            try vkCheck(vkAllocateCommandBuffers(device, &alloc, &cb), "vkAllocateCommandBuffers")
-            var fenceInfo = VkFenceCreateInfo()
-            fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
-            try vkCheck(vkCreateFence(device, &fenceInfo, nil, &f), "vkCreateFence")
-            if context.timestampPeriod != nil {
-                var qi = VkQueryPoolCreateInfo()
-                qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
-                qi.queryType = VK_QUERY_TYPE_TIMESTAMP
-                qi.queryCount = 2
-                try vkCheck(vkCreateQueryPool(device, &qi, nil, &q), "vkCreateQueryPool")
+            cb = try Commands.buffer(context, pool: p)
+            f = try Commands.fence(context, signaled: false)
+            do {
+                q = context.timestampPeriod != nil ? try Commands.timestampQueries(context, count: 2) : nil
+            } catch {
+                vkDestroyFence(device, f, nil)
+                throw error
             }
         } catch {
-            if let f { vkDestroyFence(device, f, nil) }
             vkDestroyCommandPool(device, p, nil)
             throw error
         }
-        guard let cb, let f else {
-            vkDestroyCommandPool(device, p, nil)
-            throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkAllocateCommandBuffers")
-        }
+        pool = p
         commandBuffer = cb
         fence = f
         queryPool = q
@@ -83,11 +63,7 @@ final class CommandStream {
 
     /// Resets and begins the command buffer for one frame. Vulkan: `vkBeginCommandBuffer`.
     func begin() throws -> VkCommandBuffer {
-        try vkCheck(vkResetCommandBuffer(commandBuffer, 0), "vkResetCommandBuffer")
-        var info = VkCommandBufferBeginInfo()
-        info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-        info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
-        try vkCheck(vkBeginCommandBuffer(commandBuffer, &info), "vkBeginCommandBuffer")
+        try Commands.begin(commandBuffer)
         if let queryPool { vkCmdResetQueryPool(commandBuffer, queryPool, 0, 2) }
         // Earlier frames' writes (waited on by the host) become visible to this frame's commands.
         Barrier.memory(commandBuffer, from: VK_PIPELINE_STAGE_ALL_COMMANDS_BIT.rawValue, VK_ACCESS_MEMORY_WRITE_BIT.rawValue,
@@ -118,5 +94,66 @@ final class CommandStream {
         guard try vkCheck(r, "vkGetQueryPoolResults") == VK_SUCCESS else { return nil }
         let ticks = (stamps[1] & timestampMask) &- (stamps[0] & timestampMask)
         return Double(ticks & timestampMask) * period / 1e6
+    }
+}
+
+/// Command pools, command buffers, fences and timestamp query pools. What these return belongs
+/// to the caller, whose deinit destroys it.
+public enum Commands {
+    /// A pool on the context's queue family whose buffers reset one by one. Vulkan: `vkCreateCommandPool`.
+    public static func pool(_ context: GPUContext) throws -> VkCommandPool {
+        var info = VkCommandPoolCreateInfo()
+        info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
+        info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
+        info.queueFamilyIndex = context.queueFamilyIndex
+        var p: VkCommandPool?
+        try vkCheck(vkCreateCommandPool(context.device, &info, nil, &p), "vkCreateCommandPool")
+        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateCommandPool") }
+        return p
+    }
+
+    /// One primary command buffer, freed with its pool. Vulkan: `vkAllocateCommandBuffers`.
+    public static func buffer(_ context: GPUContext, pool: VkCommandPool) throws -> VkCommandBuffer {
+        var info = VkCommandBufferAllocateInfo()
+        info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
+        info.commandPool = pool
+        info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
+        info.commandBufferCount = 1
+        var cb: VkCommandBuffer?
+        try vkCheck(vkAllocateCommandBuffers(context.device, &info, &cb), "vkAllocateCommandBuffers")
+        guard let cb else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkAllocateCommandBuffers") }
+        return cb
+    }
+
+    /// - Parameter signaled: true when the first wait must not block. Vulkan: `vkCreateFence`.
+    public static func fence(_ context: GPUContext, signaled: Bool) throws -> VkFence {
+        var info = VkFenceCreateInfo()
+        info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
+        info.flags = signaled ? VK_FENCE_CREATE_SIGNALED_BIT.rawValue : 0
+        var f: VkFence?
+        try vkCheck(vkCreateFence(context.device, &info, nil, &f), "vkCreateFence")
+        guard let f else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateFence") }
+        return f
+    }
+
+    /// `count` timestamp queries. Vulkan: `vkCreateQueryPool`.
+    public static func timestampQueries(_ context: GPUContext, count: UInt32) throws -> VkQueryPool {
+        var info = VkQueryPoolCreateInfo()
+        info.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
+        info.queryType = VK_QUERY_TYPE_TIMESTAMP
+        info.queryCount = count
+        var q: VkQueryPool?
+        try vkCheck(vkCreateQueryPool(context.device, &info, nil, &q), "vkCreateQueryPool")
+        guard let q else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateQueryPool") }
+        return q
+    }
+
+    /// Resets `cb` and begins it for one submit. Vulkan: `vkResetCommandBuffer`, `vkBeginCommandBuffer`.
+    public static func begin(_ cb: VkCommandBuffer) throws {
+        try vkCheck(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
+        var info = VkCommandBufferBeginInfo()
+        info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
+        info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
+        try vkCheck(vkBeginCommandBuffer(cb, &info), "vkBeginCommandBuffer")
     }
 }

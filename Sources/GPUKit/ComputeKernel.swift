@@ -70,13 +70,13 @@ final class ShaderModule {
 }
 
 /// A `VkPipelineLayout`, destroyed on deinit.
-final class PipelineLayout {
+public final class PipelineLayout {
     let context: GPUContext
-    let handle: VkPipelineLayout
+    public let handle: VkPipelineLayout
     let pushConstantSize: Int
     private let setLayouts: [DescriptorSetLayout]
 
-    init(context: GPUContext, setLayouts: [DescriptorSetLayout], pushConstantSize: Int, stages: VkShaderStageFlags) throws {
+    public init(context: GPUContext, setLayouts: [DescriptorSetLayout], pushConstantSize: Int, stages: VkShaderStageFlags) throws {
         precondition(pushConstantSize % 4 == 0 && pushConstantSize <= 128, "push constants: a multiple of 4, at most 128 bytes")
         self.context = context
         self.setLayouts = setLayouts

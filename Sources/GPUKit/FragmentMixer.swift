@@ -43,83 +43,13 @@ public final class GPUFragmentMixer: MixerRenderer {
         pipeline = try Self.build(context: context, layout: layout, renderPass: cache.renderPass, shaders: reloader.shaders)
     }
 
-    /// Vulkan: `vkCreateGraphicsPipelines` (dynamic viewport and scissor, so one pipeline serves every size).
+    /// A 4-vertex triangle strip, no depth. Vulkan: `vkCreateGraphicsPipelines`.
     private static func build(context: GPUContext, layout: PipelineLayout, renderPass: VkRenderPass,
                               shaders: [CompiledShader]) throws -> Pipeline {
-        let vert = try ShaderModule(context: context, code: shaders[0].code)
-        let frag = try ShaderModule(context: context, code: shaders[1].code)
-        var p: VkPipeline?
-        let r: VkResult = "main".withCString { entry in
-            var stages = [VkPipelineShaderStageCreateInfo](repeating: VkPipelineShaderStageCreateInfo(), count: 2)
-            for (i, (stage, module)) in [(VK_SHADER_STAGE_VERTEX_BIT, vert), (VK_SHADER_STAGE_FRAGMENT_BIT, frag)].enumerated() {
-                stages[i].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
-                stages[i].stage = stage
-                stages[i].module = module.handle
-                stages[i].pName = entry
-            }
-            var vertexInput = VkPipelineVertexInputStateCreateInfo()
-            vertexInput.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO
-            var assembly = VkPipelineInputAssemblyStateCreateInfo()
-            assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO
-            assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP
-            var viewport = VkPipelineViewportStateCreateInfo()
-            viewport.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO
-            viewport.viewportCount = 1
-            viewport.scissorCount = 1
-            var raster = VkPipelineRasterizationStateCreateInfo()
-            raster.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO
-            raster.polygonMode = VK_POLYGON_MODE_FILL
-            raster.cullMode = VK_CULL_MODE_NONE.rawValue
-            raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE
-            raster.lineWidth = 1
-            var multisample = VkPipelineMultisampleStateCreateInfo()
-            multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO
-            multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT
-            var blendAttachment = VkPipelineColorBlendAttachmentState()
-            blendAttachment.colorWriteMask = Vk.flags(VK_COLOR_COMPONENT_R_BIT, VK_COLOR_COMPONENT_G_BIT,
-                                                      VK_COLOR_COMPONENT_B_BIT, VK_COLOR_COMPONENT_A_BIT)
-            let dynamicStates: [VkDynamicState] = [VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR]
-            return stages.withUnsafeBufferPointer { sp in
-                withUnsafePointer(to: &blendAttachment) { bap in
-                    dynamicStates.withUnsafeBufferPointer { dp in
-                        var blend = VkPipelineColorBlendStateCreateInfo()
-                        blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO
-                        blend.attachmentCount = 1
-                        blend.pAttachments = bap
-                        var dynamic = VkPipelineDynamicStateCreateInfo()
-                        dynamic.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO
-                        dynamic.dynamicStateCount = UInt32(dp.count)
-                        dynamic.pDynamicStates = dp.baseAddress
-                        var info = VkGraphicsPipelineCreateInfo()
-                        info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO
-                        info.stageCount = 2
-                        info.pStages = sp.baseAddress
-                        info.layout = layout.handle
-                        info.renderPass = renderPass
-                        info.subpass = 0
-                        return withUnsafePointer(to: &vertexInput) { vi in
-                        withUnsafePointer(to: &assembly) { ia in
-                        withUnsafePointer(to: &viewport) { vp in
-                        withUnsafePointer(to: &raster) { rs in
-                        withUnsafePointer(to: &multisample) { ms in
-                        withUnsafePointer(to: &blend) { bs in
-                        withUnsafePointer(to: &dynamic) { ds in
-                            info.pVertexInputState = vi
-                            info.pInputAssemblyState = ia
-                            info.pViewportState = vp
-                            info.pRasterizationState = rs
-                            info.pMultisampleState = ms
-                            info.pColorBlendState = bs
-                            info.pDynamicState = ds
-                            return vkCreateGraphicsPipelines(context.device, nil, 1, &info, nil, &p)
-                        }}}}}}}
-                    }
-                }
-            }
-        }
-        try vkCheck(r, "vkCreateGraphicsPipelines")
-        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateGraphicsPipelines") }
-        return Pipeline(context: context, handle: p)
+        let description = GraphicsPipelineDescription(vertexCode: shaders[0].code, fragmentCode: shaders[1].code,
+                                                      topology: VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP,
+                                                      layout: layout.handle, renderPass: renderPass)
+        return Pipeline(context: context, handle: try description.makePipeline(context))
     }
 
     /// Rebuilds the pipeline if a shader file changed (when `watchesShaders`, or `force`).

@@ -29,15 +29,12 @@ final class GPUBuffer {
             vkDestroyBuffer(device, buffer, nil)
             throw GPUError.unsupported("no memory type for a \(hostVisible ? "host-visible" : "device") buffer")
         }
-        var alloc = VkMemoryAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
-        alloc.allocationSize = req.size
-        alloc.memoryTypeIndex = type
-        var mem: VkDeviceMemory?
-        let r = vkAllocateMemory(device, &alloc, nil, &mem)
-        guard r == VK_SUCCESS, let mem else {
+        let mem: VkDeviceMemory
+        do {
+            mem = try allocateMemory(device, size: req.size, type: type)
+        } catch {
             vkDestroyBuffer(device, buffer, nil)
-            throw VulkanError(result: r == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : r, call: "vkAllocateMemory")
+            throw error
         }
         memory = mem
         do {
@@ -128,13 +125,88 @@ final class GPUBuffer {
     }
 }
 
-/// A `VkDescriptorSetLayout`, destroyed on deinit.
-final class DescriptorSetLayout {
+/// Fresh memory of one type, owned by the caller; a success without a handle counts as
+/// OUT_OF_DEVICE_MEMORY. Vulkan: `vkAllocateMemory`.
+func allocateMemory(_ device: VkDevice, size: VkDeviceSize, type: UInt32) throws -> VkDeviceMemory {
+    var alloc = VkMemoryAllocateInfo()
+    alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
+    alloc.allocationSize = size
+    alloc.memoryTypeIndex = type
+    var mem: VkDeviceMemory?
+    let r = vkAllocateMemory(device, &alloc, nil, &mem)
+    guard r == VK_SUCCESS, let mem else {
+        throw VulkanError(result: r == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : r, call: "vkAllocateMemory")
+    }
+    return mem
+}
+
+/// A 2D `VkImage` (one mip level, one layer, optimal tiling, starting UNDEFINED) in its own
+/// memory, device-local where the device has it; destroyed on deinit, after its owner's views.
+final class DeviceImage {
     let context: GPUContext
-    let handle: VkDescriptorSetLayout
+    let image: VkImage
+    let memory: VkDeviceMemory
+
+    /// - Parameter what: names the image in the error when no memory type fits.
+    /// Vulkan: `vkCreateImage`, `vkAllocateMemory`, `vkBindImageMemory`.
+    init(context: GPUContext, format: VkFormat, width: Int, height: Int, usage: VkImageUsageFlags,
+         flags: VkImageCreateFlags = 0, what: String) throws {
+        self.context = context
+        let device = context.device
+        var info = VkImageCreateInfo()
+        info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO
+        info.flags = flags
+        info.imageType = VK_IMAGE_TYPE_2D
+        info.format = format
+        info.extent = VkExtent3D(width: UInt32(width), height: UInt32(height), depth: 1)
+        info.mipLevels = 1
+        info.arrayLayers = 1
+        info.samples = VK_SAMPLE_COUNT_1_BIT
+        info.tiling = VK_IMAGE_TILING_OPTIMAL
+        info.usage = usage
+        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE
+        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
+        var img: VkImage?
+        try vkCheck(vkCreateImage(device, &info, nil, &img), "vkCreateImage")
+        guard let img else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateImage") }
+        var req = VkMemoryRequirements()
+        vkGetImageMemoryRequirements(device, img, &req)
+        guard let type = context.memoryType(bits: req.memoryTypeBits, required: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT.rawValue)
+                ?? context.memoryType(bits: req.memoryTypeBits, required: 0) else {
+            vkDestroyImage(device, img, nil)
+            throw GPUError.unsupported("no memory type for \(what)")
+        }
+        let mem: VkDeviceMemory
+        do {
+            mem = try allocateMemory(device, size: req.size, type: type)
+        } catch {
+            vkDestroyImage(device, img, nil)
+            throw error
+        }
+        do {
+            try vkCheck(vkBindImageMemory(device, img, mem, 0), "vkBindImageMemory")
+        } catch {
+            vkDestroyImage(device, img, nil)
+            vkFreeMemory(device, mem, nil)
+            throw error
+        }
+        image = img
+        memory = mem
+    }
+
+    deinit {
+        vkDestroyImage(context.device, image, nil)
+        vkFreeMemory(context.device, memory, nil)
+    }
+}
+
+/// A `VkDescriptorSetLayout`, destroyed on deinit.
+public final class DescriptorSetLayout {
+    let context: GPUContext
+    public let handle: VkDescriptorSetLayout
 
     /// - Parameter bindings: (descriptor type, stages) for bindings 0, 1, …
-    init(context: GPUContext, bindings: [(VkDescriptorType, VkShaderStageFlags)]) throws {
+    public init(context: GPUContext, bindings: [(VkDescriptorType, VkShaderStageFlags)]) throws {
         self.context = context
         let b: [VkDescriptorSetLayoutBinding] = bindings.enumerated().map { i, t in
             var x = VkDescriptorSetLayoutBinding()
@@ -161,14 +233,14 @@ final class DescriptorSetLayout {
 }
 
 /// A `VkDescriptorPool` that frees sets individually, destroyed (with its sets) on deinit.
-final class DescriptorPool {
+public final class DescriptorPool {
     let context: GPUContext
-    let handle: VkDescriptorPool
+    public let handle: VkDescriptorPool
     /// Sets the texture cache has promised from this pool.
     var reserved = 0
     static let texturePoolSize = 64
 
-    init(context: GPUContext, maxSets: Int, sizes: [(VkDescriptorType, Int)]) throws {
+    public init(context: GPUContext, maxSets: Int, sizes: [(VkDescriptorType, Int)]) throws {
         self.context = context
         let ps: [VkDescriptorPoolSize] = sizes.map { VkDescriptorPoolSize(type: $0.0, descriptorCount: UInt32($0.1)) }
         var pool: VkDescriptorPool?
@@ -187,7 +259,7 @@ final class DescriptorPool {
     }
 
     /// One set of `layout`; throws `VulkanError` (OUT_OF_POOL_MEMORY) when full.
-    func allocate(_ layout: DescriptorSetLayout) throws -> VkDescriptorSet {
+    public func allocate(_ layout: DescriptorSetLayout) throws -> VkDescriptorSet {
         var l: VkDescriptorSetLayout? = layout.handle
         var set: VkDescriptorSet?
         let r: VkResult = withUnsafePointer(to: &l) { lp in
@@ -211,35 +283,36 @@ final class DescriptorPool {
     deinit { vkDestroyDescriptorPool(context.device, handle, nil) }
 }
 
-enum DescriptorWrite {
-    static func image(_ device: VkDevice, set: VkDescriptorSet, binding: UInt32, type: VkDescriptorType,
-                      view: VkImageView, sampler: VkSampler?) {
+/// One-descriptor writes. Vulkan: `vkUpdateDescriptorSets`.
+public enum DescriptorWrite {
+    /// A storage image (read in GENERAL) or a combined image sampler (read in SHADER_READ_ONLY_OPTIMAL).
+    public static func image(_ device: VkDevice, set: VkDescriptorSet, binding: UInt32, type: VkDescriptorType,
+                             view: VkImageView, sampler: VkSampler?) {
         var info = VkDescriptorImageInfo(sampler: sampler, imageView: view,
                                          imageLayout: type == VK_DESCRIPTOR_TYPE_STORAGE_IMAGE ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
         withUnsafePointer(to: &info) { ip in
-            var w = VkWriteDescriptorSet()
-            w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-            w.dstSet = set
-            w.dstBinding = binding
-            w.descriptorCount = 1
-            w.descriptorType = type
-            w.pImageInfo = ip
-            vkUpdateDescriptorSets(device, 1, &w, 0, nil)
+            write(device, set: set, binding: binding, type: type) { $0.pImageInfo = ip }
         }
     }
 
+    /// The whole of `buffer` as a storage buffer.
     static func buffer(_ device: VkDevice, set: VkDescriptorSet, binding: UInt32, buffer: GPUBuffer) {
         var info = VkDescriptorBufferInfo(buffer: buffer.buffer, offset: 0, range: VkDeviceSize(buffer.size))
         withUnsafePointer(to: &info) { ip in
-            var w = VkWriteDescriptorSet()
-            w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-            w.dstSet = set
-            w.dstBinding = binding
-            w.descriptorCount = 1
-            w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
-            w.pBufferInfo = ip
-            vkUpdateDescriptorSets(device, 1, &w, 0, nil)
+            write(device, set: set, binding: binding, type: VK_DESCRIPTOR_TYPE_STORAGE_BUFFER) { $0.pBufferInfo = ip }
         }
+    }
+
+    private static func write(_ device: VkDevice, set: VkDescriptorSet, binding: UInt32, type: VkDescriptorType,
+                              _ payload: (inout VkWriteDescriptorSet) -> Void) {
+        var w = VkWriteDescriptorSet()
+        w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
+        w.dstSet = set
+        w.dstBinding = binding
+        w.descriptorCount = 1
+        w.descriptorType = type
+        payload(&w)
+        vkUpdateDescriptorSets(device, 1, &w, 0, nil)
     }
 }
 

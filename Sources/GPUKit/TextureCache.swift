@@ -11,8 +11,9 @@ public final class GPUTexture {
     public let width: Int
     public let height: Int
     public let pixelFormat: PixelFormat
-    let image: VkImage
-    let memory: VkDeviceMemory
+    /// The image and its memory, released after `deinit` has destroyed the views.
+    private let allocation: DeviceImage
+    var image: VkImage { allocation.image }
     /// Sampled view (swizzled so shaders always see RGBA).
     let sampledView: VkImageView
     /// R32_UINT view of 8-bit color images, written with manually packed pixels.
@@ -60,67 +61,17 @@ public final class GPUTexture {
             throw GPUError.unsupported("bytesPerRow \(buffer.bytesPerRow) is not a whole number of \(buffer.format) pixels")
         }
 
-        var info = VkImageCreateInfo()
-        info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO
-        info.flags = flags
-        info.imageType = VK_IMAGE_TYPE_2D
-        info.format = format
-        info.extent = VkExtent3D(width: UInt32(width), height: UInt32(height), depth: 1)
-        info.mipLevels = 1
-        info.arrayLayers = 1
-        info.samples = VK_SAMPLE_COUNT_1_BIT
-        info.tiling = VK_IMAGE_TILING_OPTIMAL
-        info.usage = usage
-        info.sharingMode = VK_SHARING_MODE_EXCLUSIVE
-        info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
-        var img: VkImage?
-        try vkCheck(vkCreateImage(device, &info, nil, &img), "vkCreateImage")
-        guard let img else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateImage") }
-        var req = VkMemoryRequirements()
-        vkGetImageMemoryRequirements(device, img, &req)
-        guard let type = context.memoryType(bits: req.memoryTypeBits, required: VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT.rawValue)
-                ?? context.memoryType(bits: req.memoryTypeBits, required: 0) else {
-            vkDestroyImage(device, img, nil)
-            throw GPUError.unsupported("no memory type for an image")
-        }
-        var alloc = VkMemoryAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO
-        alloc.allocationSize = req.size
-        alloc.memoryTypeIndex = type
-        var mem: VkDeviceMemory?
-        let ar = vkAllocateMemory(device, &alloc, nil, &mem)
-        guard ar == VK_SUCCESS, let mem else {
-            vkDestroyImage(device, img, nil)
-            throw VulkanError(result: ar == VK_SUCCESS ? VK_ERROR_OUT_OF_DEVICE_MEMORY : ar, call: "vkAllocateMemory")
-        }
-        image = img
-        memory = mem
-        func makeView(_ f: VkFormat, _ s: VkComponentMapping) throws -> VkImageView {
-            var vi = VkImageViewCreateInfo()
-            vi.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO
-            vi.image = img
-            vi.viewType = VK_IMAGE_VIEW_TYPE_2D
-            vi.format = f
-            vi.components = s
-            vi.subresourceRange = VkImageSubresourceRange(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue, baseMipLevel: 0,
-                                                          levelCount: 1, baseArrayLayer: 0, layerCount: 1)
-            var v: VkImageView?
-            try vkCheck(vkCreateImageView(device, &vi, nil, &v), "vkCreateImageView")
-            guard let v else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateImageView") }
-            return v
-        }
-        var sv: VkImageView?
+        let allocation = try DeviceImage(context: context, format: format, width: width, height: height, usage: usage,
+                                         flags: flags, what: "an image")
+        self.allocation = allocation
+        let sv = try RenderPass.imageView(device, image: allocation.image, format: format, components: swizzle)
         do {
-            try vkCheck(vkBindImageMemory(device, img, mem, 0), "vkBindImageMemory")
-            sv = try makeView(format, swizzle)
-            storageView = color ? try makeView(VK_FORMAT_R32_UINT, VkComponentMapping()) : nil
+            storageView = color ? try RenderPass.imageView(device, image: allocation.image, format: VK_FORMAT_R32_UINT) : nil
         } catch {
-            if let sv { vkDestroyImageView(device, sv, nil) }
-            vkDestroyImage(device, img, nil)
-            vkFreeMemory(device, mem, nil)
+            vkDestroyImageView(device, sv, nil)
             throw error
         }
-        sampledView = sv!
+        sampledView = sv
     }
 
     deinit {
@@ -133,8 +84,6 @@ public final class GPUTexture {
         if let framebuffer { vkDestroyFramebuffer(device, framebuffer, nil) }
         if let storageView { vkDestroyImageView(device, storageView, nil) }
         vkDestroyImageView(device, sampledView, nil)
-        vkDestroyImage(device, image, nil)
-        vkFreeMemory(device, memory, nil)
     }
 }
 
@@ -218,47 +167,20 @@ public final class TextureCache: @unchecked Sendable {
         guard let s else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateSampler") }
         sampler = s
 
-        var attachment = VkAttachmentDescription()
-        attachment.format = VK_FORMAT_R8G8B8A8_UNORM
-        attachment.samples = VK_SAMPLE_COUNT_1_BIT
-        attachment.loadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE
-        attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE
-        attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE
-        attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE
-        attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
-        attachment.finalLayout = VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL
-        var ref = VkAttachmentReference(attachment: 0, layout: VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+        let color = RenderPass.attachment(format: VK_FORMAT_R8G8B8A8_UNORM, load: VK_ATTACHMENT_LOAD_OP_DONT_CARE,
+                                          store: VK_ATTACHMENT_STORE_OP_STORE, finalLayout: VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL)
         // Color writes → the readback copy (the transition to TRANSFER_SRC happens at the end).
-        var dependency = VkSubpassDependency(srcSubpass: 0, dstSubpass: VK_SUBPASS_EXTERNAL,
+        let dependency = VkSubpassDependency(srcSubpass: 0, dstSubpass: VK_SUBPASS_EXTERNAL,
                                              srcStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
                                              dstStageMask: VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue,
                                              srcAccessMask: VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT.rawValue,
                                              dstAccessMask: VK_ACCESS_TRANSFER_READ_BIT.rawValue, dependencyFlags: 0)
-        var rp: VkRenderPass?
-        let r: VkResult = withUnsafePointer(to: &ref) { refp in
-            var subpass = VkSubpassDescription()
-            subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS
-            subpass.colorAttachmentCount = 1
-            subpass.pColorAttachments = refp
-            return withUnsafePointer(to: &subpass) { sp in
-                withUnsafePointer(to: &attachment) { ap in
-                  withUnsafePointer(to: &dependency) { dp in
-                    var info = VkRenderPassCreateInfo()
-                    info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO
-                    info.attachmentCount = 1
-                    info.pAttachments = ap
-                    info.subpassCount = 1
-                    info.pSubpasses = sp
-                    info.dependencyCount = 1
-                    info.pDependencies = dp
-                    return vkCreateRenderPass(context.device, &info, nil, &rp)
-                  }
-                }
-            }
+        do {
+            renderPass = try RenderPass.make(context.device, color: color, dependencies: [dependency])
+        } catch {
+            vkDestroySampler(context.device, s, nil)
+            throw error
         }
-        if r.rawValue < 0 || rp == nil { vkDestroySampler(context.device, s, nil) }
-        try vkCheck(r, "vkCreateRenderPass")
-        renderPass = rp!
     }
 
     deinit {
@@ -376,21 +298,8 @@ public final class TextureCache: @unchecked Sendable {
     func framebuffer(_ t: GPUTexture) throws -> VkFramebuffer {
         if let f = t.framebuffer { return f }
         guard t.pixelFormat == .rgba8 else { throw GPUError.unsupported("graphics output must be rgba8, not \(t.pixelFormat)") }
-        var view: VkImageView? = t.sampledView
-        var fb: VkFramebuffer?
-        let r: VkResult = withUnsafePointer(to: &view) { vp in
-            var info = VkFramebufferCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO
-            info.renderPass = renderPass
-            info.attachmentCount = 1
-            info.pAttachments = vp
-            info.width = UInt32(t.width)
-            info.height = UInt32(t.height)
-            info.layers = 1
-            return vkCreateFramebuffer(context.device, &info, nil, &fb)
-        }
-        try vkCheck(r, "vkCreateFramebuffer")
-        guard let fb else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateFramebuffer") }
+        let fb = try RenderPass.framebuffer(context.device, renderPass: renderPass, views: [t.sampledView],
+                                            width: UInt32(t.width), height: UInt32(t.height))
         _counters.framebuffersCreated += 1
         t.framebuffer = fb
         return fb

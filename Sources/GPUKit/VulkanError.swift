@@ -18,7 +18,7 @@ public struct VulkanError: Error, CustomStringConvertible, Equatable {
 
 /// Throws `VulkanError` for a negative result; returns the (non-negative) result otherwise.
 @discardableResult @inline(__always)
-func vkCheck(_ result: VkResult, _ call: @autoclosure () -> String) throws -> VkResult {
+public func vkCheck(_ result: VkResult, _ call: @autoclosure () -> String) throws -> VkResult {
     if result.rawValue < 0 { throw VulkanError(result: result, call: call()) }
     return result
 }

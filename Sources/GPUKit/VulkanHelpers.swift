@@ -2,7 +2,7 @@ import CVulkan
 import Foundation
 
 /// Small conversions between Swift and Vulkan's C types.
-enum Vk {
+public enum Vk {
     /// `VK_MAKE_API_VERSION(0, major, minor, patch)` (a C macro Swift cannot import).
     static func version(_ major: UInt32, _ minor: UInt32, _ patch: UInt32 = 0) -> UInt32 {
         (major << 22) | (minor << 12) | patch
@@ -40,7 +40,7 @@ enum Vk {
         return Array(items.prefix(Int(count)))
     }
 
-    static func flags<T: RawRepresentable>(_ bits: T...) -> UInt32 where T.RawValue == UInt32 {
+    public static func flags<T: RawRepresentable>(_ bits: T...) -> UInt32 where T.RawValue == UInt32 {
         bits.reduce(0) { $0 | $1.rawValue }
     }
 }

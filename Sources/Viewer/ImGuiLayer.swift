@@ -23,7 +23,7 @@ final class ImGuiLayer {
             info.pPoolSizes = sp
             return vkCreateDescriptorPool(context.device, &info, nil, &p)
         }
-        try check(r, "vkCreateDescriptorPool")
+        try vkCheck(r, "vkCreateDescriptorPool")
         pool = p!
         func raw<T>(_ h: T) -> UnsafeMutableRawPointer? { unsafeBitCast(h, to: UnsafeMutableRawPointer?.self) }
         guard dl_imgui_init(UnsafeMutableRawPointer(window.handle), raw(context.instance), raw(context.physicalDevice),

@@ -11,9 +11,9 @@ final class PresentPipeline {
     let library: ShaderLibrary
     var watchesShaders = false
     private(set) var lastError: String?
-    private let setLayout: VkDescriptorSetLayout
-    private let layout: VkPipelineLayout
-    private let pool: VkDescriptorPool
+    private let setLayout: DescriptorSetLayout
+    private let layout: PipelineLayout
+    private let pool: DescriptorPool
     private let set: VkDescriptorSet
     private var pipeline: VkPipeline
     private var shaders: [CompiledShader]
@@ -25,67 +25,18 @@ final class PresentPipeline {
         self.context = context
         self.library = library
         self.renderPass = renderPass
-        let device = context.device
-        var binding = VkDescriptorSetLayoutBinding(binding: 0, descriptorType: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                                   descriptorCount: 1, stageFlags: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue,
-                                                   pImmutableSamplers: nil)
-        var sl: VkDescriptorSetLayout?
-        let r1: VkResult = withUnsafePointer(to: &binding) { bp in
-            var info = VkDescriptorSetLayoutCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO
-            info.bindingCount = 1
-            info.pBindings = bp
-            return vkCreateDescriptorSetLayout(device, &info, nil, &sl)
-        }
-        try check(r1, "vkCreateDescriptorSetLayout")
-        setLayout = sl!
-        var pl: VkPipelineLayout?
-        var sl2: VkDescriptorSetLayout? = sl
-        let r2: VkResult = withUnsafePointer(to: &sl2) { lp in
-            var info = VkPipelineLayoutCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO
-            info.setLayoutCount = 1
-            info.pSetLayouts = lp
-            return vkCreatePipelineLayout(device, &info, nil, &pl)
-        }
-        try check(r2, "vkCreatePipelineLayout")
-        layout = pl!
-        var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount: 1)
-        var dp: VkDescriptorPool?
-        let r3: VkResult = withUnsafePointer(to: &size) { sp in
-            var info = VkDescriptorPoolCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
-            info.maxSets = 1
-            info.poolSizeCount = 1
-            info.pPoolSizes = sp
-            return vkCreateDescriptorPool(device, &info, nil, &dp)
-        }
-        try check(r3, "vkCreateDescriptorPool")
-        let poolHandle = dp!
-        pool = poolHandle
-        var ds: VkDescriptorSet?
-        var sl3: VkDescriptorSetLayout? = sl
-        let r4: VkResult = withUnsafePointer(to: &sl3) { lp in
-            var info = VkDescriptorSetAllocateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO
-            info.descriptorPool = poolHandle
-            info.descriptorSetCount = 1
-            info.pSetLayouts = lp
-            return vkAllocateDescriptorSets(device, &info, &ds)
-        }
-        try check(r4, "vkAllocateDescriptorSets")
-        set = ds!
+        setLayout = try DescriptorSetLayout(context: context, bindings: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                                                          VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)])
+        layout = try PipelineLayout(context: context, setLayouts: [setLayout], pushConstantSize: 0,
+                                    stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
+        pool = try DescriptorPool(context: context, maxSets: 1, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1)])
+        set = try pool.allocate(setLayout)
         shaders = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-        pipeline = try Self.build(device, layout: layout, renderPass: renderPass, shaders: shaders)
+        pipeline = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: shaders)
     }
 
-    deinit {
-        let device = context.device
-        vkDestroyPipeline(device, pipeline, nil)
-        vkDestroyDescriptorPool(device, pool, nil)
-        vkDestroyPipelineLayout(device, layout, nil)
-        vkDestroyDescriptorSetLayout(device, setLayout, nil)
-    }
+    /// The layouts and the pool (which frees the set) go with their own objects after this.
+    deinit { vkDestroyPipeline(context.device, pipeline, nil) }
 
     /// Rebuilds the pipeline when a shader file changed (polled twice a second). The caller waited
     /// for the previous frame's fence, so the old pipeline is not in use. A failed build is tried
@@ -99,7 +50,7 @@ final class PresentPipeline {
         lastTried = dates
         do {
             let fresh = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-            let p = try Self.build(context.device, layout: layout, renderPass: renderPass, shaders: fresh)
+            let p = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: fresh)
             vkDestroyPipeline(context.device, pipeline, nil)
             pipeline = p
             shaders = fresh
@@ -121,17 +72,8 @@ final class PresentPipeline {
     func draw(_ cb: VkCommandBuffer, texture: GPUTexture, sampler: VkSampler, rect: Letterbox.Rect) {
         let view = texture.view
         if boundView != view {
-            var info = VkDescriptorImageInfo(sampler: sampler, imageView: view, imageLayout: VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL)
-            withUnsafePointer(to: &info) { ip in
-                var w = VkWriteDescriptorSet()
-                w.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET
-                w.dstSet = set
-                w.dstBinding = 0
-                w.descriptorCount = 1
-                w.descriptorType = VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER
-                w.pImageInfo = ip
-                vkUpdateDescriptorSets(context.device, 1, &w, 0, nil)
-            }
+            DescriptorWrite.image(context.device, set: set, binding: 0, type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                  view: view, sampler: sampler)
             boundView = view
         }
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline)
@@ -142,101 +84,18 @@ final class PresentPipeline {
                                                   height: UInt32(max(1, rect.height.rounded(.up)))))
         vkCmdSetScissor(cb, 0, 1, &scissor)
         var s: VkDescriptorSet? = set
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout, 0, 1, &s, 0, nil)
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 1, &s, 0, nil)
         vkCmdDraw(cb, 4, 1, 0, 0)
     }
 
     /// Forgets the bound texture (its image may be gone after a source change).
     func invalidate() { boundView = nil }
 
-    /// Vulkan: `vkCreateShaderModule`, `vkCreateGraphicsPipelines` (dynamic viewport and scissor).
-    static func build(_ device: VkDevice, layout: VkPipelineLayout, renderPass: VkRenderPass,
+    /// A 4-vertex triangle strip, no depth. Vulkan: `vkCreateGraphicsPipelines`.
+    static func build(_ context: GPUContext, layout: VkPipelineLayout, renderPass: VkRenderPass,
                       shaders: [CompiledShader]) throws -> VkPipeline {
-        var modules: [VkShaderModule] = []
-        defer { modules.forEach { vkDestroyShaderModule(device, $0, nil) } }
-        for s in shaders {
-            var m: VkShaderModule?
-            let r: VkResult = s.code.withUnsafeBufferPointer { cp in
-                var info = VkShaderModuleCreateInfo()
-                info.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO
-                info.codeSize = cp.count * 4
-                info.pCode = cp.baseAddress
-                return vkCreateShaderModule(device, &info, nil, &m)
-            }
-            try check(r, "vkCreateShaderModule")
-            modules.append(m!)
-        }
-        var p: VkPipeline?
-        let r: VkResult = "main".withCString { entry in
-            var stages = [VkPipelineShaderStageCreateInfo](repeating: VkPipelineShaderStageCreateInfo(), count: 2)
-            for (i, stage) in [VK_SHADER_STAGE_VERTEX_BIT, VK_SHADER_STAGE_FRAGMENT_BIT].enumerated() {
-                stages[i].sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO
-                stages[i].stage = stage
-                stages[i].module = modules[i]
-                stages[i].pName = entry
-            }
-            var vertexInput = VkPipelineVertexInputStateCreateInfo()
-            vertexInput.sType = VK_STRUCTURE_TYPE_PIPELINE_VERTEX_INPUT_STATE_CREATE_INFO
-            var assembly = VkPipelineInputAssemblyStateCreateInfo()
-            assembly.sType = VK_STRUCTURE_TYPE_PIPELINE_INPUT_ASSEMBLY_STATE_CREATE_INFO
-            assembly.topology = VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP
-            var viewport = VkPipelineViewportStateCreateInfo()
-            viewport.sType = VK_STRUCTURE_TYPE_PIPELINE_VIEWPORT_STATE_CREATE_INFO
-            viewport.viewportCount = 1
-            viewport.scissorCount = 1
-            var raster = VkPipelineRasterizationStateCreateInfo()
-            raster.sType = VK_STRUCTURE_TYPE_PIPELINE_RASTERIZATION_STATE_CREATE_INFO
-            raster.polygonMode = VK_POLYGON_MODE_FILL
-            raster.cullMode = VK_CULL_MODE_NONE.rawValue
-            raster.frontFace = VK_FRONT_FACE_COUNTER_CLOCKWISE
-            raster.lineWidth = 1
-            var multisample = VkPipelineMultisampleStateCreateInfo()
-            multisample.sType = VK_STRUCTURE_TYPE_PIPELINE_MULTISAMPLE_STATE_CREATE_INFO
-            multisample.rasterizationSamples = VK_SAMPLE_COUNT_1_BIT
-            var blendAttachment = VkPipelineColorBlendAttachmentState()
-            blendAttachment.colorWriteMask = flags(VK_COLOR_COMPONENT_R_BIT, VK_COLOR_COMPONENT_G_BIT,
-                                                   VK_COLOR_COMPONENT_B_BIT, VK_COLOR_COMPONENT_A_BIT)
-            let dynamicStates: [VkDynamicState] = [VK_DYNAMIC_STATE_VIEWPORT, VK_DYNAMIC_STATE_SCISSOR]
-            return stages.withUnsafeBufferPointer { sp in
-                withUnsafePointer(to: &blendAttachment) { bap in
-                    dynamicStates.withUnsafeBufferPointer { dp in
-                        var blend = VkPipelineColorBlendStateCreateInfo()
-                        blend.sType = VK_STRUCTURE_TYPE_PIPELINE_COLOR_BLEND_STATE_CREATE_INFO
-                        blend.attachmentCount = 1
-                        blend.pAttachments = bap
-                        var dynamic = VkPipelineDynamicStateCreateInfo()
-                        dynamic.sType = VK_STRUCTURE_TYPE_PIPELINE_DYNAMIC_STATE_CREATE_INFO
-                        dynamic.dynamicStateCount = UInt32(dp.count)
-                        dynamic.pDynamicStates = dp.baseAddress
-                        var info = VkGraphicsPipelineCreateInfo()
-                        info.sType = VK_STRUCTURE_TYPE_GRAPHICS_PIPELINE_CREATE_INFO
-                        info.stageCount = 2
-                        info.pStages = sp.baseAddress
-                        info.layout = layout
-                        info.renderPass = renderPass
-                        info.subpass = 0
-                        return withUnsafePointer(to: &vertexInput) { vi in
-                        withUnsafePointer(to: &assembly) { ia in
-                        withUnsafePointer(to: &viewport) { vp in
-                        withUnsafePointer(to: &raster) { rs in
-                        withUnsafePointer(to: &multisample) { ms in
-                        withUnsafePointer(to: &blend) { bs in
-                        withUnsafePointer(to: &dynamic) { ds in
-                            info.pVertexInputState = vi
-                            info.pInputAssemblyState = ia
-                            info.pViewportState = vp
-                            info.pRasterizationState = rs
-                            info.pMultisampleState = ms
-                            info.pColorBlendState = bs
-                            info.pDynamicState = ds
-                            return vkCreateGraphicsPipelines(device, nil, 1, &info, nil, &p)
-                        }}}}}}}
-                    }
-                }
-            }
-        }
-        try check(r, "vkCreateGraphicsPipelines")
-        guard let p else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateGraphicsPipelines") }
-        return p
+        try GraphicsPipelineDescription(vertexCode: shaders[0].code, fragmentCode: shaders[1].code,
+                                        topology: VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP,
+                                        layout: layout, renderPass: renderPass).makePipeline(context)
     }
 }

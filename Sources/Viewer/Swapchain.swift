@@ -28,15 +28,15 @@ final class Swapchain {
         self.surface = surface
         self.vsync = vsync
         var supported: VkBool32 = 0
-        try check(vkGetPhysicalDeviceSurfaceSupportKHR(context.physicalDevice, context.queueFamilyIndex, surface, &supported),
+        try vkCheck(vkGetPhysicalDeviceSurfaceSupportKHR(context.physicalDevice, context.queueFamilyIndex, surface, &supported),
                   "vkGetPhysicalDeviceSurfaceSupportKHR")
         guard supported == VkBool32(VK_TRUE) else {
             throw ViewerError.noVulkan("the Vulkan device \(context.name) cannot present to this window")
         }
         var count: UInt32 = 0
-        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        try vkCheck(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR")
         var formats = [VkSurfaceFormatKHR](repeating: VkSurfaceFormatKHR(), count: Int(count))
-        try check(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, &formats), "vkGetPhysicalDeviceSurfaceFormatsKHR")
+        try vkCheck(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, &formats), "vkGetPhysicalDeviceSurfaceFormatsKHR")
         // UNORM, not sRGB: the kernels' bytes are display values and reach the screen unchanged.
         let preferred = [VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM]
         guard let f = preferred.lazy.compactMap({ p in formats.first { $0.format == p } }).first ?? formats.first else {
@@ -78,7 +78,7 @@ final class Swapchain {
     func recreate(width: Int, height: Int) throws -> Bool {
         let device = context.device
         var caps = VkSurfaceCapabilitiesKHR()
-        try check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(context.physicalDevice, surface, &caps),
+        try vkCheck(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(context.physicalDevice, surface, &caps),
                   "vkGetPhysicalDeviceSurfaceCapabilitiesKHR")
         var e = caps.currentExtent
         if e.width == UInt32.max {
@@ -93,10 +93,10 @@ final class Swapchain {
             return false
         }
         var modeCount: UInt32 = 0
-        try check(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, nil),
+        try vkCheck(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, nil),
                   "vkGetPhysicalDeviceSurfacePresentModesKHR")
         availableModes = [VkPresentModeKHR](repeating: VK_PRESENT_MODE_FIFO_KHR, count: Int(modeCount))
-        try check(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, &availableModes),
+        try vkCheck(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, &availableModes),
                   "vkGetPhysicalDeviceSurfacePresentModesKHR")
         presentMode = pickPresentMode()
         var imageCount = max(caps.minImageCount, 2) + (presentMode == VK_PRESENT_MODE_MAILBOX_KHR ? 1 : 0)
@@ -124,43 +124,20 @@ final class Swapchain {
         var sc: VkSwapchainKHR?
         let r = vkCreateSwapchainKHR(device, &info, nil, &sc)
         if let old = handle { vkDestroySwapchainKHR(device, old, nil); handle = nil }
-        try check(r, "vkCreateSwapchainKHR")
+        try vkCheck(r, "vkCreateSwapchainKHR")
         guard let sc else { throw VulkanError(result: VK_ERROR_INITIALIZATION_FAILED, call: "vkCreateSwapchainKHR") }
         handle = sc
         extent = e
         var n: UInt32 = 0
-        try check(vkGetSwapchainImagesKHR(device, sc, &n, nil), "vkGetSwapchainImagesKHR")
+        try vkCheck(vkGetSwapchainImagesKHR(device, sc, &n, nil), "vkGetSwapchainImagesKHR")
         var imgs = [VkImage?](repeating: nil, count: Int(n))
-        try check(vkGetSwapchainImagesKHR(device, sc, &n, &imgs), "vkGetSwapchainImagesKHR")
+        try vkCheck(vkGetSwapchainImagesKHR(device, sc, &n, &imgs), "vkGetSwapchainImagesKHR")
         images = imgs.compactMap { $0 }
         for img in images {
-            var vi = VkImageViewCreateInfo()
-            vi.sType = VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO
-            vi.image = img
-            vi.viewType = VK_IMAGE_VIEW_TYPE_2D
-            vi.format = format.format
-            vi.subresourceRange = VkImageSubresourceRange(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue, baseMipLevel: 0,
-                                                          levelCount: 1, baseArrayLayer: 0, layerCount: 1)
-            var v: VkImageView?
-            try check(vkCreateImageView(device, &vi, nil, &v), "vkCreateImageView")
-            guard let v else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateImageView") }
+            let v = try RenderPass.imageView(device, image: img, format: format.format)
             views.append(v)
-            var att: VkImageView? = v
-            var fb: VkFramebuffer?
-            let fr: VkResult = withUnsafePointer(to: &att) { ap in
-                var fi = VkFramebufferCreateInfo()
-                fi.sType = VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO
-                fi.renderPass = renderPass
-                fi.attachmentCount = 1
-                fi.pAttachments = ap
-                fi.width = e.width
-                fi.height = e.height
-                fi.layers = 1
-                return vkCreateFramebuffer(device, &fi, nil, &fb)
-            }
-            try check(fr, "vkCreateFramebuffer")
-            guard let fb else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateFramebuffer") }
-            framebuffers.append(fb)
+            framebuffers.append(try RenderPass.framebuffer(device, renderPass: renderPass, views: [v],
+                                                           width: e.width, height: e.height))
         }
         generation += 1
         return true
@@ -175,48 +152,16 @@ final class Swapchain {
 
     /// Vulkan: `vkCreateRenderPass` (one color attachment: clear, store, UNDEFINED → PRESENT_SRC).
     private static func makeRenderPass(_ device: VkDevice, format: VkFormat) throws -> VkRenderPass {
-        var attachment = VkAttachmentDescription()
-        attachment.format = format
-        attachment.samples = VK_SAMPLE_COUNT_1_BIT
-        attachment.loadOp = VK_ATTACHMENT_LOAD_OP_CLEAR
-        attachment.storeOp = VK_ATTACHMENT_STORE_OP_STORE
-        attachment.stencilLoadOp = VK_ATTACHMENT_LOAD_OP_DONT_CARE
-        attachment.stencilStoreOp = VK_ATTACHMENT_STORE_OP_DONT_CARE
-        attachment.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED
-        attachment.finalLayout = VK_IMAGE_LAYOUT_PRESENT_SRC_KHR
-        var ref = VkAttachmentReference(attachment: 0, layout: VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL)
+        let color = RenderPass.attachment(format: format, load: VK_ATTACHMENT_LOAD_OP_CLEAR,
+                                          store: VK_ATTACHMENT_STORE_OP_STORE, finalLayout: VK_IMAGE_LAYOUT_PRESENT_SRC_KHR)
         // The acquire semaphore is waited at COLOR_ATTACHMENT_OUTPUT: the layout change must wait too.
-        var dependency = VkSubpassDependency(
+        let dependency = VkSubpassDependency(
             srcSubpass: VK_SUBPASS_EXTERNAL, dstSubpass: 0,
             srcStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
             dstStageMask: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
             srcAccessMask: 0,
-            dstAccessMask: flags(VK_ACCESS_COLOR_ATTACHMENT_READ_BIT, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT),
+            dstAccessMask: Vk.flags(VK_ACCESS_COLOR_ATTACHMENT_READ_BIT, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT),
             dependencyFlags: 0)
-        var rp: VkRenderPass?
-        let r: VkResult = withUnsafePointer(to: &ref) { refp in
-            var subpass = VkSubpassDescription()
-            subpass.pipelineBindPoint = VK_PIPELINE_BIND_POINT_GRAPHICS
-            subpass.colorAttachmentCount = 1
-            subpass.pColorAttachments = refp
-            return withUnsafePointer(to: &attachment) { ap in
-                withUnsafePointer(to: &subpass) { sp in
-                    withUnsafePointer(to: &dependency) { dp in
-                        var info = VkRenderPassCreateInfo()
-                        info.sType = VK_STRUCTURE_TYPE_RENDER_PASS_CREATE_INFO
-                        info.attachmentCount = 1
-                        info.pAttachments = ap
-                        info.subpassCount = 1
-                        info.pSubpasses = sp
-                        info.dependencyCount = 1
-                        info.pDependencies = dp
-                        return vkCreateRenderPass(device, &info, nil, &rp)
-                    }
-                }
-            }
-        }
-        try check(r, "vkCreateRenderPass")
-        guard let rp else { throw VulkanError(result: VK_ERROR_OUT_OF_HOST_MEMORY, call: "vkCreateRenderPass") }
-        return rp
+        return try RenderPass.make(device, color: color, dependencies: [dependency])
     }
 }

@@ -169,37 +169,13 @@ public final class ViewerApp {
     // MARK: Vulkan frame objects
 
     private func makeFrameObjects() throws {
-        let device = context.device
-        var poolInfo = VkCommandPoolCreateInfo()
-        poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO
-        poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT.rawValue
-        poolInfo.queueFamilyIndex = context.queueFamilyIndex
-        var p: VkCommandPool?
-        try check(vkCreateCommandPool(device, &poolInfo, nil, &p), "vkCreateCommandPool")
+        let p = try Commands.pool(context)
         commandPool = p
-        var alloc = VkCommandBufferAllocateInfo()
-        alloc.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO
-        alloc.commandPool = p
-        alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY
-        alloc.commandBufferCount = 1
-        var cb: VkCommandBuffer?
-        try check(vkAllocateCommandBuffers(device, &alloc, &cb), "vkAllocateCommandBuffers")
-        commandBuffer = cb
-        var fi = VkFenceCreateInfo()
-        fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO
-        fi.flags = VK_FENCE_CREATE_SIGNALED_BIT.rawValue
-        var f: VkFence?
-        try check(vkCreateFence(device, &fi, nil, &f), "vkCreateFence")
-        fence = f
+        commandBuffer = try Commands.buffer(context, pool: p)
+        fence = try Commands.fence(context, signaled: true)
         acquireSemaphore = try makeSemaphore()
         if context.timestampPeriod != nil {
-            var qi = VkQueryPoolCreateInfo()
-            qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO
-            qi.queryType = VK_QUERY_TYPE_TIMESTAMP
-            qi.queryCount = 16
-            var q: VkQueryPool?
-            try check(vkCreateQueryPool(device, &qi, nil, &q), "vkCreateQueryPool")
-            queryPool = q
+            queryPool = try Commands.timestampQueries(context, count: 16)
         }
     }
 
@@ -207,7 +183,7 @@ public final class ViewerApp {
         var si = VkSemaphoreCreateInfo()
         si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO
         var s: VkSemaphore?
-        try check(vkCreateSemaphore(context.device, &si, nil, &s), "vkCreateSemaphore")
+        try vkCheck(vkCreateSemaphore(context.device, &si, nil, &s), "vkCreateSemaphore")
         return s!
     }
 
@@ -221,22 +197,18 @@ public final class ViewerApp {
     func oneShot(_ body: (VkCommandBuffer) throws -> Void) throws {
         try waitFrameFence()
         let cb: VkCommandBuffer = commandBuffer
-        try check(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
-        var begin = VkCommandBufferBeginInfo()
-        begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-        begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
-        try check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+        try Commands.begin(cb)
         try body(cb)
-        try check(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
+        try vkCheck(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
         var f: VkFence? = fence
-        try check(vkResetFences(context.device, 1, &f), "vkResetFences")
+        try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
         var cbs: VkCommandBuffer? = cb
         var submit = VkSubmitInfo()
         submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
         submit.commandBufferCount = 1
         try withUnsafePointer(to: &cbs) { cp in
             submit.pCommandBuffers = cp
-            try check(vkQueueSubmit(context.queue, 1, &submit, fence), "vkQueueSubmit")
+            try vkCheck(vkQueueSubmit(context.queue, 1, &submit, fence), "vkQueueSubmit")
         }
         fenceWaited = false
         try waitFrameFence()
@@ -246,7 +218,7 @@ public final class ViewerApp {
     func waitFrameFence() throws {
         guard !fenceWaited else { return }
         var f: VkFence? = fence
-        while try check(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 1_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
+        while try vkCheck(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 1_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
         fenceWaited = true
         if let queryPool, let period = context.timestampPeriod, queryLabels.count >= 2 {
             var stamps = [UInt64](repeating: 0, count: queryLabels.count)
@@ -307,7 +279,7 @@ public final class ViewerApp {
             var imageIndex: UInt32 = 0
             let acquired = vkAcquireNextImageKHR(context.device, sc, UInt64.max, acquireSemaphore, nil, &imageIndex)
             if acquired == VK_ERROR_OUT_OF_DATE_KHR { needsSwapchain = true; continue }
-            try check(acquired, "vkAcquireNextImageKHR")
+            try vkCheck(acquired, "vkAcquireNextImageKHR")
             if acquired == VK_SUBOPTIMAL_KHR { needsSwapchain = true }
 
             imgui.newFrame()
@@ -315,11 +287,7 @@ public final class ViewerApp {
             lap("present")
 
             let cb: VkCommandBuffer = commandBuffer
-            try check(vkResetCommandBuffer(cb, 0), "vkResetCommandBuffer")
-            var begin = VkCommandBufferBeginInfo()
-            begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO
-            begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT.rawValue
-            try check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer")
+            try Commands.begin(cb)
             queryLabels.removeAll()
             if let queryPool {
                 vkCmdResetQueryPool(cb, queryPool, 0, 16)
@@ -387,10 +355,10 @@ public final class ViewerApp {
             imgui.render(cb)
             vkCmdEndRenderPass(cb)
             mark("present")
-            try check(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
+            try vkCheck(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
 
             var f: VkFence? = fence
-            try check(vkResetFences(context.device, 1, &f), "vkResetFences")
+            try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
             var waitSem: VkSemaphore? = acquireSemaphore
             var signalSem: VkSemaphore? = renderDone[Int(imageIndex)]
             var waitStage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue
@@ -413,7 +381,7 @@ public final class ViewerApp {
                     }
                 }
             }
-            try check(submitted, "vkQueueSubmit")
+            try vkCheck(submitted, "vkQueueSubmit")
             fenceWaited = false
 
             var scOpt: VkSwapchainKHR? = sc
@@ -435,7 +403,7 @@ public final class ViewerApp {
             if presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR {
                 needsSwapchain = true
             } else {
-                try check(presented, "vkQueuePresentKHR")
+                try vkCheck(presented, "vkQueuePresentKHR")
             }
             lap("present")
 

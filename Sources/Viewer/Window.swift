@@ -1,6 +1,7 @@
 import CGLFW
 import CVulkan
 import Foundation
+import GPUKit
 
 /// One input event, queued by GLFW's callbacks during `glfwPollEvents` and handled after it.
 enum InputEvent {
@@ -150,7 +151,7 @@ final class Window {
     func makeSurface(instance: VkInstance) throws -> VkSurfaceKHR {
         var surface: VkSurfaceKHR?
         let r = glfwCreateWindowSurface(instance, handle, nil, &surface)
-        try check(r, "glfwCreateWindowSurface")
+        try vkCheck(r, "glfwCreateWindowSurface")
         guard let surface else { throw ViewerError.window("glfwCreateWindowSurface gave no surface") }
         return surface
     }

@@ -10,12 +10,17 @@ layout(push_constant) uniform Params {
 } params;
 
 void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (p.x >= params.size.x || p.y >= params.size.y) return;
-    vec4 c = texelFetch(inputTexture, p, 0);
-    vec4 v = params.bias + vec4(params.r.x, params.g.x, params.b.x, params.a.x) * c.r
-                         + vec4(params.r.y, params.g.y, params.b.y, params.a.y) * c.g
-                         + vec4(params.r.z, params.g.z, params.b.z, params.a.z) * c.b
-                         + vec4(params.r.w, params.g.w, params.b.w, params.a.w) * c.a;
-    imageStore(outputImage, p, uvec4(dl_pack(v, params.swapRB)));
+    int y = int(gl_GlobalInvocationID.y);
+    int x0 = int(gl_GlobalInvocationID.x) * DL_PIXELS_PER_INVOCATION;
+    if (x0 >= params.size.x || y >= params.size.y) return;
+    int x1 = min(x0 + DL_PIXELS_PER_INVOCATION, params.size.x);
+    for (int x = x0; x < x1; x++) {
+        ivec2 p = ivec2(x, y);
+        vec4 c = texelFetch(inputTexture, p, 0);
+        vec4 v = params.bias + vec4(params.r.x, params.g.x, params.b.x, params.a.x) * c.r
+                             + vec4(params.r.y, params.g.y, params.b.y, params.a.y) * c.g
+                             + vec4(params.r.z, params.g.z, params.b.z, params.a.z) * c.b
+                             + vec4(params.r.w, params.g.w, params.b.w, params.a.w) * c.a;
+        imageStore(outputImage, p, uvec4(dl_pack(v, params.swapRB)));
+    }
 }

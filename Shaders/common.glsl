@@ -64,3 +64,17 @@ vec3 dl_colormap(uint map, float t) {
     }
     return vec3(x);
 }
+
+// Work per invocation, also read by GPUKit for the dispatch sizes. On a CPU driver (lavapipe)
+// invocations run 8 at a time in SIMD, so barriers, shared memory and atomics are what cost;
+// these kernels loop over several pixels per invocation instead.
+// Color passes: each invocation writes this many consecutive pixels of a row.
+#define DL_PIXELS_PER_INVOCATION 16
+// depthMinMax: one 1-D workgroup of DL_REDUCE_SIZE invocations per band of DL_REDUCE_ROWS rows.
+#define DL_REDUCE_SIZE 64
+#define DL_REDUCE_ROWS 32
+// depthHistogram: each invocation counts a run of DL_HISTOGRAM_RUN consecutive pixels of a row
+// and adds to a bin only when the bin changes; DL_RUN_GROUP_X × DL_RUN_GROUP_Y invocations a group.
+#define DL_HISTOGRAM_RUN 32
+#define DL_RUN_GROUP_X 8
+#define DL_RUN_GROUP_Y 8

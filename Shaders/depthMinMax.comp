@@ -1,37 +1,31 @@
 #version 450
 #include "common.glsl"
-// Min and max of valid depth: a workgroup reduction in shared memory, then one atomic per group.
+// Min and max of valid depth. Workgroup g covers rows [g·DL_REDUCE_ROWS, (g+1)·DL_REDUCE_ROWS);
+// each invocation loops over every DL_REDUCE_SIZE-th pixel of those rows, then adds its own
+// result with one atomic each: no barriers or shared memory (expensive on CPU drivers).
 // Positive floats order like their bit patterns, so uint atomics suffice.
-layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
+layout(local_size_x = DL_REDUCE_SIZE) in;
 layout(set = 0, binding = 0) uniform sampler2D depthTexture;
 layout(set = 1, binding = 0) buffer Stats { uint minBits; uint maxBits; uint count; } stats;
 layout(push_constant) uniform Params { ivec2 size; } params;
 
-shared uint sMin[DL_LOCAL_SIZE_X * DL_LOCAL_SIZE_Y];
-shared uint sMax[DL_LOCAL_SIZE_X * DL_LOCAL_SIZE_Y];
-shared uint sCount[DL_LOCAL_SIZE_X * DL_LOCAL_SIZE_Y];
-
 void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    uint i = gl_LocalInvocationIndex;
+    int x0 = int(gl_LocalInvocationID.x);
+    int y0 = int(gl_WorkGroupID.x) * DL_REDUCE_ROWS;
+    int y1 = min(y0 + DL_REDUCE_ROWS, params.size.y);
     uint lo = 0xFFFFFFFFu, hi = 0u, n = 0u;
-    if (p.x < params.size.x && p.y < params.size.y) {
-        float d = texelFetch(depthTexture, p, 0).r;
-        if (dl_validDepth(d)) { lo = floatBitsToUint(d); hi = lo; n = 1u; }
-    }
-    sMin[i] = lo; sMax[i] = hi; sCount[i] = n;
-    barrier();
-    for (uint s = (DL_LOCAL_SIZE_X * DL_LOCAL_SIZE_Y) / 2u; s > 0u; s >>= 1) {
-        if (i < s) {
-            sMin[i] = min(sMin[i], sMin[i + s]);
-            sMax[i] = max(sMax[i], sMax[i + s]);
-            sCount[i] += sCount[i + s];
+    for (int y = y0; y < y1; y++) {
+        for (int x = x0; x < params.size.x; x += DL_REDUCE_SIZE) {
+            float d = texelFetch(depthTexture, ivec2(x, y), 0).r;
+            if (dl_validDepth(d)) {
+                uint b = floatBitsToUint(d);
+                lo = min(lo, b); hi = max(hi, b); n++;
+            }
         }
-        barrier();
     }
-    if (i == 0u && sCount[0] > 0u) {
-        atomicMin(stats.minBits, sMin[0]);
-        atomicMax(stats.maxBits, sMax[0]);
-        atomicAdd(stats.count, sCount[0]);
+    if (n > 0u) {
+        atomicMin(stats.minBits, lo);
+        atomicMax(stats.maxBits, hi);
+        atomicAdd(stats.count, n);
     }
 }

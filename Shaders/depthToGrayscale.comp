@@ -13,8 +13,10 @@ layout(push_constant) uniform Params {
 } params;
 
 void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (p.x >= params.size.x || p.y >= params.size.y) return;
+    int y = int(gl_GlobalInvocationID.y);
+    int x0 = int(gl_GlobalInvocationID.x) * DL_PIXELS_PER_INVOCATION;
+    if (x0 >= params.size.x || y >= params.size.y) return;
+    int x1 = min(x0 + DL_PIXELS_PER_INVOCATION, params.size.x);
     float lo = stats.count > 0u ? uintBitsToFloat(stats.minBits) : 0.0;
     float hi = stats.count > 0u ? uintBitsToFloat(stats.maxBits) : 0.0;
     float off = params.useStatsOffset != 0u ? lo : params.offset;
@@ -22,7 +24,10 @@ void main() {
     bool positive = rng > 0.0;
     float divisor = positive ? rng : 1.0;
     float scale = positive ? 1.0 : 0.0;
-    float d = texelFetch(depthTexture, p, 0).r;
-    float v = dl_validDepth(d) ? ((d - off) * scale) / divisor : 0.0;
-    imageStore(outputImage, p, uvec4(dl_pack(vec4(v, v, v, 1.0), 0u)));
+    for (int x = x0; x < x1; x++) {
+        ivec2 p = ivec2(x, y);
+        float d = texelFetch(depthTexture, p, 0).r;
+        float v = dl_validDepth(d) ? ((d - off) * scale) / divisor : 0.0;
+        imageStore(outputImage, p, uvec4(dl_pack(vec4(v, v, v, 1.0), 0u)));
+    }
 }

@@ -12,11 +12,8 @@ layout(push_constant) uniform Params {
     float minDepth; float maxDepth; float binsPerMeter; uint bins;
 } params;
 
-void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (p.x >= params.size.x || p.y >= params.size.y) return;
-    float d = texelFetch(depthTexture, p, 0).r;
-    if (!dl_validDepth(d)) { imageStore(outputImage, p, uvec4(0xFF000000u)); return; }
+uint colorOf(float d) {
+    if (!dl_validDepth(d)) return 0xFF000000u;
     float t;
     if (params.equalized != 0u) {
         uint bin = uint(clamp((d - params.minDepth) * params.binsPerMeter, 0.0, float(params.bins - 1u)));
@@ -24,5 +21,16 @@ void main() {
     } else {
         t = 1.0 - clamp((d - params.minDepth) / (params.maxDepth - params.minDepth), 0.0, 1.0);
     }
-    imageStore(outputImage, p, uvec4(dl_pack(vec4(dl_colormap(params.colormap, t), 1.0), 0u)));
+    return dl_pack(vec4(dl_colormap(params.colormap, t), 1.0), 0u);
+}
+
+void main() {
+    int y = int(gl_GlobalInvocationID.y);
+    int x0 = int(gl_GlobalInvocationID.x) * DL_PIXELS_PER_INVOCATION;
+    if (x0 >= params.size.x || y >= params.size.y) return;
+    int x1 = min(x0 + DL_PIXELS_PER_INVOCATION, params.size.x);
+    for (int x = x0; x < x1; x++) {
+        ivec2 p = ivec2(x, y);
+        imageStore(outputImage, p, uvec4(colorOf(texelFetch(depthTexture, p, 0).r)));
+    }
 }

@@ -7,8 +7,13 @@ layout(set = 1, binding = 0, r32ui) uniform writeonly uimage2D outputImage;
 layout(push_constant) uniform Params { ivec2 size; uint swapRB; } params;
 
 void main() {
-    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
-    if (p.x >= params.size.x || p.y >= params.size.y) return;  // partial tiles
-    vec4 c = texelFetch(inputTexture, p, 0);
-    imageStore(outputImage, p, uvec4(dl_pack(vec4(c.r, 0.0, c.b, 1.0), params.swapRB)));
+    int y = int(gl_GlobalInvocationID.y);
+    int x0 = int(gl_GlobalInvocationID.x) * DL_PIXELS_PER_INVOCATION;
+    if (x0 >= params.size.x || y >= params.size.y) return;  // partial tiles
+    int x1 = min(x0 + DL_PIXELS_PER_INVOCATION, params.size.x);
+    for (int x = x0; x < x1; x++) {
+        ivec2 p = ivec2(x, y);
+        vec4 c = texelFetch(inputTexture, p, 0);
+        imageStore(outputImage, p, uvec4(dl_pack(vec4(c.r, 0.0, c.b, 1.0), params.swapRB)));
+    }
 }

@@ -72,6 +72,12 @@ public class GPUFilter: FilterRenderer {
         return out
     }
 
+    /// Invocations covering a w×h image when each invocation colors `pixelsPerInvocation`
+    /// consecutive pixels of a row (`DL_PIXELS_PER_INVOCATION` of common.glsl).
+    func pixelThreads(_ w: Int, _ h: Int, _ pixelsPerInvocation: Int) -> (x: Int, y: Int) {
+        ((w + pixelsPerInvocation - 1) / pixelsPerInvocation, h)
+    }
+
     func kernel(_ name: String, _ library: ShaderLibrary, sets: [DescriptorSetLayout], push: Int,
                 localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws -> ComputeKernel {
         let k = try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
@@ -100,10 +106,12 @@ final class KernelBuffer {
 /// rosyEffect.comp: out = (R, 0, B, 255); rgba8 or bgra8 in, the same out.
 public final class GPURosyFilter: GPUFilter {
     private var main: ComputeKernel!
+    private var pixelsPerInvocation = 1
 
     public init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         try super.init(description: "rosy", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
         main = try kernel("rosyEffect.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 12)
+        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
     }
 
     override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
@@ -112,7 +120,7 @@ public final class GPURosyFilter: GPUFilter {
         var p = PushWords()
         p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
         main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
-                      threads: (input.width, input.height))
+                      threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
 
@@ -120,11 +128,13 @@ public final class GPURosyFilter: GPUFilter {
 public final class GPUColorMatrixFilter: GPUFilter {
     public let matrix: ColorMatrix
     private var main: ComputeKernel!
+    private var pixelsPerInvocation = 1
 
     public init(matrix: ColorMatrix, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.matrix = matrix
         try super.init(description: "colorMatrix", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
         main = try kernel("colorMatrix.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 92)
+        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
     }
 
     override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
@@ -141,7 +151,7 @@ public final class GPUColorMatrixFilter: GPUFilter {
         p.vec4(matrix.r); p.vec4(matrix.g); p.vec4(matrix.b); p.vec4(matrix.a); p.vec4(matrix.bias)
         p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
         main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
-                      threads: (input.width, input.height))
+                      threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
 
@@ -154,12 +164,17 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
     private var minMax: ComputeKernel!
     private var main: ComputeKernel!
     private var stats: KernelBuffer!
+    private var pixelsPerInvocation = 1
+    private var reduceRows = 1
 
     public init(offset: Float?, range: Float?, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.offset = offset
         self.range = range
         try super.init(description: "grayscale", context: context, cache: cache, allowedInputs: [.depthFloat32])
-        minMax = try kernel("depthMinMax.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 8)
+        minMax = try kernel("depthMinMax.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 8,
+                            localSize: ("DL_REDUCE_SIZE", nil))
+        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        reduceRows = try library.constant("DL_REDUCE_ROWS")
         main = try kernel("depthToGrayscale.comp", library,
                           sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 24)
         stats = try KernelBuffer(cache: cache, size: 16)
@@ -180,7 +195,9 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
         if offset == nil || range == nil {
             var p = PushWords()
             p.i(input.width); p.i(input.height)
-            minMax.dispatch(cb, sets: [inSet, stats.set], push: p.words, threads: (input.width, input.height))
+            // One workgroup per band of DL_REDUCE_ROWS rows; each invocation loops over its pixels.
+            let bands = (input.height + reduceRows - 1) / reduceRows
+            minMax.dispatch(cb, sets: [inSet, stats.set], push: p.words, threads: (minMax.localSize.x * bands, 1))
             Barrier.computeToCompute(cb)
         }
         var p = PushWords()
@@ -188,7 +205,7 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
         p.f(offset ?? 0); p.f(range ?? 0)
         p.u(offset == nil ? 1 : 0); p.u(range == nil ? 1 : 0)
         main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), stats.set], push: p.words,
-                      threads: (input.width, input.height))
+                      threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
 
@@ -205,14 +222,19 @@ public final class GPUDepthColormapFilter: GPUFilter {
     private var main: ComputeKernel!
     private var bins = 1
     private var counts: KernelBuffer?
+    private var pixelsPerInvocation = 1
+    private var histogramRun = 1
 
     public init(colormap: Colormap, range: DepthRange, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.colormap = colormap
         self.range = range
         try super.init(description: colormap.rawValue, context: context, cache: cache, allowedInputs: [.depthFloat32])
-        histogram = try kernel("depthHistogram.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 20)
+        histogram = try kernel("depthHistogram.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 20,
+                               localSize: ("DL_RUN_GROUP_X", "DL_RUN_GROUP_Y"))
         prefixSum = try kernel("depthPrefixSum.comp", library, sets: [cache.bufferLayout], push: 4, localSize: ("DL_SCAN_SIZE", nil))
         main = try kernel("depthToJET.comp", library, sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 32)
+        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        histogramRun = try library.constant("DL_HISTOGRAM_RUN")
     }
 
     override func prepareResources(_ input: FrameFormat) throws {
@@ -240,7 +262,9 @@ public final class GPUDepthColormapFilter: GPUFilter {
             Barrier.transferToShaders(cb)
             var p = PushWords()
             p.i(input.width); p.i(input.height); p.f(lo); p.f(perMeter); p.i(bins)
-            histogram.dispatch(cb, sets: [inSet, counts.set], push: p.words, threads: (input.width, input.height))
+            // One invocation per run of DL_HISTOGRAM_RUN consecutive pixels of a row.
+            histogram.dispatch(cb, sets: [inSet, counts.set], push: p.words,
+                               threads: pixelThreads(input.width, input.height, histogramRun))
             Barrier.computeToCompute(cb)
             var q = PushWords()
             q.i(bins)
@@ -254,7 +278,7 @@ public final class GPUDepthColormapFilter: GPUFilter {
         p.u(Self.colormapIndex(colormap)); p.u(equalized)
         p.f(lo); p.f(hi); p.f(perMeter); p.i(bins)
         main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), counts.set], push: p.words,
-                      threads: (input.width, input.height))
+                      threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 
     /// DL_JET, DL_TURBO, DL_VIRIDIS, DL_GRAYSCALE of common.glsl.

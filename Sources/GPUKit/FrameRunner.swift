@@ -40,12 +40,14 @@ final class FrameRunner {
             }
             stream.timestamp(0)
             try encode(cb, tin, tout)
-            stream.timestamp(1)
             if outputUse == .storage {
                 Barrier.image(cb, tout.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
                               from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
                               to: Barrier.transfer, VK_ACCESS_TRANSFER_READ_BIT.rawValue)
             }
+            // The end timestamp comes after the barrier that waits for the kernel: drivers that run
+            // dispatches asynchronously (lavapipe) otherwise stamp it before a one-pass kernel ran.
+            stream.timestamp(1)
             try cache.recordReadback(cb, tout, into: output)
             Barrier.transferToHost(cb)
             return try stream.submitAndWait()

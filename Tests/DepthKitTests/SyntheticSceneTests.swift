@@ -113,6 +113,10 @@ final class SyntheticSceneTests: XCTestCase {
                 scene.render(color: c, depth: d, scratch: s, time: t)
                 assertIdentical(c, rc, "color \(w)x\(h) t=\(t)")
                 assertIdentical(d, rd, "depth \(w)x\(h) t=\(t)")
+                // Color only (no depth pass): the same color bytes.
+                let (oc, _, os) = dirtyBuffers(w, h, seed: 0x3D)
+                scene.render(color: oc, scratch: os, time: t)
+                assertIdentical(oc, rc, "color-only \(w)x\(h) t=\(t)")
                 // The allocating API too.
                 let f = scene.render(width: w, height: h, time: t)
                 assertIdentical(f.color, rc, "render(width:) color \(w)x\(h) t=\(t)")
@@ -134,7 +138,23 @@ final class SyntheticSceneTests: XCTestCase {
                 scene.render(color: c, depth: d, scratch: s, time: t)
                 assertIdentical(c, rc, "color \(w)x\(h) t=\(t)")
                 assertIdentical(d, rd, "depth \(w)x\(h) t=\(t)")
+                scene.render(color: c, scratch: s, time: t + 0.2)   // color only, then full again
             }
+        }
+    }
+
+    func testScenesOfSeveralSizesShareNoStateWrongly() {
+        // One scene value rendering alternately at more sizes than its wall cache holds.
+        let scene = SyntheticScene()
+        for (i, (w, h)) in [(64, 48), (17, 13), (64, 48), (40, 30), (33, 17), (64, 48), (17, 13)].enumerated() {
+            let t = Double(i) * 0.7
+            let rc = PixelBuffer(width: w, height: h, format: .rgba8)
+            let rd = PixelBuffer(width: w, height: h, format: .depthFloat32)
+            let rs = PixelBuffer(width: w, height: h, format: .depthFloat32)
+            referenceRender(color: rc, depth: rd, scratch: rs, time: t)
+            let f = scene.render(width: w, height: h, time: t)
+            assertIdentical(f.color, rc, "color \(w)x\(h)")
+            assertIdentical(f.depth.map, rd, "depth \(w)x\(h)")
         }
     }
 }

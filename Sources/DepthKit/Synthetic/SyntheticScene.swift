@@ -237,7 +237,14 @@ public struct SyntheticScene: Sendable {
                 (crow as UnsafeMutablePointer<UInt8>).update(from: wall + v * w * 4, count: w * 4)
                 let inDisc = discRows.contains(v), inSph = sphRows.contains(v), inBox = boxRows.contains(v)
                 if fullScratch {
-                    drow.update(repeating: wallDepth, count: w)
+                    // The depth pass reads scratch near the objects on rows v−1...v+1, ±2 px beyond
+                    // their columns grown by 2: fill that much of this row with the wall.
+                    @inline(__always) func fill(_ objRows: Range<Int>, _ cols: Range<Int>) {
+                        guard !objRows.isEmpty, !cols.isEmpty, objRows.lowerBound <= v + 2, objRows.upperBound >= v - 1 else { return }
+                        let lo = max(0, cols.lowerBound - 4), hi = min(w, cols.upperBound + 4)
+                        (drow + lo).update(repeating: wallDepth, count: hi - lo)
+                    }
+                    fill(discRows, discCols); fill(sphRows, sphCols); fill(boxRows, boxCols)
                 } else {
                     // Only the objects' z-tests read scratch.
                     if inDisc { (drow + discCols.lowerBound).update(repeating: wallDepth, count: discCols.count) }
@@ -348,12 +355,12 @@ public struct SyntheticScene: Sendable {
                 @inline(__always) func run(_ span: Range<Int>) {
                     guard !span.isEmpty else { return }
                     let lo = max(x, span.lowerBound), hi = max(lo, span.upperBound)
-                    (out + x).update(from: r + x, count: lo - x)   // wall: the window holds wall only
+                    (out + x).update(repeating: wallDepth, count: lo - x)   // the window holds wall only
                     bandRow(v, lo..<hi, r, out)
                     x = hi
                 }
                 run(spans.0); run(spans.1); run(spans.2)
-                (out + x).update(from: r + x, count: w - x)
+                (out + x).update(repeating: wallDepth, count: w - x)
             }
         }
         depth.markModified()

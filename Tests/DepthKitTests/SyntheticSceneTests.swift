@@ -143,10 +143,10 @@ final class SyntheticSceneTests: XCTestCase {
         }
     }
 
-    func testScenesOfSeveralSizesShareNoStateWrongly() {
-        // One scene value rendering alternately at more sizes than its wall cache holds.
+    func testRenderingAtManySizesInTurnStaysExact() {
+        // Alternating sizes, more than the wall cache holds.
         let scene = SyntheticScene()
-        for (i, (w, h)) in [(64, 48), (17, 13), (64, 48), (40, 30), (33, 17), (64, 48), (17, 13)].enumerated() {
+        for (i, (w, h)) in [(64, 48), (17, 13), (64, 48), (40, 30), (33, 17), (5, 9), (128, 96), (64, 48), (17, 13)].enumerated() {
             let t = Double(i) * 0.7
             let rc = PixelBuffer(width: w, height: h, format: .rgba8)
             let rd = PixelBuffer(width: w, height: h, format: .depthFloat32)

@@ -46,9 +46,6 @@ public struct SyntheticScene: Sendable {
     public static let discColor: SIMD3<UInt8> = [40, 90, 230]
     public static let sphereColor: SIMD3<UInt8> = [50, 200, 70]
 
-    /// Per-size wall colors, shared by copies of this value.
-    let cache = BackgroundCache()
-
     public init() {}
 
     /// The intrinsics the scene is rendered with: DESIGN.md's default.
@@ -83,7 +80,7 @@ public struct SyntheticScene: Sendable {
     }
 
     /// Renders into existing buffers (same size; `scratch` depthFloat32) without allocating
-    /// (after the first frame of a size: the static wall is cached per scene value and size).
+    /// (after the first frame of a size: the static wall is cached per size, for the last 4 sizes).
     public func render(color: PixelBuffer, depth: PixelBuffer, scratch: PixelBuffer, time: Double) {
         precondition(depth.format == .depthFloat32)
         precondition(depth.width == color.width && depth.height == color.height)
@@ -131,11 +128,15 @@ public struct SyntheticScene: Sendable {
         deinit { color.deallocate() }
     }
 
-    /// The last few `Background`s a scene value (and its copies) used, behind a lock.
+    /// The walls of the last few sizes rendered, shared by all scenes (a stored property would
+    /// change this public struct's layout). A few MB at most.
+    static let backgrounds = BackgroundCache()
+
+    /// The last few `Background`s used, most recent first, behind a lock.
     final class BackgroundCache: @unchecked Sendable {
         private let lock = NSLock()
         private var entries: [Background] = []   // most recently used first
-        static let capacity = 3
+        static let capacity = 4
 
         func background(width: Int, height: Int) -> Background {
             lock.lock(); defer { lock.unlock() }
@@ -206,7 +207,7 @@ public struct SyntheticScene: Sendable {
         precondition(scratch.width == w && scratch.height == h)
         let k = Self.intrinsics(width: w, height: h)
         let pose = Self.pose(at: time)
-        let background = cache.background(width: w, height: h)
+        let background = Self.backgrounds.background(width: w, height: h)
         let bounds = Self.objectBounds(pose, k, width: w, height: h)
         let discRows = bounds[0].rows, discCols = bounds[0].cols
         let sphRows = bounds[1].rows, sphCols = bounds[1].cols

@@ -2,9 +2,12 @@ import DepthKit
 
 /// DepthKit's animated `SyntheticScene` as a frame source: default 640×480 at 30 fps, frame i
 /// rendered at scene time i / fps, with the scene's exact intrinsics. Endless; pause, step and seek work.
+/// With `renderDepth` false, frames carry color only (no depth pass; for a color stream whose depth
+/// comes from elsewhere).
 public final class SyntheticSource: FrameSource, PlaybackControl {
     public let width: Int
     public let height: Int
+    public let renderDepth: Bool
     public let scene = SyntheticScene()
     public var name: String { "synthetic" }
     public var intrinsics: CameraIntrinsics { SyntheticScene.intrinsics(width: width, height: height) }
@@ -16,18 +19,21 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
     private var scratch: PixelBuffer?
     private var started = false
 
-    public init(width: Int = 640, height: Int = 480, fps: Double = 30) {
+    public init(width: Int = 640, height: Int = 480, fps: Double = 30, renderDepth: Bool = true) {
         precondition(width > 0 && height > 0 && fps > 0)
         self.width = width
         self.height = height
+        self.renderDepth = renderDepth
         clock = PlaybackClock(count: nil, timestamps: [], defaultFPS: fps)
     }
 
     public func start() throws {
         colorPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .rgba8),
                                outputRetainedBufferCountHint: 3, allocationThreshold: 8)
-        depthPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .depthFloat32),
-                               outputRetainedBufferCountHint: 3, allocationThreshold: 8)
+        depthPool = renderDepth
+            ? BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .depthFloat32),
+                         outputRetainedBufferCountHint: 3, allocationThreshold: 8)
+            : nil
         scratch = PixelBuffer(width: width, height: height, format: .depthFloat32)
         if !started { clock.pending = max(clock.current, 0) }
         started = true
@@ -39,19 +45,24 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
     }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
-        guard started, let colorPool, let depthPool, let scratch else {
+        guard started, let colorPool, let scratch, depthPool != nil || !renderDepth else {
             throw CaptureError.invalidState("synthetic: nextFrame before start()")
         }
         guard let (i, explicit) = clock.due(now: now) else { return nil }
-        let color: PixelBuffer, depth: PixelBuffer
-        do { color = try colorPool.makeBuffer(); depth = try depthPool.makeBuffer() } catch {
+        let color: PixelBuffer, depth: PixelBuffer?
+        do { color = try colorPool.makeBuffer(); depth = try depthPool?.makeBuffer() } catch {
             throw CaptureError.invalidState("synthetic: \(error) (frames are held too long)")
         }
         let t = clock.offset(i)
-        scene.render(color: color, depth: depth, scratch: scratch, time: t)
-        color.markModified(); depth.markModified()
+        if let depth {
+            scene.render(color: color, depth: depth, scratch: scratch, time: t)
+            depth.markModified()
+        } else {
+            scene.render(color: color, scratch: scratch, time: t)
+        }
+        color.markModified()
         clock.delivered(i, now: now, explicit: explicit)
-        return FrameSet(color: color, depth: DepthData(map: depth, accuracy: .absolute, intrinsics: intrinsics),
+        return FrameSet(color: color, depth: depth.map { DepthData(map: $0, accuracy: .absolute, intrinsics: intrinsics) },
                         timestamp: t, index: i)
     }
 

@@ -13,7 +13,8 @@ final class SizedSyntheticSource: FrameSource, PlaybackControl {
     var isLive: Bool { false }
 
     init(colorSize: (Int, Int), depthSize: (Int, Int)) {
-        color = SyntheticSource(width: colorSize.0, height: colorSize.1)
+        // The color source's depth is never used: skip its depth pass.
+        color = SyntheticSource(width: colorSize.0, height: colorSize.1, renderDepth: false)
         depth = SyntheticSource(width: depthSize.0, height: depthSize.1)
     }
 

@@ -16,9 +16,7 @@ struct InfoCommand: ParsableCommand {
     var files: [String]
 
     func run() throws {
-        if let s = depthScale, !(s > 0 && s.isFinite) {
-            throw DepthKitError.invalidArgument("--depth-scale must be a positive number, got \(s)")
-        }
+        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
         var failed = 0
         for path in files {
             do {

@@ -27,9 +27,7 @@ struct RGBDInputOptions: ParsableArguments {
 
     /// Checks the numbers; errors are `DepthKitError`s so they print as one line.
     func check() throws {
-        if let s = depthScale, !(s > 0 && s.isFinite) {
-            throw DepthKitError.invalidArgument("--depth-scale must be a positive number, got \(s)")
-        }
+        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
         if disparity {
             guard let f = focal, let b = baseline, let o = doffs else {
                 throw DepthKitError.invalidArgument("--disparity needs --focal, --baseline and --doffs")

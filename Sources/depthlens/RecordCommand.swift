@@ -24,9 +24,7 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         guard frames > 0 else { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
         guard timeout > 0, timeout.isFinite else { throw DepthKitError.invalidArgument("--timeout must be a positive number of seconds") }
-        if let s = depthScale, !(s > 0 && s.isFinite) {
-            throw DepthKitError.invalidArgument("--depth-scale must be a positive number, got \(s)")
-        }
+        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
         if let existing = try? FileManager.default.contentsOfDirectory(atPath: out), !existing.isEmpty {
             throw DepthKitError.file(path: out, problem: "output folder exists and is not empty")
         }

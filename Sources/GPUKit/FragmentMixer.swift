@@ -100,18 +100,9 @@ public final class GPUFragmentMixer: MixerRenderer {
     /// Vulkan: `vkCmdBeginRenderPass`, `vkCmdPushConstants`, `vkCmdDraw(4)`.
     func encode(_ cb: VkCommandBuffer, _ ta: GPUTexture, _ tb: GPUTexture, _ tout: GPUTexture) throws {
         let sets: [VkDescriptorSet?] = [try textureCache.sampledSet(ta), try textureCache.sampledSet(tb)]
-        var begin = VkRenderPassBeginInfo()
-        begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
-        begin.renderPass = textureCache.renderPass
-        begin.framebuffer = try textureCache.framebuffer(tout)
-        begin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0),
-                                    extent: VkExtent2D(width: UInt32(tout.width), height: UInt32(tout.height)))
-        vkCmdBeginRenderPass(cb, &begin, VK_SUBPASS_CONTENTS_INLINE)
+        RenderPass.beginFull(cb, renderPass: textureCache.renderPass, framebuffer: try textureCache.framebuffer(tout),
+                             width: tout.width, height: tout.height)
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.handle)
-        var viewport = VkViewport(x: 0, y: 0, width: Float(tout.width), height: Float(tout.height), minDepth: 0, maxDepth: 1)
-        vkCmdSetViewport(cb, 0, 1, &viewport)
-        var scissor = begin.renderArea
-        vkCmdSetScissor(cb, 0, 1, &scissor)
         sets.withUnsafeBufferPointer { sp in
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 2, sp.baseAddress, 0, nil)
         }

@@ -143,22 +143,9 @@ public final class PointCloudRenderer {
         var clears = [VkClearValue](repeating: VkClearValue(), count: 2)
         clears[0].color.float32 = (clearColor.x, clearColor.y, clearColor.z, clearColor.w)
         clears[1].depthStencil = VkClearDepthStencilValue(depth: 1, stencil: 0)
-        var begin = VkRenderPassBeginInfo()
-        begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
-        begin.renderPass = renderPass
-        begin.framebuffer = target.framebuffer
-        begin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0),
-                                    extent: VkExtent2D(width: UInt32(output.width), height: UInt32(output.height)))
-        clears.withUnsafeBufferPointer { cp in
-            begin.clearValueCount = 2
-            begin.pClearValues = cp.baseAddress
-            vkCmdBeginRenderPass(cb, &begin, VK_SUBPASS_CONTENTS_INLINE)
-        }
+        RenderPass.beginFull(cb, renderPass: renderPass, framebuffer: target.framebuffer,
+                             width: output.width, height: output.height, clears: clears)
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.handle)
-        var viewport = VkViewport(x: 0, y: 0, width: Float(output.width), height: Float(output.height), minDepth: 0, maxDepth: 1)
-        vkCmdSetViewport(cb, 0, 1, &viewport)
-        var scissor = begin.renderArea
-        vkCmdSetScissor(cb, 0, 1, &scissor)
         sets.withUnsafeBufferPointer { sp in
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 2, sp.baseAddress, 0, nil)
         }

@@ -3,6 +3,28 @@ import CVulkan
 /// Render passes, framebuffers and image views: one subpass, a color attachment and optionally
 /// a depth attachment. The caller owns what these return and destroys it.
 public enum RenderPass {
+    /// Begins `renderPass` over the whole `width`×`height` target and sets the viewport and
+    /// scissor to cover it (the offscreen passes draw into all of their target).
+    /// Vulkan: `vkCmdBeginRenderPass`, `vkCmdSetViewport`, `vkCmdSetScissor`.
+    public static func beginFull(_ cb: VkCommandBuffer, renderPass: VkRenderPass, framebuffer: VkFramebuffer,
+                                 width: Int, height: Int, clears: [VkClearValue] = []) {
+        var begin = VkRenderPassBeginInfo()
+        begin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
+        begin.renderPass = renderPass
+        begin.framebuffer = framebuffer
+        begin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0),
+                                    extent: VkExtent2D(width: UInt32(width), height: UInt32(height)))
+        clears.withUnsafeBufferPointer { cp in
+            begin.clearValueCount = UInt32(cp.count)
+            begin.pClearValues = cp.baseAddress
+            vkCmdBeginRenderPass(cb, &begin, VK_SUBPASS_CONTENTS_INLINE)
+        }
+        var viewport = VkViewport(x: 0, y: 0, width: Float(width), height: Float(height), minDepth: 0, maxDepth: 1)
+        vkCmdSetViewport(cb, 0, 1, &viewport)
+        var scissor = begin.renderArea
+        vkCmdSetScissor(cb, 0, 1, &scissor)
+    }
+
     /// One attachment starting UNDEFINED; stencil is never loaded or stored.
     public static func attachment(format: VkFormat, load: VkAttachmentLoadOp, store: VkAttachmentStoreOp,
                                   finalLayout: VkImageLayout) -> VkAttachmentDescription {

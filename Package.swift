@@ -18,6 +18,9 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "depthlens", targets: ["depthlens"]),
+        /// For the fuzz targets in Fuzz/ (a separate package; see scripts/fuzz).
+        .library(name: "DepthKit", targets: ["DepthKit"]),
+        .library(name: "Capture", targets: ["Capture"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -51,7 +54,7 @@ let package = Package(
         .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "DepthKit"]),
         .testTarget(name: "ViewerTests", dependencies: ["Viewer"]),
-        .testTarget(name: "depthlensTests", dependencies: ["DepthKit"]),
+        .testTarget(name: "depthlensTests", dependencies: ["DepthKit", "Capture"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -78,3 +78,6 @@ vec3 dl_colormap(uint map, float t) {
 #define DL_HISTOGRAM_RUN 32
 #define DL_RUN_GROUP_X 8
 #define DL_RUN_GROUP_Y 8
+// Compute point rasterizer: invocations a workgroup, points an invocation.
+#define DL_POINT_GROUP 64
+#define DL_POINTS_PER_INVOCATION 16

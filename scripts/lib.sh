@@ -6,9 +6,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Packages to build depthlens (headers and libraries it links) and to run it on a machine
 # without a GPU (Mesa's lavapipe Vulkan driver).
 BUILD_PACKAGES=(pkg-config libvulkan-dev libglfw3-dev glslang-dev spirv-tools libv4l-dev
-                libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers)
+                libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers
+                ffmpeg)  # ffmpeg: `record --video` and the viewer's Ctrl+R encode H.264 through it
 # What the tests need on top: validation layers, a virtual X server, a window driver, screenshots.
 TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
+# gnuplot draws `bench --plot` (its test runs it).
+TEST_PACKAGES+=(gnuplot-nox)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

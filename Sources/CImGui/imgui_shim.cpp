@@ -8,6 +8,13 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
 
+// ImGui 1.86 reads keys as a key-down table sampled at NewFrame, so a press and its release
+// between two frames (a quick tap, xdotool) would never be seen. A release of a key pressed
+// since the last NewFrame waits until after the next one.
+static GLFWwindow *g_window = nullptr;
+static bool g_pressed_since_frame[GLFW_KEY_LAST + 1];
+static bool g_release_pending[GLFW_KEY_LAST + 1];
+
 extern "C" {
 
 int dl_imgui_init(void *glfw_window, void *instance, void *physical_device, void *device,
@@ -17,8 +24,12 @@ int dl_imgui_init(void *glfw_window, void *instance, void *physical_device, void
     ImGui::CreateContext();
     ImGuiIO &io = ImGui::GetIO();
     io.IniFilename = nullptr;  // no imgui.ini next to the user's files
+    // No keyboard navigation: Tab, arrows and Space belong to the viewer's key table.
+    io.ConfigFlags &= ~ImGuiConfigFlags_NavEnableKeyboard;
     ImGui::StyleColorsDark();
-    if (!ImGui_ImplGlfw_InitForVulkan((GLFWwindow *)glfw_window, true)) return 0;
+    // The viewer installs the GLFW callbacks and forwards what ImGui may see (dl_imgui_glfw_*).
+    if (!ImGui_ImplGlfw_InitForVulkan((GLFWwindow *)glfw_window, false)) return 0;
+    g_window = (GLFWwindow *)glfw_window;
     ImGui_ImplVulkan_InitInfo info = {};
     info.Instance = (VkInstance)instance;
     info.PhysicalDevice = (VkPhysicalDevice)physical_device;
@@ -52,6 +63,13 @@ void dl_imgui_new_frame(void) {
     ImGui_ImplVulkan_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
+    for (int k = 0; k <= GLFW_KEY_LAST; k++) {
+        g_pressed_since_frame[k] = false;
+        if (g_release_pending[k]) {
+            g_release_pending[k] = false;
+            ImGui_ImplGlfw_KeyCallback(g_window, k, 0, GLFW_RELEASE, 0);
+        }
+    }
 }
 
 void dl_imgui_render(void *command_buffer) {
@@ -61,8 +79,28 @@ void dl_imgui_render(void *command_buffer) {
 
 void dl_imgui_end_frame(void) { ImGui::EndFrame(); }
 
-int dl_imgui_want_keyboard(void) { return ImGui::GetIO().WantCaptureKeyboard ? 1 : 0; }
 int dl_imgui_want_mouse(void) { return ImGui::GetIO().WantCaptureMouse ? 1 : 0; }
+int dl_imgui_want_text_input(void) { return ImGui::GetIO().WantTextInput ? 1 : 0; }
+
+void dl_imgui_glfw_key(void *window, int key, int scancode, int action, int mods) {
+    if (key >= 0 && key <= GLFW_KEY_LAST) {
+        if (action == GLFW_PRESS) {
+            g_pressed_since_frame[key] = true;
+            g_release_pending[key] = false;
+        } else if (action == GLFW_RELEASE && g_pressed_since_frame[key]) {
+            g_release_pending[key] = true;
+            return;
+        }
+    }
+    ImGui_ImplGlfw_KeyCallback((GLFWwindow *)window, key, scancode, action, mods);
+}
+void dl_imgui_glfw_char(void *window, unsigned int c) { ImGui_ImplGlfw_CharCallback((GLFWwindow *)window, c); }
+void dl_imgui_glfw_mouse_button(void *window, int button, int action, int mods) {
+    ImGui_ImplGlfw_MouseButtonCallback((GLFWwindow *)window, button, action, mods);
+}
+void dl_imgui_glfw_scroll(void *window, double dx, double dy) { ImGui_ImplGlfw_ScrollCallback((GLFWwindow *)window, dx, dy); }
+void dl_imgui_glfw_cursor_enter(void *window, int entered) { ImGui_ImplGlfw_CursorEnterCallback((GLFWwindow *)window, entered); }
+void dl_imgui_glfw_focus(void *window, int focused) { ImGui_ImplGlfw_WindowFocusCallback((GLFWwindow *)window, focused); }
 
 int dl_imgui_begin(const char *title, float x, float y, float w, float h, float alpha, int decorated) {
     ImGui::SetNextWindowPos(ImVec2(x, y), decorated ? ImGuiCond_Once : ImGuiCond_Always);
@@ -72,6 +110,15 @@ int dl_imgui_begin(const char *title, float x, float y, float w, float h, float 
     ImGuiWindowFlags flags = decorated ? 0
         : (ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoSavedSettings |
            ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoNav | (h > 0 ? 0 : ImGuiWindowFlags_AlwaysAutoResize));
+    return ImGui::Begin(title, nullptr, flags) ? 1 : 0;
+}
+
+int dl_imgui_begin_docked(const char *title, float x, float y, float w, float h, float alpha) {
+    ImGui::SetNextWindowPos(ImVec2(x, y), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(ImVec2(w, h), ImGuiCond_Always);
+    ImGui::SetNextWindowBgAlpha(alpha);
+    ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                             ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
     return ImGui::Begin(title, nullptr, flags) ? 1 : 0;
 }
 
@@ -91,7 +138,8 @@ int dl_imgui_checkbox(const char *label, int *value) {
 }
 
 int dl_imgui_slider_float(const char *label, float *value, float min, float max, const char *format) {
-    return ImGui::SliderFloat(label, value, min, max, format) ? 1 : 0;
+    // Typed values (Ctrl+click) are clamped too, not only dragged ones.
+    return ImGui::SliderFloat(label, value, min, max, format, ImGuiSliderFlags_AlwaysClamp) ? 1 : 0;
 }
 
 int dl_imgui_radio(const char *label, int active) { return ImGui::RadioButton(label, active != 0) ? 1 : 0; }
@@ -108,8 +156,8 @@ int dl_imgui_input_text(const char *label, char *buffer, size_t size) {
     return ImGui::InputText(label, buffer, size, ImGuiInputTextFlags_EnterReturnsTrue) ? 1 : 0;
 }
 
-int dl_imgui_header(const char *label) {
-    return ImGui::CollapsingHeader(label, ImGuiTreeNodeFlags_DefaultOpen) ? 1 : 0;
+int dl_imgui_header(const char *label, int default_open) {
+    return ImGui::CollapsingHeader(label, default_open ? ImGuiTreeNodeFlags_DefaultOpen : 0) ? 1 : 0;
 }
 
 void dl_imgui_last_item_rect(float *out4) {

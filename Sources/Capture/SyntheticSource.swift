@@ -4,7 +4,7 @@ import DepthKit
 /// rendered at scene time i / fps, with the scene's exact intrinsics. Endless; pause, step and seek work.
 /// With `renderDepth` false, frames carry color only (no depth pass; for a color stream whose depth
 /// comes from elsewhere).
-public final class SyntheticSource: FrameSource, PlaybackControl {
+public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimiting {
     public let width: Int
     public let height: Int
     public let renderDepth: Bool
@@ -18,6 +18,14 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
     private var depthPool: BufferPool?
     private var scratch: PixelBuffer?
     private var started = false
+    private var depthGate = DepthRateGate()
+    /// The last depth rendered, carried by frames the depth rate limit skips.
+    private var lastDepth: DepthData?
+    /// Under a limit, frames between depth frames skip the depth pass and carry the last depth.
+    public var depthRateLimit: Double? {
+        get { depthGate.limit }
+        set { depthGate.limit = newValue }
+    }
 
     public init(width: Int = 640, height: Int = 480, fps: Double = 30, renderDepth: Bool = true) {
         precondition(width > 0 && height > 0 && fps > 0)
@@ -25,7 +33,10 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
         self.height = height
         self.renderDepth = renderDepth
         clock = PlaybackClock(count: nil, timestamps: [], defaultFPS: fps)
+        defaultFPS = fps
     }
+    /// The rate frame times are spaced at (frame i is scene time i / defaultFPS).
+    public let defaultFPS: Double
 
     public func start() throws {
         colorPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .rgba8),
@@ -41,7 +52,8 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
 
     public func stop() {
         started = false
-        colorPool = nil; depthPool = nil; scratch = nil
+        colorPool = nil; depthPool = nil; scratch = nil; lastDepth = nil
+        depthGate.reset()
     }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
@@ -49,21 +61,22 @@ public final class SyntheticSource: FrameSource, PlaybackControl {
             throw CaptureError.invalidState("synthetic: nextFrame before start()")
         }
         guard let (i, explicit) = clock.due(now: now) else { return nil }
+        let t = clock.offset(i)
+        let freshDepth = depthPool != nil && (depthGate.admits(timestamp: t) || lastDepth == nil)
         let color: PixelBuffer, depth: PixelBuffer?
-        do { color = try colorPool.makeBuffer(); depth = try depthPool?.makeBuffer() } catch {
+        do { color = try colorPool.makeBuffer(); depth = freshDepth ? try depthPool?.makeBuffer() : nil } catch {
             throw CaptureError.invalidState("synthetic: \(error) (frames are held too long)")
         }
-        let t = clock.offset(i)
         if let depth {
             scene.render(color: color, depth: depth, scratch: scratch, time: t)
             depth.markModified()
+            lastDepth = DepthData(map: depth, accuracy: .absolute, intrinsics: intrinsics)
         } else {
             scene.render(color: color, scratch: scratch, time: t)
         }
         color.markModified()
         clock.delivered(i, now: now, explicit: explicit)
-        return FrameSet(color: color, depth: depth.map { DepthData(map: $0, accuracy: .absolute, intrinsics: intrinsics) },
-                        timestamp: t, index: i)
+        return FrameSet(color: color, depth: renderDepth ? lastDepth : nil, timestamp: t, index: i)
     }
 
     // MARK: PlaybackControl

@@ -21,25 +21,35 @@ public enum TUMRecorder {
     /// - Parameters:
     ///   - timeout: seconds a live source may go without a frame before recording fails.
     ///   - progress: called after each frame with the count written so far.
+    ///   - smoothing: smooths each frame's depth before it is written (`record --smooth`).
+    ///   - each: called with every frame before it is written (the video recording of `depthlens record --video`).
+    ///   - directory: the TUM folder; nil records to `each` only.
     @discardableResult
-    public static func record(source: FrameSource, frames: Int, to directory: String, timeout: Double = 10,
+    public static func record(source: FrameSource, frames: Int, to directory: String?, timeout: Double = 10,
+                              smoothing: DepthSmoothingStage? = nil, each: ((FrameSet) throws -> Void)? = nil,
                               progress: ((Int) -> Void)? = nil) throws -> RecordingSummary {
         guard frames > 0 else { throw CaptureError.invalidSource("--frames must be at least 1, got \(frames)") }
-        let writer: TUMWriter
-        do { writer = try TUMWriter(directory: directory) } catch { throw CaptureError.wrapping(error, path: directory) }
+        var writer: TUMWriter?
+        if let directory {
+            do { writer = try TUMWriter(directory: directory) } catch { throw CaptureError.wrapping(error, path: directory) }
+        }
         try source.start()
         defer { source.stop() }
-        var summary = RecordingSummary(directory: directory, framesWritten: 0, framesWithoutDepth: 0, warnings: [])
+        var summary = RecordingSummary(directory: directory ?? "", framesWritten: 0, framesWithoutDepth: 0, warnings: [])
 
-        func write(_ f: FrameSet) throws {
+        func write(_ raw: FrameSet) throws {
+            let f = try smoothing?.apply(raw) ?? raw
+            try each?(f)
             let depth: DepthData
             if let d = f.depth { depth = d } else {
                 summary.framesWithoutDepth += 1
                 depth = DepthData(map: PixelBuffer(width: f.color.width, height: f.color.height, format: .depthFloat32))
             }
-            do {
-                try writer.append(RGBDFrame(color: f.color, depth: depth, timestamp: f.timestamp))
-            } catch { throw CaptureError.wrapping(error, path: directory) }
+            if let writer, let directory {
+                do {
+                    try writer.append(RGBDFrame(color: f.color, depth: depth, timestamp: f.timestamp))
+                } catch { throw CaptureError.wrapping(error, path: directory) }
+            }
             summary.framesWritten += 1
             progress?(summary.framesWritten)
         }
@@ -72,7 +82,9 @@ public enum TUMRecorder {
                 }
             }
         }
-        do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
+        if let writer, let directory {
+            do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
+        }
         if let tum = source as? TUMSource { summary.warnings = tum.warnings }
         return summary
     }
@@ -82,6 +94,16 @@ public enum TUMRecorder {
 @discardableResult
 public func record(source: FrameSource, frames: Int, to directory: String) throws -> RecordingSummary {
     try TUMRecorder.record(source: source, frames: frames, to: directory)
+}
+
+/// Frames per second of a source, for a video of it: the playback rate when one is set, else the
+/// recorded rate (TUM timestamps), the camera's configured rate, or 30.
+public func nominalFrameRate(of source: FrameSource) -> Double {
+    if let p = source as? PlaybackControl, let fps = p.fps, fps > 0 { return fps }
+    if let tum = source as? TUMSource, let fps = tum.recordedFrameRate { return fps }
+    if let cam = source as? V4L2Source, let fps = cam.color.configuration?.fps, fps > 0 { return fps }
+    if let synth = source as? SyntheticSource { return synth.defaultFPS }
+    return 30
 }
 
 /// CLOCK_MONOTONIC in seconds: the clock to pass as `now` to `nextFrame`.

@@ -3,7 +3,7 @@ import DepthKit
 /// A TUM RGB-D folder played at its recorded timestamps (or at `fps`), with pause, step, seek and
 /// loop. A missing or unreadable frame is skipped: a warning goes to `warnings` and `onWarning`,
 /// and playback goes on.
-public final class TUMSource: FrameSource, PlaybackControl {
+public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
     public let directory: String
     public let depthScale: Float
     public var name: String { "tum:\(directory)" }
@@ -19,6 +19,13 @@ public final class TUMSource: FrameSource, PlaybackControl {
     private var warned: Set<Int> = []
     private var loopSetting = false
     private var fpsSetting: Double?
+    private var depthGate = DepthRateGate()
+    /// The last depth loaded, carried by frames the depth rate limit skips (their depth PNG is not decoded).
+    private var lastDepth: (index: Int, depth: DepthData)?
+    public var depthRateLimit: Double? {
+        get { depthGate.limit }
+        set { depthGate.limit = newValue }
+    }
 
     /// - Parameter depthScale: units per meter of the 16-bit depth PNGs (TUM: 5000).
     public init(directory: String, depthScale: Float = TUMSequence.depthScale) {
@@ -47,7 +54,11 @@ public final class TUMSource: FrameSource, PlaybackControl {
         }
     }
 
-    public func stop() { sequence = nil }
+    public func stop() {
+        sequence = nil
+        lastDepth = nil
+        depthGate.reset()
+    }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard let seq = sequence else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
@@ -57,9 +68,17 @@ public final class TUMSource: FrameSource, PlaybackControl {
         var tries = 0
         while true {
             do {
+                let t = seq.entries[i].timestamp
+                if !(depthGate.admits(timestamp: t) || lastDepth == nil), let last = lastDepth {
+                    let color = try ImageIO.readColor(seq.entries[i].colorPath)
+                    clock.delivered(i, now: now, explicit: explicit)
+                    return FrameSet(color: color, depth: last.depth, timestamp: t, index: i)
+                }
                 let f = try seq.loadFrame(at: i)
+                let depth = meters(f.depth)
+                lastDepth = (i, depth)
                 clock.delivered(i, now: now, explicit: explicit)
-                return FrameSet(color: f.color, depth: meters(f.depth), timestamp: seq.entries[i].timestamp, index: i)
+                return FrameSet(color: f.color, depth: depth, timestamp: t, index: i)
             } catch {
                 warn(i, error)
                 tries += 1
@@ -106,6 +125,13 @@ public final class TUMSource: FrameSource, PlaybackControl {
         set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
     }
     public var frameCount: Int? { sequence?.count }
+    /// Frames per second of the recording: the median interval of its timestamps (nil before `start` or for one frame).
+    public var recordedFrameRate: Double? {
+        guard let e = sequence?.entries, e.count >= 2 else { return nil }
+        let gaps = zip(e.dropFirst(), e).map { $0.timestamp - $1.timestamp }.filter { $0 > 0 }.sorted()
+        guard !gaps.isEmpty else { return nil }
+        return (1 / gaps[gaps.count / 2] * 1000).rounded() / 1000
+    }
     public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
     public var isFinished: Bool { sequence != nil && clock.isFinished }
 }

@@ -6,7 +6,7 @@ import DepthKit
 ///
 /// After an unplug `nextFrame` throws `CaptureError.disconnected` once, returns nil while the
 /// device is away, and tries to reopen every `reconnectInterval` seconds, resuming on its own.
-public final class V4L2Source: FrameSource {
+public final class V4L2Source: FrameSource, DepthRateLimiting {
     public let color: V4L2Camera
     public let depth: V4L2Camera?
     public var colorRequest: V4L2Request
@@ -22,6 +22,14 @@ public final class V4L2Source: FrameSource {
     }
 
     private var synchronizer = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30)
+    private var depthGate = DepthRateGate()
+    private var lastDepth: DepthData?
+    /// The depth camera keeps streaming at its configured rate; under a limit only that many matched
+    /// depth frames per second (by color timestamp) reach the frames, the others repeat the last one.
+    public var depthRateLimit: Double? {
+        get { depthGate.limit }
+        set { depthGate.limit = newValue; lastDepth = nil }
+    }
     private var delivered = 0
     private var started = false
     private var lastAttempt = -Double.infinity
@@ -67,6 +75,8 @@ public final class V4L2Source: FrameSource {
         color.close()
         depth?.close()
         synchronizer.removeAll()
+        lastDepth = nil
+        depthGate.reset()
         isConnected = false
     }
 
@@ -96,8 +106,11 @@ public final class V4L2Source: FrameSource {
                 }
             }
             guard let c = try color.readFrame() else { return nil }
-            let set = FrameSet(color: c.buffer, depth: synchronizer.match(timestamp: c.timestamp),
-                               timestamp: c.timestamp, index: delivered)
+            var matched = synchronizer.match(timestamp: c.timestamp)
+            if depthGate.limit != nil, matched != nil {
+                if depthGate.admits(timestamp: c.timestamp) || lastDepth == nil { lastDepth = matched } else { matched = lastDepth }
+            }
+            let set = FrameSet(color: c.buffer, depth: matched, timestamp: c.timestamp, index: delivered)
             delivered += 1
             return set
         } catch let e as CaptureError {

@@ -23,6 +23,7 @@ public protocol MixerRenderer: AnyObject {
     func prepare(input: FrameFormat, secondInput: FrameFormat, outputRetainedBufferCountHint: Int) throws
     func reset()
     var inputFormat: FrameFormat? { get }
+    var secondInputFormat: FrameFormat? { get }
     var outputFormat: FrameFormat? { get }
     func render(_ a: PixelBuffer, _ b: PixelBuffer) throws -> PixelBuffer
 }
@@ -38,6 +39,19 @@ public enum RenderError: Error, CustomStringConvertible, Equatable {
         case .notPrepared(let k): return "\(k): render called before prepare"
         case let .formatMismatch(k, expected, got): return "\(k): expected \(expected), got \(got)"
         case .invalidParameter(let s): return s
+        }
+    }
+}
+
+extension MixerRenderer {
+    /// Throws unless prepared, with `a` and `b` in the prepared formats (what `render` checks first).
+    public func requirePrepared(_ a: PixelBuffer, _ b: PixelBuffer) throws {
+        guard let inputFormat, let secondInputFormat else { throw RenderError.notPrepared(description) }
+        guard a.frameFormat == inputFormat else {
+            throw RenderError.formatMismatch(kernel: description, expected: inputFormat.description, got: a.frameFormat)
+        }
+        guard b.frameFormat == secondInputFormat else {
+            throw RenderError.formatMismatch(kernel: description, expected: secondInputFormat.description, got: b.frameFormat)
         }
     }
 }

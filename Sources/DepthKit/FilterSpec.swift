@@ -125,6 +125,10 @@ public protocol FilterFactory: AnyObject {
     var backendName: String { get }
     func makeFilter(_ spec: FilterSpec) throws -> FilterRenderer
     func makeMixer(mixFactor: Float) throws -> MixerRenderer
+    /// A depth mask: depthFloat32 in, gray8 out at `outputWidth` × `outputHeight` (`DepthMaskFilter`).
+    func makeMask(_ spec: DepthMaskSpec, outputWidth: Int, outputHeight: Int) throws -> FilterRenderer
+    /// A depth-masked effect: color and depth in, the color's format out (`DepthEffectFilter`).
+    func makeEffect(_ kind: DepthEffectKind, mask: DepthMaskSpec) throws -> EffectRenderer
 }
 
 extension DepthRange {

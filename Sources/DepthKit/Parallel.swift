@@ -1,10 +1,14 @@
 import Foundation
 
+/// The core count, read once: `ProcessInfo.activeProcessorCount` allocates on every read on Linux,
+/// and kernels ask per frame.
+public let activeCores = ProcessInfo.processInfo.activeProcessorCount
+
 /// How many bands `parallelRows`/`parallelBands` split `rows` into: two a core, each of at least
 /// `minimumRowsPerBand` rows (1 when that leaves a single band).
 @inline(__always)
 public func bandCount(_ rows: Int, minimumRowsPerBand: Int = 16) -> Int {
-    let cores = ProcessInfo.processInfo.activeProcessorCount
+    let cores = activeCores
     return max(1, min(cores * 2, rows / max(1, minimumRowsPerBand)))
 }
 

@@ -170,6 +170,24 @@ public final class ComputeKernel {
 
     /// Records: bind pipeline and sets, push constants (exactly the layout's size), dispatch
     /// ⌈threads / localSize⌉ groups. Vulkan: `vkCmdBindPipeline`, `vkCmdPushConstants`, `vkCmdDispatch`.
+    func dispatch(_ cb: VkCommandBuffer, sets: DescriptorSets, push: PushWords, threads: (x: Int, y: Int)) {
+        precondition(push.count * 4 == layout.pushConstantSize, "push constants do not match the layout")
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle)
+        sets.withUnsafeBufferPointer { sp in
+            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout.handle, 0, UInt32(sp.count), sp.baseAddress, 0, nil)
+        }
+        if push.count > 0 {
+            push.withUnsafeBytes { pp in
+                vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_COMPUTE_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
+            }
+        }
+        let gx = (threads.x + localSize.x - 1) / localSize.x
+        let gy = (threads.y + localSize.y - 1) / localSize.y
+        vkCmdDispatch(cb, UInt32(max(gx, 1)), UInt32(max(gy, 1)), 1)
+    }
+
+    /// The same with an array of sets and words (allocates per call; the per-frame kernels use the
+    /// inline form above).
     func dispatch(_ cb: VkCommandBuffer, sets: [VkDescriptorSet], push: [UInt32], threads: (x: Int, y: Int)) {
         precondition(push.count * 4 == layout.pushConstantSize, "\(name): push constants are \(push.count * 4) bytes, layout has \(layout.pushConstantSize)")
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle)
@@ -189,10 +207,44 @@ public final class ComputeKernel {
 }
 
 /// Push-constant words: floats by bit pattern, in declaration order (std430 scalars and vec4s).
+/// Held inline (Vulkan guarantees 128 bytes of push constants; every layout here fits), so
+/// building and pushing them allocates nothing per frame.
 struct PushWords {
-    var words: [UInt32] = []
-    mutating func f(_ v: Float) { words.append(v.bitPattern) }
-    mutating func u(_ v: UInt32) { words.append(v) }
-    mutating func i(_ v: Int) { words.append(UInt32(truncatingIfNeeded: v)) }
+    static let capacity = 32
+    private var storage: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                          UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+        (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    private(set) var count = 0
+    mutating func u(_ v: UInt32) {
+        precondition(count < Self.capacity, "more than 128 bytes of push constants")
+        withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: v, toByteOffset: count * 4, as: UInt32.self) }
+        count += 1
+    }
+    mutating func f(_ v: Float) { u(v.bitPattern) }
+    mutating func i(_ v: Int) { u(UInt32(truncatingIfNeeded: v)) }
     mutating func vec4(_ v: SIMD4<Float>) { f(v.x); f(v.y); f(v.z); f(v.w) }
+    /// The words as bytes, without copying them anywhere.
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
+    }
+    /// A copy as an array (allocates; for code that is not per frame).
+    var words: [UInt32] { withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) } }
+}
+
+/// Up to six descriptor sets for one dispatch, held inline: `dispatch(sets: DescriptorSets(a, b), …)`
+/// allocates nothing, where an array literal would allocate its buffer on every call.
+struct DescriptorSets {
+    private var storage: (VkDescriptorSet?, VkDescriptorSet?, VkDescriptorSet?, VkDescriptorSet?, VkDescriptorSet?, VkDescriptorSet?)
+    let count: Int
+    init(_ a: VkDescriptorSet, _ b: VkDescriptorSet? = nil, _ c: VkDescriptorSet? = nil, _ d: VkDescriptorSet? = nil,
+         _ e: VkDescriptorSet? = nil, _ f: VkDescriptorSet? = nil) {
+        storage = (a, b, c, d, e, f)
+        count = f != nil ? 6 : e != nil ? 5 : d != nil ? 4 : c != nil ? 3 : b != nil ? 2 : 1
+    }
+    func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<VkDescriptorSet?>) throws -> R) rethrows -> R {
+        var copy = storage
+        return try Swift.withUnsafeMutableBytes(of: &copy) { raw in
+            try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: VkDescriptorSet?.self), count: count))
+        }
+    }
 }

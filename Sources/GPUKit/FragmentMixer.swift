@@ -82,13 +82,8 @@ public final class GPUFragmentMixer: MixerRenderer {
     }
 
     public func render(_ a: PixelBuffer, _ b: PixelBuffer) throws -> PixelBuffer {
-        guard let pool, let inputFormat, let secondInputFormat else { throw RenderError.notPrepared(description) }
-        guard a.frameFormat == inputFormat else {
-            throw RenderError.formatMismatch(kernel: description, expected: inputFormat.description, got: a.frameFormat)
-        }
-        guard b.frameFormat == secondInputFormat else {
-            throw RenderError.formatMismatch(kernel: description, expected: secondInputFormat.description, got: b.frameFormat)
-        }
+        try requirePrepared(a, b)
+        guard let pool else { throw RenderError.notPrepared(description) }
         if watchesShaders { reloadIfNeeded() }
         let out = try pool.makeBuffer()
         lastTiming = try runner.run(inputs: [a, b], output: out, outputUse: .colorAttachment) { cb, tin, tout in
@@ -99,7 +94,7 @@ public final class GPUFragmentMixer: MixerRenderer {
 
     /// Vulkan: `vkCmdBeginRenderPass`, `vkCmdPushConstants`, `vkCmdDraw(4)`.
     func encode(_ cb: VkCommandBuffer, _ ta: GPUTexture, _ tb: GPUTexture, _ tout: GPUTexture) throws {
-        let sets: [VkDescriptorSet?] = [try textureCache.sampledSet(ta), try textureCache.sampledSet(tb)]
+        let sets = DescriptorSets(try textureCache.sampledSet(ta), try textureCache.sampledSet(tb))
         RenderPass.beginFull(cb, renderPass: textureCache.renderPass, framebuffer: try textureCache.framebuffer(tout),
                              width: tout.width, height: tout.height)
         vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline.handle)
@@ -108,7 +103,7 @@ public final class GPUFragmentMixer: MixerRenderer {
         }
         var p = PushWords()
         p.f(Float(ta.width)); p.f(Float(ta.height)); p.f(Float(tb.width)); p.f(Float(tb.height)); p.f(mixFactor); p.f(0)
-        p.words.withUnsafeBytes { pp in
+        p.withUnsafeBytes { pp in
             vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_FRAGMENT_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
         }
         vkCmdDraw(cb, 4, 1, 0, 0)

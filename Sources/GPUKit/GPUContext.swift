@@ -27,6 +27,9 @@ public final class GPUContext: @unchecked Sendable {
     public let hostImportAlignment: Int?
     /// The `largePoints` feature is enabled (the device has it): point sizes other than 1 work.
     public let largePoints: Bool
+    /// `shaderBufferInt64Atomics` is enabled (Vulkan 1.2 device with the feature; lavapipe has it):
+    /// the compute point rasterizer's one-pass 64-bit `atomicMin`; without it the 32-bit fallback runs.
+    public let bufferInt64Atomics: Bool
     let memoryProperties: VkPhysicalDeviceMemoryProperties
     let getMemoryHostPointerProperties: PFN_vkGetMemoryHostPointerPropertiesEXT?
     /// `vkQueueSubmit` needs external synchronization.
@@ -74,11 +77,27 @@ public final class GPUContext: @unchecked Sendable {
         vkGetPhysicalDeviceFeatures(pick.physical, &supported)
         var features = VkPhysicalDeviceFeatures()
         features.largePoints = supported.largePoints
+        // The compute point rasterizer's 64-bit atomicMin: core in Vulkan 1.2, enabled only where present.
+        var atomics64 = VkPhysicalDeviceShaderAtomicInt64Features()
+        atomics64.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES
+        if props.apiVersion >= Vk.version(1, 2) && inst.apiVersion >= Vk.version(1, 2) {
+            withUnsafeMutablePointer(to: &atomics64) { ap in
+                var f2 = VkPhysicalDeviceFeatures2()
+                f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
+                f2.pNext = UnsafeMutableRawPointer(ap)
+                vkGetPhysicalDeviceFeatures2(pick.physical, &f2)
+            }
+        }
+        atomics64.pNext = nil
+        atomics64.shaderSharedInt64Atomics = 0
+        let enable64 = atomics64.shaderBufferInt64Atomics != 0 && supported.shaderInt64 != 0
+        if enable64 { features.shaderInt64 = supported.shaderInt64 }   // uint64_t in the shader
 
         var device: VkDevice?
         var priority: Float = 1
         let result: VkResult = Vk.withCStrings(extensions) { extPtrs in
             withUnsafePointer(to: &features) { fp in
+            withUnsafePointer(to: &atomics64) { ap in
             withUnsafePointer(to: &priority) { pp in
                 var q = VkDeviceQueueCreateInfo()
                 q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO
@@ -93,8 +112,10 @@ public final class GPUContext: @unchecked Sendable {
                     info.enabledExtensionCount = UInt32(extensions.count)
                     info.ppEnabledExtensionNames = extPtrs
                     info.pEnabledFeatures = fp
+                    info.pNext = enable64 ? UnsafeRawPointer(ap) : nil
                     return vkCreateDevice(pick.physical, &info, nil, &device)
                 }
+            }
             }
             }
         }
@@ -117,6 +138,7 @@ public final class GPUContext: @unchecked Sendable {
         properties = props
         memoryProperties = memProps
         largePoints = features.largePoints != 0
+        bufferInt64Atomics = enable64
         timestampPeriod = pick.info.timestamps ? Double(props.limits.timestampPeriod) : nil
         if importAlignment != nil, let fn = vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT") {
             getMemoryHostPointerProperties = unsafeBitCast(fn, to: PFN_vkGetMemoryHostPointerPropertiesEXT.self)

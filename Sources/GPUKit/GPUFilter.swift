@@ -32,6 +32,12 @@ public class GPUFilter: FilterRenderer {
 
     /// Output format for an input: rgba8 for depth kernels, the input's for color kernels.
     func outputPixelFormat(for input: PixelFormat) -> PixelFormat { .rgba8 }
+    /// Output size for an input: the input's (override for kernels that resample).
+    func outputSize(for input: FrameFormat) -> (width: Int, height: Int) { (input.width, input.height) }
+    /// What the kernel writes for `out` (override when the output format is not a kernel output:
+    /// the kernel writes another buffer and `finish` converts it into `out`).
+    func kernelTarget(for out: PixelBuffer) -> PixelBuffer { out }
+    func finish(_ target: PixelBuffer, into out: PixelBuffer) {}
     /// Allocates per-size resources (override; called by `prepare`).
     func prepareResources(_ input: FrameFormat) throws {}
     /// Records the kernel between the upload and the readback (override).
@@ -47,7 +53,8 @@ public class GPUFilter: FilterRenderer {
         }
         reset()
         try prepareResources(input)
-        let out = FrameFormat(width: input.width, height: input.height, pixelFormat: outputPixelFormat(for: input.pixelFormat))
+        let size = outputSize(for: input)
+        let out = FrameFormat(width: size.width, height: size.height, pixelFormat: outputPixelFormat(for: input.pixelFormat))
         pool = BufferPool(format: out, outputRetainedBufferCountHint: outputRetainedBufferCountHint)
         inputFormat = input
         outputFormat = out
@@ -66,9 +73,11 @@ public class GPUFilter: FilterRenderer {
         }
         if watchesShaders { kernels.forEach { $0.reloadIfNeeded() } }
         let out = try pool.makeBuffer()
-        lastTiming = try runner.run(inputs: [buffer], output: out) { cb, tin, tout in
+        let target = kernelTarget(for: out)
+        lastTiming = try runner.run(inputs: [buffer], output: target) { cb, tin, tout in
             try encode(cb, input: tin[0], output: tout)
         }
+        if target !== out { finish(target, into: out); out.markModified() }
         return out
     }
 
@@ -119,7 +128,7 @@ public final class GPURosyFilter: GPUFilter {
     override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
         var p = PushWords()
         p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
-        main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
+        main.dispatch(cb, sets: DescriptorSets(try textureCache.sampledSet(input), try textureCache.storageSet(output)), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
@@ -150,7 +159,7 @@ public final class GPUColorMatrixFilter: GPUFilter {
         var p = PushWords()
         p.vec4(matrix.r); p.vec4(matrix.g); p.vec4(matrix.b); p.vec4(matrix.a); p.vec4(matrix.bias)
         p.i(input.width); p.i(input.height); p.u(output.pixelFormat == .bgra8 ? 1 : 0)
-        main.dispatch(cb, sets: [try textureCache.sampledSet(input), try textureCache.storageSet(output)], push: p.words,
+        main.dispatch(cb, sets: DescriptorSets(try textureCache.sampledSet(input), try textureCache.storageSet(output)), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
@@ -161,23 +170,18 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
     /// Settable between frames (push constants); nil = from the frame.
     public var offset: Float?
     public var range: Float?
-    private var minMax: ComputeKernel!
+    private var statsPass: DepthStatsPass!
     private var main: ComputeKernel!
-    private var stats: KernelBuffer!
     private var pixelsPerInvocation = 1
-    private var reduceRows = 1
 
     public init(offset: Float?, range: Float?, context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.offset = offset
         self.range = range
         try super.init(description: "grayscale", context: context, cache: cache, allowedInputs: [.depthFloat32])
-        minMax = try kernel("depthMinMax.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 8,
-                            localSize: ("DL_REDUCE_SIZE", nil))
+        statsPass = try DepthStatsPass({ try self.kernel($0, library, sets: $1, push: $2, localSize: $3) }, cache: cache, library: library)
         pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
-        reduceRows = try library.constant("DL_REDUCE_ROWS")
         main = try kernel("depthToGrayscale.comp", library,
                           sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 24)
-        stats = try KernelBuffer(cache: cache, size: 16)
     }
 
     override func prepareResources(_ input: FrameFormat) throws {
@@ -188,23 +192,12 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
     override func encode(_ cb: VkCommandBuffer, input: GPUTexture, output: GPUTexture) throws {
         try prepareResources(FrameFormat(width: input.width, height: input.height, pixelFormat: input.pixelFormat))
         let inSet = try textureCache.sampledSet(input)
-        // min = all ones, max = 0, count = 0
-        vkCmdFillBuffer(cb, stats.buffer.buffer, 0, 4, 0xFFFF_FFFF)
-        vkCmdFillBuffer(cb, stats.buffer.buffer, 4, 12, 0)
-        Barrier.transferToShaders(cb)
-        if offset == nil || range == nil {
-            var p = PushWords()
-            p.i(input.width); p.i(input.height)
-            // One workgroup per band of DL_REDUCE_ROWS rows; each invocation loops over its pixels.
-            let bands = (input.height + reduceRows - 1) / reduceRows
-            minMax.dispatch(cb, sets: [inSet, stats.set], push: p.words, threads: (minMax.localSize.x * bands, 1))
-            Barrier.computeToCompute(cb)
-        }
+        statsPass.encode(cb, depthSet: inSet, width: input.width, height: input.height, reduce: offset == nil || range == nil)
         var p = PushWords()
         p.i(input.width); p.i(input.height)
         p.f(offset ?? 0); p.f(range ?? 0)
         p.u(offset == nil ? 1 : 0); p.u(range == nil ? 1 : 0)
-        main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), stats.set], push: p.words,
+        main.dispatch(cb, sets: DescriptorSets(inSet, try textureCache.storageSet(output), statsPass.stats.set), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 }
@@ -263,12 +256,12 @@ public final class GPUDepthColormapFilter: GPUFilter {
             var p = PushWords()
             p.i(input.width); p.i(input.height); p.f(lo); p.f(perMeter); p.i(bins)
             // One invocation per run of DL_HISTOGRAM_RUN consecutive pixels of a row.
-            histogram.dispatch(cb, sets: [inSet, counts.set], push: p.words,
+            histogram.dispatch(cb, sets: DescriptorSets(inSet, counts.set), push: p,
                                threads: pixelThreads(input.width, input.height, histogramRun))
             Barrier.computeToCompute(cb)
             var q = PushWords()
             q.i(bins)
-            prefixSum.dispatch(cb, sets: [counts.set], push: q.words, threads: (prefixSum.localSize.x, 1))
+            prefixSum.dispatch(cb, sets: DescriptorSets(counts.set), push: q, threads: (prefixSum.localSize.x, 1))
             Barrier.computeToCompute(cb)
         case let .fixed(a, b):
             lo = a; hi = b
@@ -277,7 +270,7 @@ public final class GPUDepthColormapFilter: GPUFilter {
         p.i(input.width); p.i(input.height)
         p.u(Self.colormapIndex(colormap)); p.u(equalized)
         p.f(lo); p.f(hi); p.f(perMeter); p.i(bins)
-        main.dispatch(cb, sets: [inSet, try textureCache.storageSet(output), counts.set], push: p.words,
+        main.dispatch(cb, sets: DescriptorSets(inSet, try textureCache.storageSet(output), counts.set), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 

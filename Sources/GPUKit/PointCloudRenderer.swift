@@ -51,7 +51,23 @@ public final class PointCloudRenderer {
     /// The last shader reload's error; the previous pipeline keeps running.
     public var lastShaderError: Error? { reloader.lastError }
 
+    /// Compute rasterizer (default) or the POINT_LIST pipeline. Settable between frames.
+    public var method: PointCloudMethod = .compute
+    /// Use the 32-bit atomics fallback even where 64-bit buffer atomics exist (tests, comparison).
+    public var forces32BitAtomics = false
+    /// The compute path's atomics: 64 where `shaderBufferInt64Atomics` is enabled and not forced off, else 32.
+    public var atomicBits: Int { context.bufferInt64Atomics && !forces32BitAtomics ? 64 : 32 }
+    /// What colors points (compute path; the raster path always uses the color texel).
+    public var colorBy: PointCloudColorBy = .color
+    /// The colormap of `colorBy` depth / height.
+    public var colormap: Colormap = .jet
+    /// Meters mapped onto the colormap: depth (near end = warm) or height (−y).
+    public var colorRange: ClosedRange<Float> = 0...5
+    /// Draw every n-th point of a point buffer (progressive drawing of big clouds while dragging); 1…16.
+    public var pointStride = 1
+
     private var _counters = Counters()
+    private let compute: PointCloudCompute
     private let stream: CommandStream
     private let renderPass: VkRenderPass
     private let depthSetLayout: DescriptorSetLayout
@@ -97,6 +113,7 @@ public final class PointCloudRenderer {
             throw error
         }
         renderPass = rp
+        compute = try PointCloudCompute(context: context, cache: cache, library: library)
     }
 
     deinit {
@@ -137,6 +154,15 @@ public final class PointCloudRenderer {
         }
         let k = try Self.check(intrinsics, camera, depthWidth: depth.width, depthHeight: depth.height)
         if watchesShaders { reloadIfNeeded() }
+        if method == .compute {
+            let source = PointCloudCompute.Source(
+                depth: try textureCache.sampledSet(depth), color: try textureCache.sampledSet(color), points: nil,
+                intrinsics: [k.fx, k.fy, k.cx, k.cy],
+                sizes: [Int32(depth.width), Int32(depth.height), Int32(color.width), Int32(color.height)],
+                count: depth.width * depth.height, isBuffer: false)
+            try recordCompute(cb, source: source, output: output, camera: camera, stride: 1)
+            return
+        }
         let target = try self.target(for: output)
         let sets: [VkDescriptorSet?] = [try depthSet(depth), try textureCache.sampledSet(color)]
 
@@ -160,6 +186,42 @@ public final class PointCloudRenderer {
         }
         vkCmdDraw(cb, UInt32(depth.width * depth.height), 1, 0, 0)
         vkCmdEndRenderPass(cb)
+    }
+
+    /// Records a point buffer (`GPUPointCloud`, a PLY) into `output` with the compute rasterizer
+    /// (whatever `method` says: the raster pipeline draws depth frames only), every `pointStride`-th point.
+    public func record(cb: VkCommandBuffer, recorder: GPUFrameRecorder, cloud: GPUPointCloud, output: GPUTexture,
+                       camera: PointCloudCamera) throws {
+        guard recorder.cache === textureCache else { throw GPUError.unsupported("the point cloud belongs to another texture cache") }
+        guard camera.viewProjection.allSatisfy(\.isFinite) else { throw GPUError.unsupported("the camera matrix is not finite") }
+        let dummy = try dummyTexture(recorder, cb)
+        let set = try textureCache.sampledSet(dummy)
+        let source = PointCloudCompute.Source(depth: set, color: set, points: cloud.buffer.set, intrinsics: [1, 1, 0, 0],
+                                              sizes: [1, 1, 1, 1], count: cloud.count, isBuffer: true)
+        try recordCompute(cb, source: source, output: output, camera: camera, stride: pointStride)
+    }
+
+    /// Points drawn by the last `record` of a point buffer at `pointStride`.
+    public func drawnPoints(_ cloud: GPUPointCloud) -> Int {
+        let s = min(max(pointStride, 1), 16)
+        return (cloud.count + s - 1) / s
+    }
+
+    private func recordCompute(_ cb: VkCommandBuffer, source: PointCloudCompute.Source, output: GPUTexture,
+                               camera: PointCloudCamera, stride: Int) throws {
+        guard output.pixelFormat == .rgba8 else { throw GPUError.unsupported("the point cloud renders into rgba8 textures, not \(output.pixelFormat)") }
+        if watchesShaders { compute.kernels.forEach { $0.watchesFiles = true; $0.reloadIfNeeded() } }
+        try compute.record(cb, source: source, output: output, camera: camera, pointSize: pointSize, background: clearColor,
+                           colorBy: colorBy, colormap: colormap, range: colorRange, stride: stride,
+                           force32Bit: forces32BitAtomics)
+    }
+
+    /// A 1×1 depth/color stand-in bound where a point buffer has no textures (set layouts are shared).
+    private var dummy: PixelBuffer?
+    private func dummyTexture(_ recorder: GPUFrameRecorder, _ cb: VkCommandBuffer) throws -> GPUTexture {
+        let b = dummy ?? PixelBuffer(width: 1, height: 1, format: .rgba8)
+        dummy = b
+        return try recorder.upload(cb, b)   // 4 bytes a frame
     }
 
     /// The intrinsics at the depth's size, after checking them and the camera.
@@ -228,18 +290,51 @@ public final class PointCloudRenderer {
             throw GPUError.unsupported("point-cloud color must be rgba8 or bgra8, not \(color.format)")
         }
         _ = try Self.check(intrinsics, camera, depthWidth: depth.width, depthHeight: depth.height)
+        return try run(output: output, readBack: readBack) { cb in
+            let td = try recorder.upload(cb, depth)
+            let tc = try recorder.upload(cb, color)
+            return { to in
+                try self.record(cb: cb, recorder: self.recorder, depth: td, color: tc, intrinsics: intrinsics, output: to, camera: camera)
+            }
+        }
+    }
+
+    /// `render` of a point buffer (PLY): draws every `pointStride`-th point, reads back, waits.
+    public func render(cloud: GPUPointCloud, camera: PointCloudCamera, width: Int, height: Int) throws -> PixelBuffer {
+        let out = try outputBuffer(width: width, height: height)
+        lastTiming = try run(output: out, readBack: true) { cb in
+            { to in try self.record(cb: cb, recorder: self.recorder, cloud: cloud, output: to, camera: camera) }
+        }
+        out.markModified()
+        return out
+    }
+
+    /// `draw` of a point buffer: record, submit and wait, no readback (timing).
+    @discardableResult
+    public func draw(cloud: GPUPointCloud, camera: PointCloudCamera, width: Int, height: Int) throws -> GPUTiming {
+        let out = try outputBuffer(width: width, height: height)
+        let t = try run(output: out, readBack: false) { cb in
+            { to in try self.record(cb: cb, recorder: self.recorder, cloud: cloud, output: to, camera: camera) }
+        }
+        lastTiming = t
+        return t
+    }
+
+    /// One submitted frame: `prepare` uploads and returns the drawing, timed between timestamps.
+    private func run(output: PixelBuffer, readBack: Bool,
+                     prepare: (VkCommandBuffer) throws -> (GPUTexture) throws -> Void) throws -> GPUTiming {
         let start = DispatchTime.now()
         let dispatchMs: Double? = try recorder.frame {
             let cb = try stream.begin()
-            let td = try recorder.upload(cb, depth)
-            let tc = try recorder.upload(cb, color)
+            let drawing = try prepare(cb)
             let to = try recorder.target(for: output)
             stream.timestamp(0)
-            try record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: intrinsics, output: to, camera: camera)
+            try drawing(to)
             stream.timestamp(1)
             if readBack {
                 Barrier.image(cb, to.image, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
-                              from: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT.rawValue,
+                              from: Vk.flags(VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT),
+                              Vk.flags(VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT, VK_ACCESS_SHADER_WRITE_BIT),
                               to: Barrier.transfer, VK_ACCESS_TRANSFER_READ_BIT.rawValue)
                 try textureCache.recordReadback(cb, to, into: output)
                 Barrier.transferToHost(cb)

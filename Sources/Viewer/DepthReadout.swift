@@ -1,3 +1,4 @@
+import CShim
 import DepthKit
 import Foundation
 
@@ -25,9 +26,25 @@ public struct DepthReadout: Equatable, Sendable {
     }
 
     /// "(320, 240)  1.234 m  x -0.012 y 0.034 z 1.234 m"; millimeters under 1 m, meters above.
-    public var text: String {
-        guard let z = depth, let p = position else { return "(\(x), \(y))  no depth" }
-        return "(\(x), \(y))  \(DepthReadout.format(z))  x \(String(format: "%.3f", p.x)) y \(String(format: "%.3f", p.y)) z \(String(format: "%.3f", p.z)) m"
+    public var text: String { withText(prefix: "") { String(cString: $0) } }
+
+    /// The text, after `prefix`, as a C string formatted on the stack: the overlay draws it every
+    /// frame without allocating (`text` is the same characters as a String).
+    func withText<R>(prefix: StaticString, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { buf in
+            let p = position ?? .zero
+            prefix.withUTF8Buffer { pre in
+                pre.withMemoryRebound(to: CChar.self) { pre in
+                    withUnsafeTemporaryAllocation(of: CChar.self, capacity: pre.count + 1) { cpre in
+                        _ = cpre.initialize(from: pre)
+                        cpre[pre.count] = 0
+                        _ = dl_format_readout(buf.baseAddress, buf.count, cpre.baseAddress, x, y, depth == nil || position == nil ? 0 : 1,
+                                              depth ?? 0, p.x, p.y, p.z)
+                    }
+                }
+            }
+            return try body(buf.baseAddress!)
+        }
     }
 
     /// Depth for people: "734 mm" under 1 m, "1.234 m" from 1 m on.

@@ -6,8 +6,9 @@ import GPUKit
 
 /// Turns one `FrameSet` into the texture the window shows, recording into the frame's command
 /// buffer: upload (texture cache) → compute kernels → fragment mixer, all on the GPU with no
-/// readback. Modes with only CPU kernels (mask, comic, green screen, blur, portrait) run on the
-/// CPU — once per source frame and setting, cached while paused — and upload their result.
+/// readback. The depth-mask modes (mask, comic, green screen, blur, portrait) run on the GPU the
+/// same way (`GPUEffectStage`); on the CPU backend they run once per source frame and setting,
+/// cached while paused, and upload their result.
 final class FrameProcessor {
     struct Output {
         let texture: GPUTexture
@@ -17,6 +18,10 @@ final class FrameProcessor {
         let label: String
         /// Set when the mode wanted something the frame lacks (no depth).
         let note: String?
+        /// A blend left to the window's pass (`record(fuseMix: true)`): `texture` is the color,
+        /// this the colormapped depth, mixed by `mixFactor` while drawing into the swapchain image.
+        var mixWith: GPUTexture? = nil
+        var mixFactor: Float = 0
     }
 
     let recorder: GPUFrameRecorder
@@ -27,15 +32,20 @@ final class FrameProcessor {
     private var targets: [String: PixelBuffer] = [:]
     private var cpuFilters: [String: FilterRenderer] = [:]
     private var cpuMixer: FragmentMixer?
-    private var cpuCache: (key: String, buffer: PixelBuffer, label: String)?
+    private var cpuCache: (key: CPUEffectKey, buffer: PixelBuffer, label: String)?
     /// `--backend auto`: per kernel and size, the backend BackendSelector measured as faster
     /// (remembered on disk per device, shared with `process --backend auto`).
     private lazy var selector = BackendSelector(deviceName: factory.backendName)
     private var autoChoices: [String: Bool] = [:]
+    /// The depth-mask modes on the GPU.
+    private lazy var gpuEffects = GPUEffectStage(factory: factory, recorder: recorder)
     /// Lines for the status (what auto chose).
     private(set) var autoNotes: [String] = []
     /// CPU milliseconds of the last frame per kernel.
     private(set) var cpuTimes: [(String, Double)] = []
+    /// The last output label and auto key, rebuilt only when their parts change (no allocation per frame).
+    private var labelMemo = TextMemo<OutputLabelParts>(), autoKeyMemo = TextMemo<AutoKeyParts>()
+    private var cpuColormapKeyMemo = TextMemo<CPUColormapKeyParts>()
 
     init(factory: GPUFilterFactory) {
         self.factory = factory
@@ -46,6 +56,7 @@ final class FrameProcessor {
     var shaderErrors: [String] {
         var e = gpuFilters.values.compactMap { $0.lastShaderError.map { "\($0)" } }
         if let m = mixer?.lastShaderError { e.append("\(m)") }
+        e += gpuEffects.shaderErrors
         return e
     }
 
@@ -85,7 +96,8 @@ final class FrameProcessor {
     }
 
     /// Records the frame. `mark` writes a GPU timestamp after each stage (label = the stage just done).
-    func record(_ cb: VkCommandBuffer, frame: FrameSet, settings s: ViewSettings,
+    /// With `fuseMix`, the GPU blend is not run here but left to the window's pass (`Output.mixWith`).
+    func record(_ cb: VkCommandBuffer, frame: FrameSet, settings s: ViewSettings, fuseMix: Bool = false,
                 mark: (String) -> Void) throws -> Output {
         cpuTimes.removeAll(keepingCapacity: true)
         let color: PixelBuffer = frame.color.format == PixelFormat.rgba8 || frame.color.format == PixelFormat.bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
@@ -116,13 +128,13 @@ final class FrameProcessor {
                 let out = try recorder.target(for: target(name, color.width, color.height))
                 try timed(name) { try recorder.apply(cb, f, input: input, output: out) }
                 mark(name)
-                return Output(texture: out, width: color.width, height: color.height, label: "\(name) (GPU)", note: nil)
+                return Output(texture: out, width: color.width, height: color.height, label: outputLabel(name, gpu: true), note: nil)
             }
             let f = try cpuFilter(name, spec, input: color.frameFormat)
             let b = try timed(name) { try f.render(color) }
             let t = try timed("upload") { try recorder.upload(cb, b) }
             mark("upload")
-            return Output(texture: t, width: b.width, height: b.height, label: "\(name) (CPU)", note: nil)
+            return Output(texture: t, width: b.width, height: b.height, label: outputLabel(name, gpu: false), note: nil)
 
         case .grayscale:
             let d = depthMap!
@@ -146,7 +158,6 @@ final class FrameProcessor {
             let d = depthMap!
             let spec = FilterSpec.colormap(s.colormap, s.depthRange)
             let name = s.colormap.rawValue
-            let blendLabel = s.blend ? " blend \(String(format: "%.2f", s.mix))" : ""
             if onGPU {
                 let (tc, td) = try timed("upload") { (s.blend ? try recorder.upload(cb, color) : nil, try recorder.upload(cb, d)) }
                 mark("upload")
@@ -157,7 +168,11 @@ final class FrameProcessor {
                 try timed(name) { try recorder.apply(cb, f, input: td, output: mapped) }
                 mark(name)
                 guard s.blend, let tc else {
-                    return Output(texture: mapped, width: d.width, height: d.height, label: "\(name) (GPU)", note: nil)
+                    return Output(texture: mapped, width: d.width, height: d.height, label: outputLabel(name, gpu: true), note: nil)
+                }
+                if fuseMix {
+                    return Output(texture: tc, width: color.width, height: color.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: true), note: nil,
+                                  mixWith: mapped, mixFactor: s.mix.isNaN ? 0 : min(max(s.mix, 0), 1))
                 }
                 let m: GPUFragmentMixer
                 if let existing = mixer { m = existing } else {
@@ -172,9 +187,10 @@ final class FrameProcessor {
                 let out = try recorder.target(for: target("mix", color.width, color.height))
                 try timed("mix") { try recorder.mix(cb, m, a: tc, b: mapped, output: out) }
                 mark("mix")
-                return Output(texture: out, width: color.width, height: color.height, label: "\(name)\(blendLabel) (GPU)", note: nil)
+                return Output(texture: out, width: color.width, height: color.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: true), note: nil)
             }
-            let f = try cpuFilter("colormap-\(name)-\(s.depthRange)", spec, input: d.frameFormat)
+            let key = cpuColormapKeyMemo.text(for: CPUColormapKeyParts(name: name, range: s.depthRange)) { "colormap-\($0.name)-\($0.range)" }
+            let f = try cpuFilter(key, spec, input: d.frameFormat)
             var b = try timed(name) { try f.render(d) }
             if s.blend {
                 let m: FragmentMixer
@@ -191,12 +207,17 @@ final class FrameProcessor {
             let out = b
             let t = try timed("upload") { try recorder.upload(cb, out) }
             mark("upload")
-            return Output(texture: t, width: out.width, height: out.height, label: "\(name)\(blendLabel) (CPU)", note: nil)
+            return Output(texture: t, width: out.width, height: out.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: false), note: nil)
 
         case .mask, .effect, .portrait:
             let d = depthMap!
-            let key = "\(ObjectIdentifier(color).hashValue):\(color.generation):\(ObjectIdentifier(d).hashValue):\(d.generation):"
-                + "\(s.mode.name):\(s.focus)"
+            if onGPU {
+                let t = try gpuEffects.record(cb, stage: stage, name: s.mode.name, color: color, depth: d, focus: s.focus,
+                                              timed: { name, body in try timed(name, body) }, mark: mark)
+                return Output(texture: t, width: color.width, height: color.height, label: outputLabel(s.mode.name, gpu: true), note: nil)
+            }
+            let key = CPUEffectKey(color: ObjectIdentifier(color), colorGeneration: color.generation, depth: ObjectIdentifier(d),
+                                   depthGeneration: d.generation, mode: s.mode.name, focus: s.focus)
             let buffer: PixelBuffer, label: String
             if let c = cpuCache, c.key == key {
                 buffer = c.buffer; label = c.label
@@ -220,12 +241,25 @@ final class FrameProcessor {
 
     /// The kernel (named as `process --filter` names it) and size `--backend auto` decides for.
     private func autoKey(_ stage: PreviewMode.Stage, _ s: ViewSettings, color: PixelBuffer, depth: PixelBuffer?) -> String {
+        let parts = AutoKeyParts(stage: stage, rosyMatrix: s.rosyMatrix, blend: s.blend, colormap: s.colormap.rawValue, mode: s.mode.name,
+                                 colorWidth: color.width, colorHeight: color.height,
+                                 depthWidth: depth?.width ?? 0, depthHeight: depth?.height ?? 0)
+        return autoKeyMemo.text(for: parts) { _ in makeAutoKey(stage, s, color: color, depth: depth) }
+    }
+
+    /// A frame's label, rebuilt only when its parts change.
+    private func outputLabel(_ name: String, blend: Float? = nil, gpu: Bool) -> String {
+        labelMemo.text(for: OutputLabelParts(name: name, blend: blend, gpu: gpu)) { $0.text }
+    }
+
+    private func makeAutoKey(_ stage: PreviewMode.Stage, _ s: ViewSettings, color: PixelBuffer, depth: PixelBuffer?) -> String {
         switch stage {
         case .rosy: return "\(s.rosyMatrix ? "colorMatrix" : "rosy")|\(color.width)x\(color.height)"
         case .grayscale: return "grayscale|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
         case .colormap:
             return s.blend ? "mix|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
                            : "\(s.colormap.rawValue)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
+        case .mask, .effect, .portrait: return "\(s.mode.name)|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
         default: return ""
         }
     }
@@ -266,6 +300,9 @@ final class FrameProcessor {
                     let m = try (gpu ? g : c).render(depth)
                     if blend { _ = try (gpu ? gm as MixerRenderer : cm).render(color, m) }
                 }
+            case .mask, .effect, .portrait:
+                guard let depth else { return }
+                run = try gpuEffects.autoRun(stage: stage, color: color, depth: depth, focus: s.focus)
             default:
                 return
             }

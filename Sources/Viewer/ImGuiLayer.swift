@@ -1,5 +1,6 @@
 import CImGui
 import CVulkan
+import DepthKit
 import Foundation
 import GPUKit
 
@@ -8,10 +9,12 @@ import GPUKit
 final class ImGuiLayer {
     let context: GPUContext
     private let pool: VkDescriptorPool
+    private let glfwWindow: UnsafeMutableRawPointer
 
     init(window: Window, context: GPUContext, renderPass: VkRenderPass, imageCount: Int,
          oneShot: ((VkCommandBuffer) throws -> Void) throws -> Void) throws {
         self.context = context
+        glfwWindow = UnsafeMutableRawPointer(window.handle)
         var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount: 16)
         var p: VkDescriptorPool?
         let r: VkResult = withUnsafePointer(to: &size) { sp in
@@ -36,6 +39,9 @@ final class ImGuiLayer {
             guard dl_imgui_upload_fonts(UnsafeMutableRawPointer(cb)) != 0 else { throw ViewerError.window("ImGui font upload failed") }
         }
         dl_imgui_fonts_uploaded()
+        window.panel = self
+        cursorEntered(window.isHovered)
+        if window.isFocused { focused(true) }
     }
 
     deinit {
@@ -43,8 +49,17 @@ final class ImGuiLayer {
         vkDestroyDescriptorPool(context.device, pool, nil)
     }
 
-    var wantsKeyboard: Bool { dl_imgui_want_keyboard() != 0 }
     var wantsMouse: Bool { dl_imgui_want_mouse() != 0 }
+    /// A text field is being edited: keys are text (see `KeyRoute`).
+    var wantsTextInput: Bool { dl_imgui_want_text_input() != 0 }
+
+    // GLFW events forwarded by `Window`'s callbacks.
+    func key(_ key: Int32, scancode: Int32, action: Int32, mods: Int32) { dl_imgui_glfw_key(glfwWindow, key, scancode, action, mods) }
+    func character(_ c: UInt32) { dl_imgui_glfw_char(glfwWindow, c) }
+    func mouseButton(_ button: Int32, action: Int32, mods: Int32) { dl_imgui_glfw_mouse_button(glfwWindow, button, action, mods) }
+    func scroll(_ dx: Double, _ dy: Double) { dl_imgui_glfw_scroll(glfwWindow, dx, dy) }
+    func cursorEntered(_ entered: Bool) { dl_imgui_glfw_cursor_enter(glfwWindow, entered ? 1 : 0) }
+    func focused(_ focused: Bool) { dl_imgui_glfw_focus(glfwWindow, focused ? 1 : 0) }
 
     func newFrame() { dl_imgui_new_frame() }
     func render(_ cb: VkCommandBuffer) { dl_imgui_render(UnsafeMutableRawPointer(cb)) }
@@ -56,42 +71,64 @@ final class ImGuiLayer {
 enum UI {
     static func begin(_ title: String, x: Float, y: Float, width: Float, height: Float = 0, alpha: Float = 0.85,
                       decorated: Bool = true) -> Bool {
-        dl_imgui_begin(title, x, y, width, height, alpha, decorated ? 1 : 0) != 0
+        title.withCString { dl_imgui_begin($0, x, y, width, height, alpha, decorated ? 1 : 0) != 0 }
+    }
+    /// The docked side panel: fixed at (x, y), w×h, not movable (end with `end`).
+    static func beginDocked(_ title: String, x: Float, y: Float, width: Float, height: Float, alpha: Float = 1) -> Bool {
+        title.withCString { dl_imgui_begin_docked($0, x, y, width, height, alpha) != 0 }
     }
     static func end() { dl_imgui_end() }
     static func text(_ s: String, color: SIMD3<Float>? = nil) {
-        if let c = color { dl_imgui_text(s, c.x, c.y, c.z, 1) } else { dl_imgui_text(s, 0, 0, 0, 0) }
+        // withCString: a String passed straight as `const char *` is copied to the heap on every call.
+        s.withCString { cs in if let c = color { dl_imgui_text(cs, c.x, c.y, c.z, 1) } else { dl_imgui_text(cs, 0, 0, 0, 0) } }
     }
     @discardableResult
     static func checkbox(_ label: String, _ value: inout Bool) -> Bool {
         var v: Int32 = value ? 1 : 0
-        let changed = dl_imgui_checkbox(label, &v) != 0
+        let changed = label.withCString { dl_imgui_checkbox($0, &v) != 0 }
         value = v != 0
         return changed
     }
+    /// A slider that never leaves `range`, typed values (Ctrl+click) included; a typed "nan" keeps the old value.
     @discardableResult
     static func slider(_ label: String, _ value: inout Float, _ range: ClosedRange<Float>, format: String = "%.2f") -> Bool {
-        dl_imgui_slider_float(label, &value, range.lowerBound, range.upperBound, format) != 0
+        let old = value
+        let changed = label.withCString { l in format.withCString { dl_imgui_slider_float(l, &value, range.lowerBound, range.upperBound, $0) != 0 } }
+        value = value.isNaN ? old : min(max(value, range.lowerBound), range.upperBound)
+        return changed && value != old
     }
-    static func radio(_ label: String, _ active: Bool) -> Bool { dl_imgui_radio(label, active ? 1 : 0) != 0 }
+    /// A slider over a parameter's shared limits (`Limits`, the same the CLI checks).
+    @discardableResult
+    static func slider(_ label: String, _ value: inout Float, _ limits: ParameterRange, format: String = "%.2f") -> Bool {
+        slider(label, &value, limits.range, format: format)
+    }
+    static func radio(_ label: String, _ active: Bool) -> Bool { label.withCString { dl_imgui_radio($0, active ? 1 : 0) != 0 } }
     @discardableResult
     static func combo(_ label: String, _ current: inout Int, _ items: [String]) -> Bool {
+        combo(label, &current, joined: joined(items))
+    }
+    /// The same with the items already joined ("a\0b\0\0", `UI.joined`): nothing built per frame.
+    @discardableResult
+    static func combo(_ label: String, _ current: inout Int, joined: String) -> Bool {
         var c = Int32(current)
-        var joined = items.joined(separator: "\0") + "\0\0"
+        var joined = joined
         let changed = joined.withUTF8 { p in
-            p.withMemoryRebound(to: CChar.self) { dl_imgui_combo(label, &c, $0.baseAddress) != 0 }
+            p.withMemoryRebound(to: CChar.self) { items in label.withCString { dl_imgui_combo($0, &c, items.baseAddress) != 0 } }
         }
         current = Int(c)
         return changed
     }
-    static func button(_ label: String) -> Bool { dl_imgui_button(label) != 0 }
+    /// Combo items joined as ImGui wants them.
+    static func joined(_ items: [String]) -> String { items.joined(separator: "\0") + "\0\0" }
+    static func button(_ label: String) -> Bool { label.withCString { dl_imgui_button($0) != 0 } }
     static func sameLine() { dl_imgui_same_line() }
     static func separator() { dl_imgui_separator() }
-    static func header(_ label: String) -> Bool { dl_imgui_header(label) != 0 }
+    /// A collapsing section header; `open` is its state the first time it is drawn.
+    static func header(_ label: String, open: Bool = true) -> Bool { label.withCString { dl_imgui_header($0, open ? 1 : 0) != 0 } }
     /// A text field over a fixed C buffer; true when Enter was pressed.
     static func inputText(_ label: String, _ buffer: inout [CChar]) -> Bool {
         let n = buffer.count
-        return buffer.withUnsafeMutableBufferPointer { dl_imgui_input_text(label, $0.baseAddress, n) != 0 }
+        return buffer.withUnsafeMutableBufferPointer { b in label.withCString { dl_imgui_input_text($0, b.baseAddress, n) != 0 } }
     }
     static var lastItemRect: (x: Float, y: Float, w: Float, h: Float) {
         var r = [Float](repeating: 0, count: 4)
@@ -104,7 +141,7 @@ enum UI {
         return (r[0], r[1], r[2], r[3])
     }
     static func overlay(_ s: String, x: Float, y: Float, color: SIMD3<Float> = [1, 1, 1]) {
-        dl_imgui_overlay_text(x, y, s, color.x, color.y, color.z)
+        s.withCString { dl_imgui_overlay_text(x, y, $0, color.x, color.y, color.z) }
     }
     static func line(from a: (Float, Float), to b: (Float, Float), color: SIMD3<Float> = [1, 1, 0]) {
         dl_imgui_overlay_line(a.0, a.1, b.0, b.1, color.x, color.y, color.z)

@@ -5,11 +5,14 @@ public enum ViewerAction: Hashable, Sendable {
     case togglePause, stepBackward, stepForward, seekBackward, seekForward, seekStart
     case mode(Int)
     case snapshot, exportPLY, toggleView, quit, fullscreen, toggleVsync
+    case toggleRecord
     case cycleColormap, cycleBackend, togglePanel, toggleHelp
     case toggleFilter, toggleDepth, toggleBlend, toggleRosyMatrix, toggleRange, toggleLoop
     case mixUp, mixDown
+    case toggleSmoothing
     case resetView, zoomIn, zoomOut, pointSizeDown, pointSizeUp
     case orbitLeft, orbitRight, orbitUp, orbitDown
+    case cycleColorBy, togglePointMethod
 }
 
 /// One row of the key table: GLFW key codes (any of them), the label people read, and per view
@@ -18,22 +21,26 @@ public struct KeyBinding: Sendable {
     public let keys: [Int32]
     /// Shift must be held (e.g. `?` is Shift+/ on a US layout).
     public let shift: Bool
+    /// Ctrl must be held (Ctrl+R); such a row never fires without Ctrl.
+    public let ctrl: Bool
     public let label: String
     public let action2D: ViewerAction?
     public let action3D: ViewerAction?
     public let help: String
 
-    init(_ keys: [Int32], _ label: String, _ action: ViewerAction, _ help: String, shift: Bool = false, in3D: ViewerAction?? = nil) {
+    init(_ keys: [Int32], _ label: String, _ action: ViewerAction, _ help: String, shift: Bool = false, ctrl: Bool = false,
+         in3D: ViewerAction?? = nil) {
         self.keys = keys
         self.label = label
         self.shift = shift
+        self.ctrl = ctrl
         action2D = action
         action3D = in3D ?? action
         self.help = help
     }
 
     init(keys: [Int32], label: String, action2D: ViewerAction?, action3D: ViewerAction?, help: String) {
-        self.keys = keys; self.label = label; self.shift = false
+        self.keys = keys; self.label = label; self.shift = false; self.ctrl = false
         self.action2D = action2D; self.action3D = action3D; self.help = help
     }
 }
@@ -60,6 +67,7 @@ public enum KeyBindings {
         rows += [
             KeyBinding([GLFW_KEY_S], "S", .snapshot, "snapshot: filtered, color, 16-bit depth PNGs and JSON into --snapshot-dir"),
             KeyBinding([GLFW_KEY_P], "P", .exportPLY, "export the point cloud as PLY into --snapshot-dir"),
+            KeyBinding([GLFW_KEY_R], "Ctrl+R", .toggleRecord, "record the 2D view as H.264 video into --snapshot-dir / stop", ctrl: true),
             KeyBinding([GLFW_KEY_TAB], "Tab", .toggleView, "2D / 3D view"),
             KeyBinding([GLFW_KEY_F], "F", .fullscreen, "fullscreen"),
             KeyBinding([GLFW_KEY_V], "V", .toggleVsync, "vsync on / off"),
@@ -71,11 +79,14 @@ public enum KeyBindings {
             KeyBinding([GLFW_KEY_K], "K", .toggleRosyMatrix, "rosy: shader / color matrix"),
             KeyBinding([GLFW_KEY_E], "E", .toggleRange, "colormap range: equalized / min-max"),
             KeyBinding([GLFW_KEY_L], "L", .toggleLoop, "loop playback on / off"),
+            KeyBinding([GLFW_KEY_Z], "Z", .toggleSmoothing, "depth smoothing on / off (temporal, hole filling, spatial fill)"),
             KeyBinding(keys: [GLFW_KEY_R], label: "R", action2D: nil, action3D: .resetView, help: "3D: reset the view (also double-click)"),
             KeyBinding(keys: [GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD], label: "+", action2D: nil, action3D: .zoomIn, help: "3D: zoom in"),
             KeyBinding(keys: [GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT], label: "-", action2D: nil, action3D: .zoomOut, help: "3D: zoom out"),
             KeyBinding(keys: [GLFW_KEY_LEFT_BRACKET], label: "[", action2D: nil, action3D: .pointSizeDown, help: "3D: smaller points"),
             KeyBinding(keys: [GLFW_KEY_RIGHT_BRACKET], label: "]", action2D: nil, action3D: .pointSizeUp, help: "3D: bigger points"),
+            KeyBinding(keys: [GLFW_KEY_G], label: "G", action2D: nil, action3D: .cycleColorBy, help: "3D: color points by color / depth / height"),
+            KeyBinding(keys: [GLFW_KEY_T], label: "T", action2D: nil, action3D: .togglePointMethod, help: "3D: draw points by compute / raster"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
             KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit"),
@@ -84,8 +95,9 @@ public enum KeyBindings {
     }()
 
     /// The action for a key press in a view, if any.
-    public static func action(key: Int32, shift: Bool, in3D: Bool) -> ViewerAction? {
-        for b in all where b.keys.contains(key) {
+    public static func action(key: Int32, shift: Bool, ctrl: Bool = false, in3D: Bool) -> ViewerAction? {
+        if ctrl, let b = all.first(where: { $0.ctrl && $0.keys.contains(key) }) { return in3D ? b.action3D : b.action2D }
+        for b in all where b.keys.contains(key) && !b.ctrl {
             if b.shift && !shift { continue }
             return in3D ? b.action3D : b.action2D
         }

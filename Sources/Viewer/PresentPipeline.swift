@@ -2,94 +2,136 @@ import CVulkan
 import Foundation
 import GPUKit
 
-/// present.vert/.frag: draws the frame's final texture into the letterbox rectangle of the
-/// swapchain's render pass (dynamic viewport and scissor, one sampled texture, no vertex buffer).
+/// The window's own draws into the letterbox rectangle of the swapchain's render pass (dynamic
+/// viewport and scissor, no vertex buffer), two programs over present.vert:
+/// - present.frag: one texture, the frame's final image;
+/// - presentMix.frag: the GPU blend done here, color and colormapped depth mixed at each window
+///   pixel straight into the swapchain image (no intermediate image, no second pass).
 /// With `watchesShaders` an edited shader is recompiled; when it does not compile, the old
 /// pipeline keeps drawing and `lastError` says why.
 final class PresentPipeline {
     let context: GPUContext
     let library: ShaderLibrary
     var watchesShaders = false
-    private(set) var lastError: String?
-    private let setLayout: DescriptorSetLayout
-    private let layout: PipelineLayout
+    var lastError: String? { programs.compactMap(\.lastError).first }
     private let pool: DescriptorPool
-    private let set: VkDescriptorSet
-    private var pipeline: VkPipeline
-    private var shaders: [CompiledShader]
-    private let renderPass: VkRenderPass
+    private let programs: [Program]
     private var lastPoll = 0.0
-    private var boundView: VkImageView?
+
+    /// One pipeline, its descriptor set and the views bound to it.
+    private final class Program {
+        let names: [String]
+        let setLayout: DescriptorSetLayout
+        let layout: PipelineLayout
+        let set: VkDescriptorSet
+        let pushSize: Int
+        var pipeline: VkPipeline
+        var shaders: [CompiledShader]
+        var bound: [VkImageView?]
+        var lastError: String?
+        var lastTried: [String: Date] = [:]
+
+        init(_ context: GPUContext, library: ShaderLibrary, pool: DescriptorPool, renderPass: VkRenderPass,
+             names: [String], textures: Int, pushSize: Int) throws {
+            self.names = names
+            self.pushSize = pushSize
+            setLayout = try DescriptorSetLayout(context: context, bindings: Array(repeating: (VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                                                                            VK_SHADER_STAGE_FRAGMENT_BIT.rawValue), count: textures))
+            layout = try PipelineLayout(context: context, setLayouts: [setLayout], pushConstantSize: pushSize,
+                                        stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
+            set = try pool.allocate(setLayout)
+            shaders = try names.map { try library.shader(named: $0) }
+            pipeline = try PresentPipeline.build(context, layout: layout.handle, renderPass: renderPass, shaders: shaders)
+            bound = Array(repeating: nil, count: textures)
+        }
+    }
 
     init(context: GPUContext, library: ShaderLibrary, renderPass: VkRenderPass) throws {
         self.context = context
         self.library = library
         self.renderPass = renderPass
-        setLayout = try DescriptorSetLayout(context: context, bindings: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                                                          VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)])
-        layout = try PipelineLayout(context: context, setLayouts: [setLayout], pushConstantSize: 0,
-                                    stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
-        pool = try DescriptorPool(context: context, maxSets: 1, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1)])
-        set = try pool.allocate(setLayout)
-        shaders = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-        pipeline = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: shaders)
+        pool = try DescriptorPool(context: context, maxSets: 2, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 3)])
+        programs = [
+            try Program(context, library: library, pool: pool, renderPass: renderPass,
+                        names: ["present.vert", "present.frag"], textures: 1, pushSize: 0),
+            try Program(context, library: library, pool: pool, renderPass: renderPass,
+                        names: ["present.vert", "presentMix.frag"], textures: 2, pushSize: 4),
+        ]
     }
 
-    /// The layouts and the pool (which frees the set) go with their own objects after this.
-    deinit { vkDestroyPipeline(context.device, pipeline, nil) }
+    private let renderPass: VkRenderPass
 
-    /// Rebuilds the pipeline when a shader file changed (polled twice a second). The caller waited
-    /// for the previous frame's fence, so the old pipeline is not in use. A failed build is tried
-    /// again only after the next edit.
+    /// The layouts and the pool (which frees the sets) go with their own objects after this.
+    deinit { programs.forEach { vkDestroyPipeline(context.device, $0.pipeline, nil) } }
+
+    /// Rebuilds a pipeline when one of its shader files changed (polled twice a second). The caller
+    /// waited for the previous frame's fence, so the old pipeline is not in use. A failed build is
+    /// tried again only after the next edit.
     func reloadIfNeeded(now: Double) {
         guard watchesShaders, now - lastPoll > 0.5 else { return }
         lastPoll = now
-        guard shaders.contains(where: { library.isStale($0) }) else { return }
-        let dates = Dictionary(uniqueKeysWithValues: shaders.flatMap { $0.dependencies.keys }.map { ($0, Self.mtime($0)) })
-        guard dates != lastTried else { return }
-        lastTried = dates
-        do {
-            let fresh = [try library.shader(named: "present.vert"), try library.shader(named: "present.frag")]
-            let p = try Self.build(context, layout: layout.handle, renderPass: renderPass, shaders: fresh)
-            vkDestroyPipeline(context.device, pipeline, nil)
-            pipeline = p
-            shaders = fresh
-            lastError = nil
-        } catch {
-            lastError = "\(error)"
+        for p in programs where p.shaders.contains(where: { library.isStale($0) }) {
+            let dates = Dictionary(uniqueKeysWithValues: p.shaders.flatMap { $0.dependencies.keys }.map { ($0, Self.mtime($0)) })
+            guard dates != p.lastTried else { continue }
+            p.lastTried = dates
+            do {
+                let fresh = try p.names.map { try library.shader(named: $0) }
+                let pipeline = try Self.build(context, layout: p.layout.handle, renderPass: renderPass, shaders: fresh)
+                vkDestroyPipeline(context.device, p.pipeline, nil)
+                p.pipeline = pipeline
+                p.shaders = fresh
+                p.lastError = nil
+            } catch {
+                p.lastError = "\(error)"
+            }
         }
     }
-
-    private var lastTried: [String: Date] = [:]
 
     private static func mtime(_ path: String) -> Date {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
     }
 
     /// Records the draw of `texture` into `rect` (window pixels) inside the open render pass.
-    /// The descriptor set is rewritten only when the texture changes; the caller waited for the
-    /// previous frame's fence, so the set is not in use. Vulkan: `vkUpdateDescriptorSets`, `vkCmdDraw(4)`.
+    /// Vulkan: `vkCmdDraw(4)`.
     func draw(_ cb: VkCommandBuffer, texture: GPUTexture, sampler: VkSampler, rect: Letterbox.Rect) {
-        let view = texture.view
-        if boundView != view {
-            DescriptorWrite.image(context.device, set: set, binding: 0, type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                                  view: view, sampler: sampler)
-            boundView = view
+        record(cb, programs[0], views: texture.view, nil, sampler: sampler, rect: rect, mix: nil)
+    }
+
+    /// Records color `a` and colormapped depth `b` mixed by `mixFactor` (0 = a) into `rect`.
+    func drawMix(_ cb: VkCommandBuffer, a: GPUTexture, b: GPUTexture, mixFactor: Float, sampler: VkSampler, rect: Letterbox.Rect) {
+        record(cb, programs[1], views: a.view, b.view, sampler: sampler, rect: rect, mix: mixFactor)
+    }
+
+    /// A program's descriptor set is rewritten only when its textures change; the caller waited
+    /// for the previous frame's fence, so the set is not in use. Vulkan: `vkUpdateDescriptorSets`.
+    private func record(_ cb: VkCommandBuffer, _ p: Program, views a: VkImageView, _ b: VkImageView?, sampler: VkSampler,
+                        rect: Letterbox.Rect, mix: Float?) {
+        for i in 0..<p.bound.count {
+            let view: VkImageView? = i == 0 ? a : b
+            guard p.bound[i] != view else { continue }
+            if let view {
+                DescriptorWrite.image(context.device, set: p.set, binding: UInt32(i), type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
+                                      view: view, sampler: sampler)
+            }
+            p.bound[i] = view
         }
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, pipeline)
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p.pipeline)
         var viewport = VkViewport(x: rect.x, y: rect.y, width: rect.width, height: rect.height, minDepth: 0, maxDepth: 1)
         vkCmdSetViewport(cb, 0, 1, &viewport)
         var scissor = VkRect2D(offset: VkOffset2D(x: Int32(max(0, rect.x.rounded(.down))), y: Int32(max(0, rect.y.rounded(.down)))),
                                extent: VkExtent2D(width: UInt32(max(1, rect.width.rounded(.up))),
                                                   height: UInt32(max(1, rect.height.rounded(.up)))))
         vkCmdSetScissor(cb, 0, 1, &scissor)
-        var s: VkDescriptorSet? = set
-        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 1, &s, 0, nil)
+        var s: VkDescriptorSet? = p.set
+        vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p.layout.handle, 0, 1, &s, 0, nil)
+        if var m = mix {
+            vkCmdPushConstants(cb, p.layout.handle, VK_SHADER_STAGE_FRAGMENT_BIT.rawValue, 0, 4, &m)
+        }
         vkCmdDraw(cb, 4, 1, 0, 0)
     }
 
-    /// Forgets the bound texture (its image may be gone after a source change).
-    func invalidate() { boundView = nil }
+    /// Forgets the bound textures (their images may be gone after a source change).
+    func invalidate() { programs.forEach { $0.bound = Array(repeating: nil, count: $0.bound.count) } }
 
     /// A 4-vertex triangle strip, no depth. Vulkan: `vkCreateGraphicsPipelines`.
     static func build(_ context: GPUContext, layout: VkPipelineLayout, renderPass: VkRenderPass,

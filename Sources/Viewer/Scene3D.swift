@@ -11,21 +11,23 @@ import GPUKit
 /// scroll zooms toward the cursor, double-click resets; clicking two points measures them.
 final class Scene3D {
     let renderer: PointCloudRenderer
-    private(set) var camera: OrbitCamera?
-    private var target: PixelBuffer?
-    private(set) var output: GPUTexture?
-    private var userPointSize: Float?
+    var camera: OrbitCamera?
+    var target: PixelBuffer?
+    var output: GPUTexture?
+    private(set) var userPointSize: Float?
     /// The framing of the last draw (for picking and the overlay).
-    private var viewProjection = Matrix4.identity
-    private var extent = (width: 1, height: 1)
-    private var focal: Float = 500
-    private var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
+    var viewProjection = Matrix4.identity
+    var extent = (width: 1, height: 1)
+    var focal: Float = 500
+    var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
     /// Picked points (world, meters), at most two.
-    private(set) var picks: [SIMD3<Float>] = []
-    private var press: (button: Int32, mods: Int32, x: Double, y: Double, moved: Bool)?
+    var picks: [SIMD3<Float>] = []
+    private(set) var press: (button: Int32, mods: Int32, x: Double, y: Double, moved: Bool)?
     private var lastPos: (x: Double, y: Double)?
     private var lastClick: (time: Double, x: Double, y: Double, batch: Int)?
     var log: ((String) -> Void)?
+    /// A PLY point list shown instead of the frame's depth (`--source ply:FILE`), see Scene3DPointList.swift.
+    var pointList: PointListState?
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 
@@ -33,6 +35,16 @@ final class Scene3D {
         guard let r = try? PointCloudRenderer(context: context, cache: factory.textureCache, library: factory.library) else { return nil }
         r.watchesShaders = factory.watchesShaders
         return Scene3D(renderer: r)
+    }
+
+    /// The point diameter drawn (the user's once set by keys or the panel, else the fitted one),
+    /// clamped to `Limits.pointSize` and to what the device draws.
+    var pointSize: Float {
+        get { userPointSize ?? renderer.pointSize }
+        set {
+            let v = Limits.pointSize.clamp(newValue)
+            userPointSize = min(max(v, renderer.pointSizeRange.lowerBound), renderer.pointSizeRange.upperBound)
+        }
     }
 
     var shaderError: String? { renderer.lastShaderError.map { "\($0)" } }
@@ -73,6 +85,7 @@ final class Scene3D {
         cloud = (depth, k)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
         renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
+        if renderer.colorBy != .color { renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, depthData, k) }
         try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
                             camera: PointCloudCamera(viewProjection: viewProjection.floats))
         mark("point cloud")
@@ -115,6 +128,8 @@ final class Scene3D {
             lines.append(String(format: "distance %.2f m, yaw %.0f°, pitch %.0f°, roll %.0f°, points %.0f px",
                                 c.distance, c.pose.yaw * 180 / .pi, c.pose.pitch * 180 / .pi, c.pose.roll * 180 / .pi,
                                 renderer.pointSize).replacingOccurrences(of: "°", with: " deg"))
+            lines.append(pointsLine)
+            if let d = drawnPointsLine { lines.append(d) }
         }
         if let d = measuredDistance { lines.append(String(format: "distance between the picks: %.0f mm", d * 1000)) }
         else if picks.count == 1 { lines.append("picked 1 point; click a second one to measure") }
@@ -208,8 +223,18 @@ final class Scene3D {
         case .orbitRight: cam.orbit(yaw: -step, pitch: 0)
         case .orbitUp: cam.orbit(yaw: 0, pitch: -step)
         case .orbitDown: cam.orbit(yaw: 0, pitch: step)
-        case .pointSizeUp: userPointSize = min(renderer.pointSizeRange.upperBound, renderer.pointSize + 1)
-        case .pointSizeDown: userPointSize = max(renderer.pointSizeRange.lowerBound, renderer.pointSize - 1)
+        case .pointSizeUp: pointSize = pointSize + 1
+        case .pointSizeDown: pointSize = pointSize - 1
+        case .cycleColorBy:
+            renderer.colorBy = renderer.colorBy.next
+            if renderer.colorBy != .color { renderer.method = .compute }   // the raster pipeline colors by texel only
+            log?("3D color by \(renderer.colorBy.rawValue)")
+            return
+        case .togglePointMethod:
+            renderer.method = renderer.method == .compute ? .raster : .compute
+            if renderer.method == .raster { renderer.colorBy = .color }
+            log?("3D points by \(renderer.method.rawValue)")
+            return
         default: return
         }
         camera = cam

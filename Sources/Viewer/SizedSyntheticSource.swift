@@ -4,7 +4,7 @@ import DepthKit
 /// `--source synthetic:COLORWxH[,DEPTHWxH]`: the synthetic scene with color and depth at their own
 /// sizes (a RealSense-like 1280x720 color with 640x480 depth), for the viewer's speed check.
 /// Two `SyntheticSource`s on one clock: color from the first, depth from the second.
-final class SizedSyntheticSource: FrameSource, PlaybackControl {
+final class SizedSyntheticSource: FrameSource, PlaybackControl, DepthRateLimiting {
     private let color: SyntheticSource
     private let depth: SyntheticSource
     private var lastDepth: DepthData?
@@ -52,6 +52,11 @@ final class SizedSyntheticSource: FrameSource, PlaybackControl {
         set { color.fps = newValue; depth.fps = newValue }
     }
     var frameCount: Int? { nil }
+    /// The depth source skips its depth pass between depth frames; the last depth is kept meanwhile.
+    var depthRateLimit: Double? {
+        get { depth.depthRateLimit }
+        set { depth.depthRateLimit = newValue }
+    }
     var currentIndex: Int { color.currentIndex }
     var isFinished: Bool { false }
 }

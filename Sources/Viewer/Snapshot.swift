@@ -6,20 +6,8 @@ import Foundation
 /// with the intrinsics, so `depthlens process --color NAME_color.png --depth NAME_depth.png
 /// --depth-scale 1000 …` can apply the effects again later.
 public enum Snapshot {
-    public struct Metadata: Codable, Equatable {
-        public struct Intrinsics: Codable, Equatable {
-            public var fx, fy, cx, cy: Float
-            public var width, height: Int
-        }
-        public var intrinsics: Intrinsics
-        public var depth_units: String
-        public var depth_scale: Float
-        public var mode: String
-        public var timestamp: Double
-        public var frame: Int
-        public var source: String
-        public var files: [String]
-    }
+    /// NAME.json's contents (defined in DepthKit, where `process --snapshot` and `info` read it).
+    public typealias Metadata = SnapshotMetadata
 
     /// Writes NAME_filtered.png, NAME_color.png, NAME_depth.png (when there is depth) and NAME.json
     /// into `directory` (created if needed); returns the paths written. Each write is atomic.
@@ -37,12 +25,9 @@ public enum Snapshot {
             try ImageIO.write(millimeters(depth.depthFloat32()), to: path("_depth.png")); written.append(path("_depth.png"))
             k = depth.intrinsics
         }
-        let meta = Metadata(intrinsics: .init(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: k.width, height: k.height),
-                            depth_units: "mm", depth_scale: 1000, mode: mode, timestamp: timestamp, frame: frame,
+        let meta = Metadata(intrinsics: k, depthScale: 1000, mode: mode, timestamp: timestamp, frame: frame,
                             source: source, files: written.map { ($0 as NSString).lastPathComponent })
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try enc.encode(meta)
+        let data = Data(try meta.encoded())
         let tmp = path(".json.tmp\(getpid())")
         try data.write(to: URL(fileURLWithPath: tmp))
         guard rename(tmp, path(".json")) == 0 else {

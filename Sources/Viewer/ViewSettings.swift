@@ -21,6 +21,8 @@ public struct ViewSettings: Equatable, Sendable {
     public var backend: ViewerBackend = .gpu
     /// Focus of the depth masks (normalized disparity, 0 far … 1 near).
     public var focus: Float = 0.5
+    /// Depth smoothing (Z, the panel, `--smooth`), before every depth consumer.
+    public var smoothing = DepthSmoothingSettings()
 
     public init(mode: PreviewMode) { self.mode = mode }
 

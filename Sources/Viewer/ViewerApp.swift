@@ -18,6 +18,8 @@ public final class ViewerApp {
     var imgui: ImGuiLayer!
     var settings: ViewSettings
     var source: FrameSource
+    /// Runs `source` on its own thread (a two-deep queue); the loop takes frames from it.
+    var prefetcher: SourcePrefetcher!
     var sourceText: [CChar]
     var current: FrameSet?
     var lastOutput: FrameProcessor.Output?
@@ -25,6 +27,11 @@ public final class ViewerApp {
     var showPanel: Bool
     var showHelp = false
     var stats: FrameStats
+    var steady = SteadyState()
+    /// Title and overlay lines, rebuilt only when they change (`TextMemo`).
+    var texts = ViewerTexts()
+    /// The status line at the bottom of the window, rebuilt when the figures change (once a second).
+    var statusText = ""
     /// Lines shown at the bottom of the window until their time runs out (warnings, errors).
     var notices: [(text: String, until: Double, isError: Bool)] = []
     /// The source's error while it lasts (e.g. a camera unplugged); cleared by the next frame.
@@ -35,13 +42,27 @@ public final class ViewerApp {
     var snapshotRequested = false
     var lastFrameIndex: Int?
     var loggedLayout = false
+    /// The last `state:` line printed (`--log-ui`).
+    var lastStateLine = ""
     var framesShown = 0
     /// What the last processed output was made from (frame buffers, their generations, settings).
-    var processedKey: String?
+    var processedKey: ProcessedKey?
     var lastShaderErrors: [String] = []
     var startTime: Double
     /// The 3D view (nil until the point-cloud renderer exists in GPUKit).
     var scene3D: Scene3D?
+    /// Depth smoothing between the source and every consumer (ViewerSmoothing.swift).
+    lazy var smoothingStage = DepthSmoothingStage(smoother: DepthSmoother(settings: settings.smoothing))
+    /// Thermal watch (ViewerThermal.swift): polled once a second from the loop.
+    let thermal = ThermalMonitor()
+    var thermalHot = false
+    var thermalSaidUnlimited = false
+    /// The depth rate limit last asked of the source (nil: full rate).
+    var appliedDepthRateLimit: Double?
+    /// Frames taken from the source (each one shown; skipped ones are counted in `stats.dropped`).
+    var framesReceived = 0
+    /// The video Ctrl+R records (ViewerRecording.swift); nil when not recording.
+    var videoRecording: ViewerVideoRecording?
 
     // Per-frame Vulkan objects (one frame in flight).
     private var commandPool: VkCommandPool!
@@ -55,6 +76,7 @@ public final class ViewerApp {
 
     public static func run(_ options: ViewerOptions) throws {
         let app = try ViewerApp(options: options)
+        defer { app.stopRecording() }   // keeps what was recorded when the loop fails
         try app.loop()
     }
 
@@ -94,6 +116,7 @@ public final class ViewerApp {
         settings.mix = options.mix
         settings.colormap = options.colormap
         settings.backend = options.backend
+        settings.smoothing = options.smoothing
         view = options.view
         showPanel = options.showPanel
         sourceText = Array(options.source.utf8CString) + [CChar](repeating: 0, count: 1024)
@@ -113,7 +136,9 @@ public final class ViewerApp {
             print(line)
             fflush(stdout)
         }
-        if let tum = source as? TUMSource { tum.onWarning = { [weak self] in self?.notice($0) } }
+        try showPointList()
+        prefetcher = SourcePrefetcher(source)
+        if let tum = source as? TUMSource { tum.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) } }
     }
 
     deinit {
@@ -126,13 +151,15 @@ public final class ViewerApp {
         if let fence { vkDestroyFence(device, fence, nil) }
         if let queryPool { vkDestroyQueryPool(device, queryPool, nil) }
         if let commandPool { vkDestroyCommandPool(device, commandPool, nil) }
+        prefetcher?.stop()
         source.stop()
     }
 
     // MARK: Sources
 
     static func openSource(_ text: String, options: ViewerOptions) throws -> FrameSource {
-        let s = try SizedSyntheticSource.parse(text) ?? makeFrameSource(text, depthScale: options.depthScale)
+        let s = try PointListSource.parse(text, loaded: text == options.source ? options.pointList?.take() : nil)
+            ?? SizedSyntheticSource.parse(text) ?? makeFrameSource(text, depthScale: options.depthScale)
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop
@@ -148,12 +175,17 @@ public final class ViewerApp {
         let text = String(cString: sourceText)
         do {
             let s = try Self.openSource(text, options: options)
+            prefetcher.stop()
             source.stop()
             source = s
-            if let tum = s as? TUMSource { tum.onWarning = { [weak self] in self?.notice($0) } }
+            prefetcher = SourcePrefetcher(s)
+            if let tum = s as? TUMSource { tum.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) } }
+            applyDepthRateLimit(thermalHot ? ThermalState.reducedDepthFPS : nil)
             current = nil
             lastFrameIndex = nil
+            smoothingStage.reset()
             sourceError = nil
+            do { try showPointList() } catch { notice("cannot show \(s.name): \(error)", isError: true) }
             notice("opened \(s.name)")
         } catch {
             notice("cannot open \(text): \(error)", isError: true)
@@ -221,17 +253,15 @@ public final class ViewerApp {
         while try vkCheck(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 1_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
         fenceWaited = true
         if let queryPool, let period = context.timestampPeriod, queryLabels.count >= 2 {
-            var stamps = [UInt64](repeating: 0, count: queryLabels.count)
-            let r = vkGetQueryPoolResults(context.device, queryPool, 0, UInt32(queryLabels.count), stamps.count * 8, &stamps, 8,
-                                          VK_QUERY_RESULT_64_BIT.rawValue)
-            if r == VK_SUCCESS {
-                var gpu: [(String, Double)] = []
-                for i in 1..<stamps.count {
-                    gpu.append((queryLabels[i], Double(stamps[i] &- stamps[i - 1]) * period / 1e6))
+            let n = queryLabels.count
+            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 16) { stamps in
+                let r = vkGetQueryPoolResults(context.device, queryPool, 0, UInt32(n), n * 8, stamps.baseAddress, 8,
+                                              VK_QUERY_RESULT_64_BIT.rawValue)
+                if r == VK_SUCCESS {
+                    for i in 1..<n { stats.add(gpu: queryLabels[i], ms: Double(stamps[i] &- stamps[i - 1]) * period / 1e6) }
                 }
-                stats.add(gpu: gpu)
             }
-            queryLabels.removeAll()
+            queryLabels.removeAll(keepingCapacity: true)
         }
     }
 
@@ -239,12 +269,16 @@ public final class ViewerApp {
 
     func loop() throws {
         var lastTitle = 0.0
+        AllocationCounter.counting(true)
+        defer { AllocationCounter.counting(false) }
         while true {
+            let allocsBefore = AllocationCounter.counts
             glfwPollEvents()
             let now = monotonicSeconds()
             handleInput(now: now)
             if window.shouldClose { break }
             if let t = options.exitAfter, now - startTime >= t { break }
+            if let n = options.exitAfterFrames, framesShown >= n { break }
 
             let (fw, fh) = window.framebufferSize
             if fw == 0 || fh == 0 || window.isIconified {
@@ -264,13 +298,17 @@ public final class ViewerApp {
             }
 
             var t0 = DispatchTime.now().uptimeNanoseconds
+            var a0 = allocsBefore
             func lap(_ stage: String) {
-                let t1 = DispatchTime.now().uptimeNanoseconds
+                let t1 = DispatchTime.now().uptimeNanoseconds, a1 = AllocationCounter.counts
                 stats.add(stage: stage, ms: Double(t1 - t0) / 1e6)
+                stats.add(stage: stage, allocations: a1.own &- a0.own, driver: a1.driver &- a0.driver)
                 t0 = t1
+                a0 = a1
             }
             try waitFrameFence()
             lap("gpu wait")
+            watchThermal(now: now)
             pollSource(now: now)
             lap("source")
             present.reloadIfNeeded(now: now)
@@ -281,20 +319,22 @@ public final class ViewerApp {
             if acquired == VK_ERROR_OUT_OF_DATE_KHR { needsSwapchain = true; continue }
             try vkCheck(acquired, "vkAcquireNextImageKHR")
             if acquired == VK_SUBOPTIMAL_KHR { needsSwapchain = true }
+            lap("acquire")
 
             imgui.newFrame()
             buildUI(now: now)
-            lap("present")
+            lap("ui")
 
             let cb: VkCommandBuffer = commandBuffer
             try Commands.begin(cb)
-            queryLabels.removeAll()
+            queryLabels.removeAll(keepingCapacity: true)
             if let queryPool {
                 vkCmdResetQueryPool(cb, queryPool, 0, 16)
                 vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queryPool, 0)
                 queryLabels.append("start")
             }
-            let mark: (String) -> Void = { [self] label in
+            // A local function, not a closure value: passed on as a non-escaping argument, its context stays on the stack.
+            func mark(_ label: String) {
                 guard let queryPool, queryLabels.count < 15 else { return }
                 vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queryPool, UInt32(queryLabels.count))
                 queryLabels.append(label)
@@ -306,9 +346,12 @@ public final class ViewerApp {
             }
             var output: FrameProcessor.Output?
             var drew3D = false
-            if let frame = current {
+            if view == .threeD, let scene3D, scene3D.pointList != nil {
+                drew3D = recordPointList(cb, scene3D, now: now, mark: mark)
+            } else if let frame = current {
                 do {
                     if view == .threeD, let scene3D {
+                        scene3D.renderer.colormap = settings.colormap
                         try processor.recorder.frame {
                             try scene3D.record(cb, frame: frame, recorder: processor.recorder, width: Int(swapchain.extent.width),
                                                height: Int(swapchain.extent.height), mark: mark)
@@ -318,7 +361,9 @@ public final class ViewerApp {
                         // Same frame, same settings: the last output is still on the GPU; present it again.
                         output = last
                     } else {
-                        output = try processor.recorder.frame { try processor.record(cb, frame: frame, settings: settings, mark: mark) }
+                        output = try processor.recorder.frame {
+                            try processor.record(cb, frame: frame, settings: settings, fuseMix: true, mark: mark)
+                        }
                         processedKey = key(frame)
                     }
                 } catch {
@@ -326,10 +371,11 @@ public final class ViewerApp {
                 }
             }
             lastOutput = output ?? lastOutput
-            let uploadMs = processor.cpuTimes.filter { $0.0 == "upload" }.reduce(0) { $0 + $1.1 }
-            let kernelTimes = processor.cpuTimes.filter { $0.0 != "upload" }
+            var uploadMs = 0.0
+            for (name, ms) in processor.cpuTimes {
+                if name == "upload" { uploadMs += ms } else { stats.add(kernel: name, ms: ms) }
+            }
             stats.add(stage: "upload", ms: uploadMs)
-            stats.add(kernels: kernelTimes)
             lap("kernels")
             stats.add(stage: "kernels", ms: -uploadMs)
 
@@ -348,14 +394,19 @@ public final class ViewerApp {
                 present.draw(cb, texture: out, sampler: processor.factory.textureCache.linearSampler,
                              rect: Letterbox.Rect(x: 0, y: 0, width: Float(swapchain.extent.width), height: Float(swapchain.extent.height)))
             } else if let out = output {
-                let box = Letterbox(imageWidth: out.width, imageHeight: out.height,
-                                    windowWidth: Int(swapchain.extent.width), windowHeight: Int(swapchain.extent.height))
-                present.draw(cb, texture: out.texture, sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
+                let box = imageBox(out)
+                if let b = out.mixWith {
+                    present.drawMix(cb, a: out.texture, b: b, mixFactor: out.mixFactor,
+                                    sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
+                } else {
+                    present.draw(cb, texture: out.texture, sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
+                }
             }
             imgui.render(cb)
             vkCmdEndRenderPass(cb)
             mark("present")
             try vkCheck(vkEndCommandBuffer(cb), "vkEndCommandBuffer")
+            lap("record")
 
             var f: VkFence? = fence
             try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
@@ -383,6 +434,7 @@ public final class ViewerApp {
             }
             try vkCheck(submitted, "vkQueueSubmit")
             fenceWaited = false
+            lap("submit")
 
             var scOpt: VkSwapchainKHR? = sc
             var idx = imageIndex
@@ -409,41 +461,72 @@ public final class ViewerApp {
 
             framesShown += 1
             if framesShown == 3 { logUI("ready") }
+            recordVideoFrame(output: output)
             if snapshotRequested {
                 snapshotRequested = false
-                takeSnapshot(output: output)
+                // In 3D the picture is the point-cloud render (there is no 2D output this frame).
+                takeSnapshot(output: drew3D ? nil : output, texture3D: drew3D ? scene3D?.output : nil)
             }
-            if stats.frameDone(now: monotonicSeconds()), options.stats {
-                print("stats: \(stats.line)")
-                fflush(stdout)
+            let allocsAfter = AllocationCounter.counts
+            stats.add(allocations: allocsAfter.own &- allocsBefore.own, driver: allocsAfter.driver &- allocsBefore.driver)
+            steady.frameDone(frame: framesShown, allocations: allocsAfter)
+            // The statistics themselves (once a second) are not counted: they measure, they are not the frame.
+            AllocationCounter.uncounted {
+                if stats.frameDone(now: monotonicSeconds()) {
+                    statusText = makeStatusText()
+                    texts.panelStatus = makePanelStatusLines()
+                    if options.stats {
+                        print("stats: \(stats.line)")
+                        fflush(stdout)
+                    }
+                }
             }
             if now - lastTitle > 1 {
                 lastTitle = now
-                window.setTitle("depthlens - \(source.name) - \(settings.mode.title)")
+                updateWindowTitle()
             }
         }
+        stopRecording()
         try waitFrameFence()
         vkDeviceWaitIdle(context.device)
+        let allocsAtEnd = AllocationCounter.counts
+        AllocationCounter.counting(false)
+        if options.stats, let line = steady.line(frames: framesShown, allocations: allocsAtEnd) {
+            print(line)
+            fflush(stdout)
+        }
+        logUI("exit frames \(framesReceived) shown \(framesShown) dropped \(stats.dropped) last \(lastFrameIndex ?? -1)")
     }
 
-    func key(_ f: FrameSet) -> String {
+    /// What an output was made from: the frame's buffers and their generations, its index, the settings.
+    struct ProcessedKey: Equatable {
+        let color: ObjectIdentifier, colorGeneration: UInt64
+        let depth: ObjectIdentifier?, depthGeneration: UInt64
+        let index: Int
+        let settings: ViewSettings
+    }
+
+    func key(_ f: FrameSet) -> ProcessedKey {
         let d = f.depth?.map
-        return "\(ObjectIdentifier(f.color).hashValue):\(f.color.generation):\(d.map { ObjectIdentifier($0).hashValue } ?? 0):"
-            + "\(d?.generation ?? 0):\(f.index):\(settings)"
+        return ProcessedKey(color: ObjectIdentifier(f.color), colorGeneration: f.color.generation, depth: d.map { ObjectIdentifier($0) },
+                            depthGeneration: d?.generation ?? 0, index: f.index, settings: settings)
     }
 
-    /// Takes the next frame from the source (never blocking); errors are shown, not fatal.
+    /// Takes the newest frame the source's thread finished (never blocking); errors are shown, not fatal.
     func pollSource(now: Double) {
-        do {
-            if let f = try source.nextFrame(now: now) {
-                if let last = lastFrameIndex, f.index > last + 1, let p = source as? PlaybackControl, !p.isPaused {
-                    stats.drop(f.index - last - 1)
-                }
-                lastFrameIndex = f.index
-                current = f
-                sourceError = nil
+        syncSmoothing()
+        let (frame, error, warnings) = prefetcher.take()
+        for w in warnings { notice(w) }
+        if let f = frame {
+            // Before the first frame taken from a source, the frames its thread made and let go count from where it started.
+            if let last = lastFrameIndex ?? prefetcher.startIndex.map({ $0 - 1 }), f.index > last + 1, let p = playback, !p.isPaused {
+                stats.drop(f.index - last - 1)
             }
-        } catch {
+            lastFrameIndex = f.index
+            framesReceived += 1
+            current = smoothed(f)
+            sourceError = nil
+        } else if let error {
             let text = "\(error)"
             if sourceError != text { notice("source: \(text)", isError: true) }
             sourceError = text
@@ -452,18 +535,32 @@ public final class ViewerApp {
 
     // MARK: Snapshot
 
-    func takeSnapshot(output: FrameProcessor.Output?) {
-        guard let frame = current, let output else { notice("snapshot: no frame yet", isError: true); return }
-        do {
-            var filtered: PixelBuffer?
-            try processor.recorder.frame {
-                try oneShot { cb in filtered = try processor.recorder.readback(cb, output.texture) }
+    /// Reads back what the window shows as an image: the point-cloud render (`texture3D`), or the 2D
+    /// output, where a blend left to the window's pass (`mixWith`) has no image of its own, so the
+    /// mixer runs for it. Snapshots and video recording use it.
+    func readBackView(output: FrameProcessor.Output?, texture3D: GPUTexture?, frame: FrameSet) throws -> PixelBuffer? {
+        var image: PixelBuffer?
+        try processor.recorder.frame {
+            try oneShot { cb in
+                if let texture3D { image = try processor.recorder.readback(cb, texture3D); return }
+                guard let output else { return }
+                let out = output.mixWith == nil ? output : try processor.record(cb, frame: frame, settings: settings) { _ in }
+                image = try processor.recorder.readback(cb, out.texture)
             }
+        }
+        return image
+    }
+
+    /// Writes the snapshot files: the 2D output (`output`), or in 3D the point-cloud render (`texture3D`).
+    func takeSnapshot(output: FrameProcessor.Output?, texture3D: GPUTexture?) {
+        guard let frame = current, output != nil || texture3D != nil else { notice("snapshot: no frame yet", isError: true); return }
+        do {
+            let filtered = try readBackView(output: output, texture3D: texture3D, frame: frame)
             guard let filtered else { return }
             let name = Snapshot.name(frame: frame.index)
             let files = try Snapshot.write(name: name, directory: options.snapshotDir, filtered: filtered,
                                            color: frame.color, depth: frame.depth, intrinsics: source.intrinsics,
-                                           mode: settings.mode.name, timestamp: frame.timestamp, frame: frame.index,
+                                           mode: view == .threeD ? "3d" : settings.mode.name, timestamp: frame.timestamp, frame: frame.index,
                                            source: source.name)
             notice("snapshot: \(files.count) files as \(options.snapshotDir)/\(name)_*")
             if options.logUI { print("snapshot: \((options.snapshotDir as NSString).appendingPathComponent(name))"); fflush(stdout) }

@@ -4,19 +4,24 @@ import DepthKit
 import Foundation
 
 extension ViewerApp {
-    /// Handles the queued keys and clicks, and the hover readout. ImGui keeps the keys while a
-    /// text field has focus and the mouse while it is over a panel.
+    /// Handles the queued keys and clicks, and the hover readout. Keys were routed when they came
+    /// (`KeyRoute`: a panel text field gets them, else the key table); ImGui keeps the mouse while
+    /// it is over a panel.
     func handleInput(now: Double) {
         let events = window.takeEvents()
-        let imguiKeyboard = imgui.wantsKeyboard, imguiMouse = imgui.wantsMouse
+        let imguiMouse = imgui.wantsMouse
+        var keys = 0
         for e in events {
             switch e {
             case let .key(key, mods):
-                guard !imguiKeyboard else { continue }
-                let shift = mods & GLFW_MOD_SHIFT != 0
-                if let action = KeyBindings.action(key: key, shift: shift, in3D: view == .threeD) {
-                    perform(action)
-                }
+                keys += 1
+                let shift = mods & GLFW_MOD_SHIFT != 0, ctrl = mods & GLFW_MOD_CONTROL != 0
+                let action = KeyBindings.action(key: key, shift: shift, ctrl: ctrl, in3D: view == .threeD)
+                logUI("key \(key) -> \(action.map { "\($0)" } ?? "none")")
+                if let action { perform(action) }
+            case let .panelKey(key):
+                keys += 1
+                logUI("key \(key) -> panel")
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
                 guard !imguiMouse else { continue }
                 if view == .threeD {
@@ -33,6 +38,7 @@ extension ViewerApp {
                 if view == .threeD { scene3D?.scroll(dy: dy, x: x, y: y) }
             }
         }
+        logState(force: keys > 0)
         let (cx, cy) = window.cursor
         if view == .threeD {
             if !imguiMouse { scene3D?.drag(x: cx, y: cy, window: window) }
@@ -44,15 +50,14 @@ extension ViewerApp {
     /// The depth under a window point: window → letterbox → displayed image → depth map pixel.
     func readout(atWindowX x: Double, y: Double) -> DepthReadout? {
         guard settings.depthOn, let frame = current, let depth = frame.depth, let out = lastOutput else { return nil }
-        let box = Letterbox(imageWidth: out.width, imageHeight: out.height,
-                            windowWidth: Int(swapchain.extent.width), windowHeight: Int(swapchain.extent.height))
+        let box = imageBox(out)
         guard let p = box.imagePixel(windowX: x, windowY: y) else { return nil }
         let map = depth.map
         let q = Letterbox.rescale(p, from: (out.width, out.height), to: (map.width, map.height))
         return DepthReadout(depth: depth, x: q.x, y: q.y)
     }
 
-    var playback: PlaybackControl? { source as? PlaybackControl }
+    var playback: PlaybackControl? { prefetcher?.playback }
 
     func perform(_ action: ViewerAction) {
         do {
@@ -74,10 +79,12 @@ extension ViewerApp {
                 settings.filterOn = true
                 logUI("mode \(settings.mode.name)")
             case .snapshot: snapshotRequested = true
+            case .toggleRecord: toggleRecording()
             case .exportPLY: exportPLY()
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
                 if view == .threeD && scene3D == nil { notice("the 3D view is not available in this build") }
+                if view == .twoD, scene3D?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
                 logUI("view \(view.rawValue)")
             case .quit: window.shouldClose = true
             case .fullscreen: window.toggleFullscreen(); needsSwapchain = true
@@ -100,10 +107,16 @@ extension ViewerApp {
             case .toggleRange: settings.equalized.toggle()
             case .toggleLoop:
                 if let p = playback { p.loop.toggle(); notice("loop \(p.loop ? "on" : "off")") }
-            case .mixUp: settings.mix = min(1, settings.mix + 0.1); logUI("mix \(settings.mix)")
-            case .mixDown: settings.mix = max(0, settings.mix - 0.1); logUI("mix \(settings.mix)")
+            case .toggleSmoothing:
+                settings.smoothing.enabled.toggle()
+                notice("smoothing \(settings.smoothing)")
+            case .mixUp: settings.mix = Limits.mix.clamp(settings.mix + 0.1); logUI("mix \(settings.mix)")
+            case .mixDown: settings.mix = Limits.mix.clamp(settings.mix - 0.1); logUI("mix \(settings.mix)")
             case .resetView, .zoomIn, .zoomOut, .pointSizeDown, .pointSizeUp, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
                 scene3D?.perform(action)
+            case .cycleColorBy, .togglePointMethod:
+                scene3D?.perform(action)
+                if let s = scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }
             }
         } catch {
             notice("\(error)", isError: true)

@@ -9,7 +9,7 @@ public struct ViewerOptions: Sendable {
     public var depthScale: Float?
     public var mode: PreviewMode = PreviewMode.all[0]
     public var view: View = .twoD
-    public var backend: ViewerBackend = .gpu
+    public var backend: ViewerBackend = .auto
     public var vsync = true
     public var snapshotDir = "snapshots"
     /// Start paused (on frame `frame` when given).
@@ -17,6 +17,8 @@ public struct ViewerOptions: Sendable {
     public var frame: Int?
     /// Quit by itself after this many seconds (tests, benchmarks).
     public var exitAfter: Double?
+    /// Quit by itself after this many displayed frames (the steady-state check, soak runs).
+    public var exitAfterFrames: Int?
     /// Print the readout line to stdout on each click.
     public var logReadout = false
     /// Print UI events (mode changes, widget rectangles, snapshots) to stdout for tests.
@@ -34,6 +36,10 @@ public struct ViewerOptions: Sendable {
     public var colormap: Colormap = .jet
     public var fps: Double?
     public var loop = false
+    /// `--smooth …`: depth smoothing from the start.
+    public var smoothing = DepthSmoothingSettings()
+    /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
+    public var pointList: PointListHandoff?
 
     public init() {}
 }

@@ -8,6 +8,8 @@ enum InputEvent {
     case key(key: Int32, mods: Int32)
     case mouseButton(button: Int32, pressed: Bool, mods: Int32, x: Double, y: Double, time: Double, batch: Int)
     case scroll(dx: Double, dy: Double, x: Double, y: Double)
+    /// A key press that went to a panel text field instead of the key table (for `--log-ui`).
+    case panelKey(key: Int32)
 }
 
 /// The GLFW window (no client API: Vulkan draws into it) and its input queue.
@@ -18,6 +20,9 @@ final class Window {
     /// is now, which is wrong for a click queued behind later motion).
     fileprivate var eventCursor: (x: Double, y: Double)?
     private var windowedRect: (x: Int32, y: Int32, w: Int32, h: Int32) = (0, 0, 1280, 720)
+    /// The panel's share of the input, while it exists: mouse, scroll, focus and enter events, and
+    /// keys and characters only as `KeyRoute` says.
+    weak var panel: ImGuiLayer?
 
     /// The last GLFW error (set by the error callback), for messages.
     nonisolated(unsafe) static var lastError: String?
@@ -60,26 +65,44 @@ final class Window {
         }
         handle = w
         glfwSetWindowUserPointer(w, Unmanaged.passUnretained(self).toOpaque())
-        // Installed before ImGui's backend, which chains to these.
-        glfwSetKeyCallback(w) { win, key, _, action, mods in
-            guard action == GLFW_PRESS || action == GLFW_REPEAT, let me = Window.from(win) else { return }
-            me.events.append(.key(key: key, mods: mods))
+        // ImGui's backend installs no callbacks: these forward to it (see `panel`).
+        glfwSetKeyCallback(w) { win, key, scancode, action, mods in
+            guard let me = Window.from(win) else { return }
+            let route = KeyRoute(key: key, action: action, textInput: me.panel?.wantsTextInput ?? false)
+            if route.toPanel { me.panel?.key(key, scancode: scancode, action: action, mods: mods) }
+            guard action == GLFW_PRESS || action == GLFW_REPEAT else { return }
+            me.events.append(route.toViewer ? .key(key: key, mods: mods) : .panelKey(key: key))
+        }
+        glfwSetCharCallback(w) { win, c in
+            guard let me = Window.from(win), let panel = me.panel, panel.wantsTextInput else { return }
+            panel.character(c)
         }
         glfwSetCursorPosCallback(w) { win, x, y in
             guard let me = Window.from(win) else { return }
             me.eventCursor = me.toFramebuffer(x, y)
         }
+        glfwSetCursorEnterCallback(w) { win, entered in
+            Window.from(win)?.panel?.cursorEntered(entered == GLFW_TRUE)
+        }
+        glfwSetWindowFocusCallback(w) { win, focused in
+            Window.from(win)?.panel?.focused(focused == GLFW_TRUE)
+        }
         glfwSetMouseButtonCallback(w) { win, button, action, mods in
             guard let me = Window.from(win) else { return }
+            me.panel?.mouseButton(button, action: action, mods: mods)
             let (x, y) = me.eventCursor ?? me.cursor
             me.events.append(.mouseButton(button: button, pressed: action == GLFW_PRESS, mods: mods, x: x, y: y, time: glfwGetTime(), batch: me.batch))
         }
         glfwSetScrollCallback(w) { win, dx, dy in
             guard let me = Window.from(win) else { return }
+            me.panel?.scroll(dx, dy)
             let (x, y) = me.eventCursor ?? me.cursor
             me.events.append(.scroll(dx: dx, dy: dy, x: x, y: y))
         }
     }
+
+    var isHovered: Bool { glfwGetWindowAttrib(handle, GLFW_HOVERED) == GLFW_TRUE }
+    var isFocused: Bool { glfwGetWindowAttrib(handle, GLFW_FOCUSED) == GLFW_TRUE }
 
     deinit {
         glfwDestroyWindow(handle)

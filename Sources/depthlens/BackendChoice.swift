@@ -15,20 +15,16 @@ enum BackendChoice {
         }
     }
 
-    /// The factory to run `filter` on `frame`. Filters without a GPU port, and machines without a
-    /// Vulkan device, run on the CPU (the latter says so once, with how to get a device).
+    /// The factory to run `filter` on `frame`. Machines without a Vulkan device run on the CPU
+    /// (and say so once, with how to get a device).
     func factory(for filter: ProcessFilter, frame: LoadedFrame, parameters: ProcessParameters) throws -> FilterFactory {
         switch self {
         case .cpu:
             return GPUBackend.cpu
         case .gpu:
-            guard filter.hasGPUPort else {
-                GPUBackend.noteOnce("\(filter.rawValue) has no GPU port yet; it runs on the CPU")
-                return GPUBackend.cpu
-            }
             return GPUBackend.gpuOrCPU()
         case .auto:
-            guard filter.hasGPUPort, let gpu = GPUBackend.gpuIfAvailable() else { return GPUBackend.cpu }
+            guard let gpu = GPUBackend.gpuIfAvailable() else { return GPUBackend.cpu }
             let selector = BackendSelector(deviceName: gpu.backendName)
             let choice = try selector.choose(kernel: filter.rawValue, width: frame.color.width, height: frame.color.height) { useGPU in
                 _ = try runFilter(filter, frame: frame, parameters: parameters, factory: useGPU ? gpu : GPUBackend.cpu)

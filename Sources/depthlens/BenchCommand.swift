@@ -19,15 +19,21 @@ struct BenchCommand: ParsableCommand {
     var iterations: Int = 10
     @Flag(help: "Print JSON instead of a table.")
     var json = false
+    @Option(help: "Also draw the results as a bar chart PNG (needs gnuplot).")
+    var plot: String?
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
+    @Flag(name: .customLong("point-cloud-only"), help: "Only the point-cloud rows (raster vs compute, 307k and 2M points).")
+    var pointCloudOnly = false
 
     func run() throws {
         let parsedSizes = try sizes.split(separator: ",").map { try parseSize(String($0)) }
         let selected = try selectKernels()
         guard iterations >= 1 else { throw DepthKitError.invalidArgument("--iterations must be at least 1") }
         let (useCPU, useGPU) = try backends()
+        if plot != nil { _ = try BenchPlot.gnuplot() }
         GPUBackend.select(device: device)
+        if pointCloudOnly { return print(try PointCloudBench.table(iterations: iterations)) }
         let gpu: FilterFactory? = useGPU ? GPUBackend.gpuIfAvailable() : nil
         if useGPU && gpu == nil {
             do { _ = try GPUBackend.gpu() } catch { warn("\(error); timing the CPU only") }
@@ -48,7 +54,9 @@ struct BenchCommand: ParsableCommand {
             print(String(decoding: try enc.encode(report), as: UTF8.self))
         } else {
             print(report.table())
+            if gpu != nil { print(try PointCloudBench.table(iterations: iterations)) }
         }
+        if let plot { try BenchPlot.draw(report, to: plot) }
     }
 
     private func parseSize(_ s: String) throws -> (Int, Int) {
@@ -142,7 +150,7 @@ struct BenchKernel {
             try m.prepare(input: frame.color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
             return Prepared(renderer: m) { try m.render(frame.color, b) }
         },
-    ]
+    ] + moreColormapRows + depthEffects + [.smooth]
 }
 
 struct BenchResult: Codable {
@@ -207,6 +215,7 @@ func median(_ xs: [Double]) -> Double {
 /// Largest per-byte difference between two 8-bit images of the same size and format.
 func maxAbsDiff(_ a: PixelBuffer, _ b: PixelBuffer) -> Int {
     guard a.width == b.width, a.height == b.height, a.format == b.format else { return Int.max }
+    if a.format == .depthFloat32 { return maxDepthDiffMicrometers(a, b) }
     let n = a.width * a.format.bytesPerPixel
     var m = 0
     for y in 0..<a.height {

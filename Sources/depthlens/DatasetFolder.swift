@@ -62,6 +62,14 @@ struct DatasetFolder {
         }
     }
 
+    /// Units per meter of the folder's 16-bit depth (TUM: 5000; pairs: --depth-scale or 1000).
+    var unitsPerMeter: Float {
+        switch layout {
+        case .tum(let s): return s.depthScale
+        case .pairs: return depthScale ?? DepthIO.defaultDepthScale
+        }
+    }
+
     /// Output file name for frame `i`: the TUM timestamp or the pair's name, as PNG.
     func outputName(_ i: Int) -> String {
         switch layout {

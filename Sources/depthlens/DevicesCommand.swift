@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 import GPUKit
@@ -6,7 +7,9 @@ import GPUKit
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the Vulkan devices found, the one depthlens would choose, and why the others were rejected."
+        abstract: "List the Vulkan devices (the one depthlens would choose, and why the others were rejected), the V4L2 cameras with their formats, sizes and frame rates, and the thermal state.",
+        discussion: "--json prints one object: {\"vulkan\": [...], \"cameras\": [...], \"thermal\": {\"state\": ..., \"zones\": [...]}}. "
+            + "Thermal zones are read from /sys/class/thermal, or from DEPTHLENS_THERMAL_DIR when set."
     )
 
     @Option(help: "Prefer this device (index or part of the name) over automatic choice.")
@@ -14,15 +17,33 @@ struct DevicesCommand: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    /// What `--json` prints.
+    struct Listing: Encodable {
+        var vulkan: [GPUDeviceInfo]
+        var cameras: [V4L2DeviceInfo]
+        var thermal: ThermalReading
+    }
+
     func run() throws {
         GPUBackend.select(device: device)
-        let list = try GPUDevices.list()
+        let listing = Listing(vulkan: try GPUDevices.list(), cameras: V4L2Devices.list(paths: V4L2Devices.paths()),
+                              thermal: ThermalZones.read())
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try enc.encode(list), as: UTF8.self))
+            print(String(decoding: try enc.encode(listing), as: UTF8.self))
             return
         }
-        for d in list { print(d.description) }
+        print("Vulkan devices:")
+        for d in listing.vulkan { print(d.description) }
+        print("Cameras:")
+        if listing.cameras.isEmpty { print("  none (no /dev/video*)") }
+        for c in listing.cameras { print("  " + c.description) }
+        print("Thermal: \(listing.thermal.summary)")
+        for z in listing.thermal.zones {
+            let trips = z.trips.map { String(format: "%@ %.0f", $0.type, $0.celsius) }.joined(separator: ", ")
+            print(String(format: "  %@ %@: %.1f °C, %@", z.name, z.type, z.celsius, z.state.rawValue) + (trips.isEmpty ? " (no trip points)" : " (trips: \(trips))"))
+        }
+        for p in listing.thermal.problems { print("  \(p)") }
     }
 }

@@ -35,9 +35,11 @@ struct InfoCommand: ParsableCommand {
             let folder = try DatasetFolder(path: path, depthScale: depthScale, pgmLittleEndian: pgmLittleEndian)
             return "\(path): data-set folder, \(folder.count) color/depth frames"
         }
+        if path.lowercased().hasSuffix(".json") { return try describeSnapshot(path) }
         if path.lowercased().hasSuffix(".ply") {
-            let cloud = try PLYReader.read(path)
-            return "\(path): PLY point cloud, \(cloud.positions.count) points"
+            let c = try PLYReader.load(path)
+            return "\(path): PLY point cloud, \(c.cloud.count) points, \(c.hasColor ? "with color" : "no color")"
+                + ", \(c.nonFiniteSkipped) non-finite vertices skipped"
         }
         let image = try ImageIO.read(path, pgmLittleEndian: pgmLittleEndian)
         var line = "\(path): \(image.width)x\(image.height) \(image.format)"
@@ -64,5 +66,17 @@ struct InfoCommand: ParsableCommand {
             }
         }
         return line
+    }
+
+    /// A viewer snapshot's NAME.json: what it holds, and that the files it names are there.
+    private func describeSnapshot(_ path: String) throws -> String {
+        let m = try SnapshotMetadata.read(path)
+        for f in m.files where !FileManager.default.fileExists(atPath: SnapshotMetadata.sibling(f, of: path)) {
+            throw DepthKitError.file(path: path, problem: "names \(f), which is not in its folder")
+        }
+        let k = m.intrinsics
+        return "\(path): depthlens snapshot, frame \(m.frame) of \(m.source), mode \(m.mode), time \(m.timestamp)"
+            + String(format: ", depth %dx%d fx %.2f fy %.2f cx %.2f cy %.2f", k.width, k.height, k.fx, k.fy, k.cx, k.cy)
+            + ", depth scale \(m.depth_scale) units/m, files \(m.files.joined(separator: " "))"
     }
 }

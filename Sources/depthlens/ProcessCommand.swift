@@ -9,7 +9,9 @@ struct ProcessCommand: ParsableCommand {
         discussion: """
         Filters: rosy (color), grayscale | jet | turbo | viridis (depth → colors, at the depth size),
         mix (color blended with JET depth by --mix), highpass | bandpass (depth mask, gray, at the color size),
-        comic | greenscreen | blur (depth-masked effects on the color image).
+        comic | greenscreen | blur (depth-masked effects on the color image),
+        portrait (the viewer's portrait mode: blur under a sharp high-pass mask),
+        depth (the depth, smoothed with --smooth, as a 16-bit PNG at the input's scale).
         """
     )
 
@@ -39,6 +41,7 @@ struct ProcessCommand: ParsableCommand {
     var device: String?
     @Option(help: "Output PNG (or folder with --input-folder).")
     var out: String
+    @OptionGroup var smoothing: SmoothingOptions
 
     func run() throws {
         let f = try ProcessFilter.named(filter)
@@ -47,30 +50,38 @@ struct ProcessCommand: ParsableCommand {
         let choice = try BackendChoice(backend)
         GPUBackend.select(device: device)
         if let background { p.background = try ImageIO.readColor(background) }
+        let smoothSettings = try smoothing.settings()
+        let smoother = smoothSettings.enabled ? SmoothingOptions.makeSmoother(smoothSettings, gpu: choice == .gpu) : nil
         if let folder = inputFolder {
-            try processFolder(folder, filter: f, parameters: p, backend: choice)
+            try processFolder(folder, filter: f, parameters: p, backend: choice, smoother: smoother)
             return
         }
-        let frame = try input.load(needDepth: f.needsDepth)
-        let factory = try choice.factory(for: f, frame: frame, parameters: p)
+        p.depthScale = try input.unitsPerMeter()
+        var frame = try input.load(needDepth: f.needsDepth)
+        if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
+        let factory = f == .depth ? GPUBackend.cpu : try choice.factory(for: f, frame: frame, parameters: p)
         let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
         try ImageIO.write(result, to: out)
         print("wrote \(out) (\(result.width)x\(result.height), \(f.rawValue), \(factory.backendName))")
     }
 
     private func processFolder(_ folder: String, filter f: ProcessFilter, parameters p: ProcessParameters,
-                               backend: BackendChoice) throws {
+                               backend: BackendChoice, smoother: DepthSmoothing?) throws {
         let frames = try DatasetFolder(path: folder, depthScale: input.depthScale, pgmLittleEndian: input.pgmLittleEndian)
+        var p = p
+        p.depthScale = frames.unitsPerMeter
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         var progress = ProgressBar(total: frames.count, label: "process \(f.rawValue)")
         var failures = 0
         for i in 0..<frames.count {
             do {
-                let frame = try frames.load(i)
-                let factory = try backend.factory(for: f, frame: frame, parameters: p)
+                var frame = try frames.load(i)
+                if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
+                let factory = f == .depth ? GPUBackend.cpu : try backend.factory(for: f, frame: frame, parameters: p)
                 let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
                 try ImageIO.write(result, to: (out as NSString).appendingPathComponent(frames.outputName(i)))
             } catch {
+                smoother?.reset()  // the next frame does not follow the last smoothed one
                 progress.interrupt()
                 warn("\(error)")
                 failures += 1
@@ -94,8 +105,14 @@ struct ProgressBar {
 
     init(total: Int, label: String) { self.total = total; self.label = label }
 
-    mutating func advance() {
-        done += 1
+    /// What `finish` counts when not on a terminal.
+    var unit = "frames"
+
+    mutating func advance() { update(to: done + 1) }
+
+    /// Sets the count done so far and redraws.
+    mutating func update(to count: Int) {
+        done = count
         guard isTTY else { return }
         let width = 30, filled = total > 0 ? width * done / total : width
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
@@ -107,6 +124,6 @@ struct ProgressBar {
 
     func finish() {
         if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
-        else { FileHandle.standardError.write(Data("\(label): \(done)/\(total) frames\n".utf8)) }
+        else { FileHandle.standardError.write(Data("\(label): \(done)/\(total) \(unit)\n".utf8)) }
     }
 }

@@ -3,7 +3,9 @@ import Foundation
 
 /// The filters `depthlens process --filter` knows, and what each one reads.
 enum ProcessFilter: String, CaseIterable {
-    case rosy, grayscale, jet, turbo, viridis, mix, highpass, bandpass, comic, greenscreen, blur
+    case rosy, grayscale, jet, turbo, viridis, mix, highpass, bandpass, comic, greenscreen, blur, portrait
+    /// The (possibly smoothed) depth as a 16-bit PNG at the input's scale.
+    case depth
 
     static func named(_ s: String) throws -> ProcessFilter {
         guard let f = ProcessFilter(rawValue: s.lowercased()) else {
@@ -14,9 +16,7 @@ enum ProcessFilter: String, CaseIterable {
     }
 
     var needsDepth: Bool { self != .rosy }
-    var needsColor: Bool { ![.grayscale, .jet, .turbo, .viridis].contains(self) }
-    /// Filters that have a GPU port; the rest always run on the CPU.
-    var hasGPUPort: Bool { [.rosy, .grayscale, .jet, .turbo, .viridis, .mix].contains(self) }
+    var needsColor: Bool { ![.grayscale, .jet, .turbo, .viridis, .depth].contains(self) }
 }
 
 /// Parameters of one `process` run, checked.
@@ -28,16 +28,22 @@ struct ProcessParameters {
     var focus: Float = 0.5
     var sharp = false
     var background: PixelBuffer?
+    /// Units per meter of `--filter depth`'s 16-bit output: the input's scale.
+    var depthScale: Float = DepthIO.defaultDepthScale
 
     func check() throws {
-        try requireFinite(mix, "--mix", in: 0...1)
-        try requireFinite(focus, "--focus", in: 0...1)
-        try requireFinite(min, "--min")
-        try requireFinite(max, "--max")
-        if let lo = min, lo < 0 { throw DepthKitError.invalidArgument("--min must not be negative, got \(lo)") }
+        try Limits.mix.check(mix)
+        try Limits.focus.check(focus)
+        try Limits.depthMin.check(min)
+        try Limits.depthMax.check(max)
         if let lo = min, let hi = max, !(hi > lo) {
             throw DepthKitError.invalidArgument("--max (\(hi)) must be greater than --min (\(lo))")
         }
+    }
+
+    /// The depth mask these parameters ask for (slope 100 with --sharp, else 4; band width 0.1).
+    func mask(_ kind: DepthMaskKind) -> DepthMaskSpec {
+        DepthMaskSpec(kind: kind, focus: focus, slope: sharp ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope, width: 0.1)
     }
 
     /// The colormap range these parameters ask for.
@@ -74,17 +80,19 @@ func runFilter(_ filter: ProcessFilter, frame: LoadedFrame, parameters p: Proces
         try mixer.prepare(input: frame.color.frameFormat, secondInput: jet.frameFormat, outputRetainedBufferCountHint: 1)
         return try mixer.render(frame.color, jet)
     case .highpass, .bandpass:
-        let mask = DepthMaskFilter(kind: filter == .highpass ? DepthMaskKind.highpass : .bandpass, focus: p.focus,
-                                   slope: p.sharp ? 100 : 4, width: 0.1,
-                                   outputWidth: frame.color.width, outputHeight: frame.color.height)
+        let mask = try factory.makeMask(p.mask(filter == .highpass ? .highpass : .bandpass),
+                                        outputWidth: frame.color.width, outputHeight: frame.color.height)
         try mask.prepare(input: depth!.frameFormat, outputRetainedBufferCountHint: 1)
         return try mask.render(depth!)
-    case .comic, .greenscreen, .blur:
-        let mask = DepthMaskFilter(kind: .highpass, focus: p.focus, slope: p.sharp ? 100 : 4, width: 0.1,
-                                   outputWidth: frame.color.width, outputHeight: frame.color.height)
-        try mask.prepare(input: depth!.frameFormat, outputRetainedBufferCountHint: 1)
-        let m = try mask.floatMask(depth!)
+    case .comic, .greenscreen, .blur, .portrait:
+        // portrait is the viewer's mode: blur under a sharp high-pass mask, whatever --sharp says.
         let kind: DepthEffectKind = filter == .comic ? .comic : filter == .greenscreen ? .greenscreen : .blur
-        return try DepthEffect.apply(kind: kind, image: frame.color, mask: m, background: p.background)
+        let effect = try factory.makeEffect(kind, mask: filter == .portrait ? .portrait(focus: p.focus) : p.mask(.highpass))
+        effect.background = kind == .greenscreen ? p.background : nil
+        let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        try effect.prepare(input: color.frameFormat, secondInput: depth!.frameFormat, outputRetainedBufferCountHint: 1)
+        return try effect.render(color, depth!)
+    case .depth:
+        return TUMWriter.encodeDepth(frame.depth!, scale: p.depthScale)
     }
 }

@@ -6,8 +6,10 @@ import Foundation
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record frames of a source into a TUM RGB-D folder (headless).",
-        discussion: "The folder gets rgb/, depth/ (16-bit PNG, 5000 units per meter), rgb.txt, depth.txt and associations.txt."
+        abstract: "Record frames of a source into a TUM RGB-D folder and/or an H.264 MP4 video (headless).",
+        discussion: "The folder gets rgb/, depth/ (16-bit PNG, 5000 units per meter), rgb.txt, depth.txt and associations.txt. "
+            + "--video writes the filtered view (--filter, run on the CPU; the color image without one) through ffmpeg "
+            + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs."
     )
 
     @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM]")
@@ -17,23 +19,79 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "How many frames to record.")
     var frames: Int
     @Option(help: "Output folder (created; must not exist or be empty).")
-    var out: String
+    var out: String?
+    @Option(help: "Also (or only) write the view as H.264 video into this .mp4 file (needs ffmpeg).")
+    var video: String?
+    @Option(help: "Filter for the video: \(ProcessFilter.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var filter: String?
+    @Option(help: "Frames ffmpeg may fall behind a live camera before frames are dropped (and counted); file sources wait for it.")
+    var videoQueue: Int = 16
     @Option(help: "Give up when a live source delivers no frame for this many seconds.")
     var timeout: Double = 10
+    @OptionGroup var smoothing: SmoothingOptions
 
     func run() throws {
         guard frames > 0 else { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
         guard timeout > 0, timeout.isFinite else { throw DepthKitError.invalidArgument("--timeout must be a positive number of seconds") }
+        guard out != nil || video != nil else { throw DepthKitError.invalidArgument("record needs --out FOLDER, --video FILE.mp4 or both") }
+        guard videoQueue >= 1 else { throw DepthKitError.invalidArgument("--video-queue must be at least 1, got \(videoQueue)") }
         if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
-        if let existing = try? FileManager.default.contentsOfDirectory(atPath: out), !existing.isEmpty {
+        let filter = try self.filter.map { try ProcessFilter.named($0) }
+        if filter != nil && video == nil { throw DepthKitError.invalidArgument("--filter applies to --video; give --video FILE.mp4") }
+        if let out, let existing = try? FileManager.default.contentsOfDirectory(atPath: out), !existing.isEmpty {
             throw DepthKitError.file(path: out, problem: "output folder exists and is not empty")
         }
+        if let video {
+            guard video.lowercased().hasSuffix(".mp4") else { throw DepthKitError.file(path: video, problem: "--video must name an .mp4 file") }
+            guard !FileManager.default.fileExists(atPath: video) else { throw DepthKitError.file(path: video, problem: "exists; remove it or choose another name") }
+            let folder = (video as NSString).deletingLastPathComponent
+            var isDir: ObjCBool = false
+            if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDir) && isDir.boolValue) {
+                throw DepthKitError.file(path: video, problem: "folder \(folder) does not exist")
+            }
+            guard VideoWriter.findFFmpeg() != nil else { throw DepthKitError.invalidArgument(VideoWriter.missingFFmpeg) }
+        }
+        let smoothSettings = try smoothing.settings()
+        let stage = smoothSettings.enabled ? DepthSmoothingStage(smoother: DepthSmoother(settings: smoothSettings)) : nil
         let src = try makeFrameSource(source, depthScale: depthScale)
         var progress = ProgressBar(total: frames, label: "record")
-        let summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout) { _ in progress.advance() }
+        var writer: VideoWriter?
+        var withoutFilter = 0
+        let each: ((FrameSet) throws -> Void)? = video.map { path in
+            { f in
+                var view = f.color
+                if let filter {
+                    if filter.needsDepth && f.depth == nil { withoutFilter += 1 } else {
+                        view = try runFilter(filter, frame: LoadedFrame(color: f.color, depth: f.depth, colorPath: src.name, depthPath: nil),
+                                             parameters: ProcessParameters(), factory: GPUBackend.cpu)
+                    }
+                }
+                if writer == nil {
+                    writer = try VideoWriter(path: path, width: view.width, height: view.height,
+                                             fps: nominalFrameRate(of: src), queueLimit: videoQueue)
+                }
+                // A camera is real time (a full queue drops and counts); a file source waits for ffmpeg.
+                try writer!.append(view, waitForRoom: !src.isLive)
+            }
+        }
+        let summary: RecordingSummary
+        do {
+            summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each) { _ in progress.advance() }
+        } catch {
+            writer?.cancel()
+            throw error
+        }
         progress.finish()
         for w in summary.warnings { warn(w) }
-        print("wrote \(summary.framesWritten) frames to \(out)" +
-              (summary.framesWithoutDepth > 0 ? " (\(summary.framesWithoutDepth) without depth)" : ""))
+        if let out {
+            print("wrote \(summary.framesWritten) frames to \(out)" +
+                  (summary.framesWithoutDepth > 0 ? " (\(summary.framesWithoutDepth) without depth)" : ""))
+        }
+        if let writer {
+            let v = try writer.finish()
+            if withoutFilter > 0 { warn("\(withoutFilter) frames had no depth for --filter \(filter!.rawValue); recorded unfiltered") }
+            if v.framesDropped > 0 { warn("\(v.framesDropped) video frames dropped: ffmpeg could not keep up (raise --video-queue)") }
+            print("wrote video: \(v)")
+        }
     }
 }

@@ -14,7 +14,7 @@ struct ViewCommand: ParsableCommand {
         """
     )
 
-    @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM]")
+    @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM] | ply:FILE (a point list, 3D)")
     var source = "synthetic"
     @Option(help: "Units per meter of 16-bit depth (TUM 5000, RealSense/Kinect 1000).")
     var depthScale: Float?
@@ -22,8 +22,8 @@ struct ViewCommand: ParsableCommand {
     var mode = "original"
     @Option(help: "2d or 3d.")
     var view = "2d"
-    @Option(help: "cpu, gpu or auto: where the kernels with a GPU port run (auto: the GPU when there is one).")
-    var backend = "gpu"
+    @Option(help: "cpu, gpu or auto (default): where the kernels with a GPU port run (auto: whichever was measured faster here).")
+    var backend = "auto"
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
     @Flag(help: "Present without vsync (MAILBOX or IMMEDIATE when the surface has them).")
@@ -58,8 +58,11 @@ struct ViewCommand: ParsableCommand {
     var logUi = false
     @Option(help: "Quit after this many seconds.")
     var exitAfter: Double?
+    @Option(help: "Quit after this many displayed frames; with --stats, print the steady-state line (allocations, RSS) at the end; with --log-ui a last 'ui: exit' line.")
+    var exitAfterFrames: Int?
     @Flag(help: "Print the key table (Markdown) and exit.")
     var keys = false
+    @OptionGroup var smoothing: SmoothingOptions
 
     func run() throws {
         if keys {
@@ -68,6 +71,12 @@ struct ViewCommand: ParsableCommand {
         }
         var o = ViewerOptions()
         o.source = source
+        if source.hasPrefix("ply:") {
+            guard source.count > 4 else { throw DepthKitError.invalidArgument("--source 'ply:': missing file after 'ply:'") }
+            // Read before the window opens: a bad PLY is one line and exit 1, with no window.
+            o.pointList = PointListHandoff(try PLYLoading.load(String(source.dropFirst(4))))
+            o.view = .threeD
+        }
         o.depthScale = depthScale
         o.mode = try PreviewMode.named(mode)
         guard let v = ViewerOptions.View(rawValue: view.lowercased()) else {
@@ -80,10 +89,10 @@ struct ViewCommand: ParsableCommand {
         o.paused = paused
         if let frame, frame < 0 { throw DepthKitError.invalidArgument("--frame must be ≥ 0, got \(frame)") }
         o.frame = frame
-        if let fps, !(fps > 0 && fps.isFinite) { throw DepthKitError.invalidArgument("--fps must be a positive number, got \(fps)") }
+        try Limits.fps.check(fps)
         o.fps = fps
         o.loop = loop
-        try requireFinite(mix, "--mix", in: 0...1)
+        try Limits.mix.check(mix)
         o.mix = mix
         guard let cm = Colormap(rawValue: colormap.lowercased()) else {
             throw DepthKitError.invalidArgument("--colormap must be one of \(Colormap.allCases.map(\.rawValue).joined(separator: ", ")), got '\(colormap)'")
@@ -104,6 +113,11 @@ struct ViewCommand: ParsableCommand {
             throw DepthKitError.invalidArgument("--exit-after must be a non-negative number of seconds, got \(exitAfter)")
         }
         o.exitAfter = exitAfter
+        if let exitAfterFrames, exitAfterFrames < 1 {
+            throw DepthKitError.invalidArgument("--exit-after-frames must be a positive number of frames, got \(exitAfterFrames)")
+        }
+        o.exitAfterFrames = exitAfterFrames
+        o.smoothing = try smoothing.settings()
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
     }

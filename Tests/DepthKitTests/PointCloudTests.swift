@@ -89,14 +89,10 @@ final class PointCloudTests: XCTestCase {
         XCTAssertFileError(try PLYReader.read(dir.write("x.ply", Array("hello".utf8))), "not a PLY file")
         let header = "ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n"
         XCTAssertFileError(try PLYReader.read(dir.write("t.ply", Array(header.utf8) + [UInt8](repeating: 0, count: 20))),
-                           "truncated PLY: expected 3 vertices (45 bytes), found 20 bytes")
-        let big = header.replacingOccurrences(of: "binary_little_endian", with: "binary_big_endian")
-        XCTAssertFileError(try PLYReader.read(dir.write("be.ply", Array(big.utf8))), "binary_big_endian is not supported")
-        let normals = header.replacingOccurrences(of: "property uchar blue\n", with: "property uchar blue\nproperty float nx\n")
-        XCTAssertFileError(try PLYReader.read(dir.write("n.ply", Array(normals.utf8))), "PLY vertex properties must be")
+                           "truncated PLY: the data ends inside vertex 1 of 3")
         XCTAssertFileError(try PLYReader.read(dir.write("h.ply", Array("ply\nformat ascii 1.0\n".utf8))), "no end_header")
         let ascii = header.replacingOccurrences(of: "binary_little_endian", with: "ascii") + "1 2 3 4 5 6\n1 2 x 4 5 6\n"
-        XCTAssertFileError(try PLYReader.read(dir.write("a.ply", Array(ascii.utf8))), "vertex 1 is not")
+        XCTAssertFileError(try PLYReader.read(dir.write("a.ply", Array(ascii.utf8))), "vertex 1 is not 6 numbers")
     }
 
     func testFailedPLYWriteLeavesNothing() {

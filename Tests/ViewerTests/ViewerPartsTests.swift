@@ -1,6 +1,7 @@
 import DepthKit
 import Foundation
 import XCTest
+import CVulkan
 @testable import Viewer
 
 /// The window's pure parts: letterbox mapping, the key table, snapshot files, stats.
@@ -33,7 +34,7 @@ final class ViewerPartsTests: XCTestCase {
         // No key is bound twice for the same view.
         var seen = Set<String>()
         for b in KeyBindings.all {
-            for k in b.keys { XCTAssertTrue(seen.insert("\(k)-\(b.shift)").inserted, "key \(k) bound twice") }
+            for k in b.keys { XCTAssertTrue(seen.insert("\(k)-\(b.shift)-\(b.ctrl)").inserted, "key \(k) bound twice") }
         }
         XCTAssertEqual(KeyBindings.action(key: 32, shift: false, in3D: false), .togglePause)  // space
         XCTAssertEqual(KeyBindings.action(key: 256, shift: false, in3D: false), .quit)        // Esc
@@ -41,6 +42,9 @@ final class ViewerPartsTests: XCTestCase {
         XCTAssertNil(KeyBindings.action(key: 47, shift: false, in3D: false), "/ alone is not ?")
         XCTAssertEqual(KeyBindings.action(key: 262, shift: false, in3D: false), .stepForward)  // →
         XCTAssertEqual(KeyBindings.action(key: 262, shift: false, in3D: true), .orbitRight)
+        XCTAssertEqual(KeyBindings.action(key: 82, shift: false, ctrl: true, in3D: false), .toggleRecord)  // Ctrl+R
+        XCTAssertNil(KeyBindings.action(key: 82, shift: false, in3D: false), "R alone does not record")
+        XCTAssertEqual(KeyBindings.action(key: 83, shift: false, ctrl: true, in3D: false), .snapshot, "Ctrl+S is still S")
         XCTAssertEqual(KeyBindings.overlayLines.count, KeyBindings.all.count + KeyBindings.mouse.count)
         for required in ["S", "Tab", "F", "V", "C", "B", "F1 / H", "?", "Esc / Q", "Space"] {
             XCTAssertTrue(KeyBindings.all.contains { $0.label == required }, required)
@@ -72,6 +76,11 @@ final class ViewerPartsTests: XCTestCase {
         XCTAssertEqual(meta.intrinsics.fx, frame.depth.intrinsics.fx)
         XCTAssertEqual(meta.mode, "jet")
         XCTAssertEqual(meta.frame, 7)
+        // DepthKit's checked reader (process --snapshot, info) takes what the viewer writes.
+        let checked = try SnapshotMetadata.read(dir + "/t.json")
+        XCTAssertEqual(checked, meta)
+        XCTAssertEqual(checked.colorFile, "t_color.png")
+        XCTAssertEqual(checked.depthFile, "t_depth.png")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains("tmp") }
         XCTAssertEqual(leftovers, [])
     }
@@ -88,13 +97,69 @@ final class ViewerPartsTests: XCTestCase {
         var s = FrameStats(now: 0)
         for i in 1...10 {
             s.add(stage: "source", ms: 2)
-            s.add(gpu: [("jet", 1.5)])
+            s.add(gpu: "jet", ms: 1.5)
+            s.add(allocations: UInt64(i % 2), driver: 4)
+            s.add(stage: "ui", allocations: 3, driver: 1)
             XCTAssertEqual(s.frameDone(now: Double(i) * 0.1 + 0.0001), i == 10)
         }
         XCTAssertEqual(s.fps, 10, accuracy: 0.01)
         XCTAssertEqual(s.stageMs.first { $0.0 == "source" }?.1 ?? 0, 2, accuracy: 1e-9)
         XCTAssertEqual(s.gpuMs.first?.1 ?? 0, 1.5, accuracy: 1e-9)
         XCTAssertTrue(s.line.hasPrefix("fps 10.0"), s.line)
+        XCTAssertEqual(s.allocsPerFrame, 0.5, accuracy: 1e-9)
+        XCTAssertEqual(s.allocsWorstFrame, 1)
+        XCTAssertEqual(s.stageAllocs.first { $0.0 == "ui" }?.1 ?? 0, 3, accuracy: 1e-9)
+        XCTAssertEqual(s.driverAllocsPerFrame, 4, accuracy: 1e-9)
+        XCTAssertEqual(s.stageDriverAllocs.first { $0.0 == "ui" }?.1 ?? 0, 1, accuracy: 1e-9)
+        XCTAssertTrue(s.line.contains("allocs/frame own 0.50 (max 1), driver 4.00 (max 4)"), s.line)
+        XCTAssertGreaterThan(s.rssMiB, 1, "RSS read from /proc/self/statm")
+    }
+
+    func testAllocationCounterCountsOnlyWhileOnAndOnlyThisThread() {
+        final class Box { var v = 0 }
+        AllocationCounter.counting(true)
+        let before = AllocationCounter.count
+        var boxes: [Box] = []
+        for _ in 0..<10 { boxes.append(Box()) }
+        let counted = AllocationCounter.count - before
+        AllocationCounter.counting(false)
+        XCTAssertGreaterThanOrEqual(counted, 10, "ten objects on the heap are counted")
+        let off = AllocationCounter.count
+        for _ in 0..<10 { boxes.append(Box()) }
+        XCTAssertEqual(AllocationCounter.count, off, "nothing is counted while off")
+        AllocationCounter.counting(true)
+        let t = Thread { for _ in 0..<1000 { _ = Box() } }
+        let mine = AllocationCounter.count
+        t.start()
+        while !t.isFinished { usleep(1000) }
+        AllocationCounter.counting(false)
+        XCTAssertLessThan(AllocationCounter.count - mine, 1000, "another thread's allocations are not this thread's")
+        XCTAssertEqual(boxes.count, 20)
+    }
+
+    /// Own or driver: a Swift object made here is depthlens' own allocation; what the Vulkan loader
+    /// allocates while enumerating its extensions (libvulkan reads its manifests) is the driver's.
+    func testAllocationCounterTellsOwnFromDriver() {
+        final class Box { var v = 0 }
+        AllocationCounter.counting(true)
+        let start = AllocationCounter.counts
+        var boxes: [Box] = []
+        for _ in 0..<10 { boxes.append(Box()) }
+        let afterOwn = AllocationCounter.counts
+        var n: UInt32 = 0
+        _ = vkEnumerateInstanceExtensionProperties(nil, &n, nil)
+        let afterDriver = AllocationCounter.counts
+        AllocationCounter.counting(false)
+        XCTAssertGreaterThanOrEqual(afterOwn.own - start.own, 10, "ten Swift objects are own allocations")
+        XCTAssertEqual(afterOwn.driver, start.driver, "no driver allocation while only Swift code ran")
+        XCTAssertGreaterThan(afterDriver.driver, afterOwn.driver, "the Vulkan loader's allocations are the driver's")
+        XCTAssertEqual(afterDriver.own, afterOwn.own, "and not own")
+        XCTAssertGreaterThan(n, 0)
+        XCTAssertEqual(boxes.count, 10)
+    }
+
+    func testViewerDefaultsToAutoBackend() {
+        XCTAssertEqual(ViewerOptions().backend, .auto)
     }
 
     func testViewerOptionsBackendNames() throws {

@@ -21,8 +21,9 @@ final class ViewerWindowTests: WindowTestCase {
         let mixLine = try v.waitForLine("layout: mix ")
         usleep(300_000)
 
-        // 640×480 letterboxed into 1280×720: scale 1.5, 160 px bars left and right.
-        let box = Letterboxed(x: 160, y: 0, scale: 1.5)
+        // The panel is docked at the right (360 px): 640×480 letterboxed into the 920×720 left of it,
+        // scale 1.4375 (920×690), 15 px bars above and below.
+        let box = Letterboxed(x: 0, y: 15, scale: 1.4375)
         let (bx, by) = box.point(boxPixel.x, boxPixel.y)
         let (wx, wy) = box.point(wallPixel.x, wallPixel.y)
         var shot = try x.screenshot(saveAs: path("jet.png")) { $0.mean(bx, by).x > 100 && $0.mean(wx, wy).z > 100 }
@@ -32,7 +33,8 @@ final class ViewerWindowTests: WindowTestCase {
         XCTAssertLessThan(near.z, 60, "box: \(near)")
         XCTAssertGreaterThan(far.z, 100, "wall (3 m, farthest) is blue in JET: \(far)")
         XCTAssertLessThan(far.x, 60, "wall: \(far)")
-        XCTAssertLessThan(shot.mean(80, 360).wrappedSum(), 80, "letterbox bar is dark")
+        XCTAssertLessThan(shot.mean(700, 6, radius: 2).wrappedSum(), 80, "letterbox bar above the picture is dark")
+        XCTAssertNotEqual(shot.mean(1100, 360), shot.mean(box.point(600, 240).0, box.point(600, 240).1), "the panel is beside the picture")
 
         // Readout: clicks on the box and on the wall print their known depths.
         var n = v.lines.count
@@ -66,12 +68,32 @@ final class ViewerWindowTests: WindowTestCase {
         shot = try x.screenshot(saveAs: path("mix1.png")) { $0.mean(bx, by) == near }
         XCTAssertEqual(shot.mean(bx, by), near, "mix 1 shows JET again")
 
-        // Resize: 800×600 holds 640×480 exactly at scale 1.25; the viewer keeps running.
+        // F1 hides the panel: the picture takes the whole window (scale 1.5, 160 px bars left and
+        // right) and the readout follows it; F1 again brings the panel and the smaller picture back.
+        n = v.lines.count
+        try v.key("F1")
+        let full = Letterboxed(x: 160, y: 0, scale: 1.5)
+        let (fbx, fby) = full.point(boxPixel.x, boxPixel.y), (fwx, fwy) = full.point(wallPixel.x, wallPixel.y)
+        shot = try x.screenshot(saveAs: path("nopanel.png")) { $0.mean(fbx, fby).x > 100 && $0.mean(80, 360).wrappedSum() < 80 }
+        keep(path("nopanel.png"), as: "nopanel")
+        XCTAssertGreaterThan(shot.mean(fbx, fby).x, 100, "box red where the full-window letterbox puts it")
+        XCTAssertLessThan(shot.mean(80, 360).wrappedSum(), 80, "letterbox bar left of the picture is dark")
+        try v.click(fwx, fwy)
+        let r3 = try v.waitForLine("readout:", after: n)
+        XCTAssertTrue(r3.contains("(\(wallPixel.x), \(wallPixel.y))") && r3.contains("3.000 m"), "wall, panel hidden: \(r3)")
+        n = v.lines.count
+        try v.key("F1")
+        usleep(300_000)
+        try v.click(bx, by)
+        let r4 = try v.waitForLine("readout:", after: n)
+        XCTAssertTrue(r4.contains("(\(boxPixel.x), \(boxPixel.y))") && r4.contains("1.000 m"), "box, panel shown again: \(r4)")
+
+        // Resize: 800×600 less the 360 px panel leaves 440×600: scale 0.6875 (440×330), 135 px bars.
         let wid = try v.windowID()
         n = v.lines.count
         try x.xdotool(["windowsize", wid, "800", "600"])
         try v.waitForLine("ui: swapchain 800x600", after: n, timeout: 10)
-        let small = Letterboxed(x: 0, y: 0, scale: 1.25)
+        let small = Letterboxed(x: 0, y: 135, scale: 0.6875)
         let (rbx, rby) = small.point(boxPixel.x, boxPixel.y)
         let (rwx, rwy) = small.point(wallPixel.x, wallPixel.y)
         shot = try x.screenshot(saveAs: path("resized.png")) { $0.mean(rbx, rby).x > 100 && $0.mean(rwx, rwy).z > 100 }
@@ -250,15 +272,8 @@ final class Viewer3DWindowTests: WindowTestCase {
         try v.waitForLine("ui: ready")
         usleep(500_000)
         // Overlay text sits at the top and bottom; compare the middle of the window.
-        func pixels(_ s: PixelBuffer) -> [SIMD3<Int>] {
-            var px: [SIMD3<Int>] = []
-            for yy in stride(from: 80, to: 440, by: 2) { for xx in stride(from: 0, to: 640, by: 2) { px.append(s.rgb(xx, yy)) } }
-            return px
-        }
         func middle(_ name: String, until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
-            let s = try x.screenshot(saveAs: path("\(name).png")) { ready(pixels($0)) }
-            keep(path("\(name).png"), as: "3d-\(name)")
-            return pixels(s)
+            try bandShot(x, name, prefix: "3d", top: 80, bottom: 440, width: 640, until: ready)
         }
         // The home view, once two screenshots in a row agree (the first frames have been drawn).
         var previous: [SIMD3<Int>] = []

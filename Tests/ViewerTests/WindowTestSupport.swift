@@ -295,6 +295,22 @@ class WindowTestCase: XCTestCase {
 
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
+    /// Every other pixel of rows `top..<bottom` of a window `width` wide (the 3D tests compare the
+    /// picture away from the overlay text).
+    static func band(_ s: PixelBuffer, top: Int, bottom: Int, width: Int) -> [SIMD3<Int>] {
+        var px: [SIMD3<Int>] = []
+        for yy in stride(from: top, to: bottom, by: 2) { for xx in stride(from: 0, to: width, by: 2) { px.append(s.rgb(xx, yy)) } }
+        return px
+    }
+
+    /// Screenshots (kept as `prefix-name`) until the band's pixels satisfy `ready`, and returns them.
+    func bandShot(_ x: XServer, _ name: String, prefix: String, top: Int, bottom: Int, width: Int,
+                  until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
+        let s = try x.screenshot(saveAs: path("\(name).png")) { ready(Self.band($0, top: top, bottom: bottom, width: width)) }
+        keep(path("\(name).png"), as: "\(prefix)-\(name)")
+        return Self.band(s, top: top, bottom: bottom, width: width)
+    }
+
     /// Keeps a screenshot for people to look at when `DEPTHLENS_KEEP_SHOTS` names a folder.
     func keep(_ shot: String, as name: String) {
         guard let d = ProcessInfo.processInfo.environment["DEPTHLENS_KEEP_SHOTS"], !d.isEmpty else { return }

@@ -115,6 +115,8 @@ final class BadInputTests: CLITestCase {
         try assertBadInput(["process", "--synthetic", "--filter", "mix", "--mix", "2", "--out", out], mentioning: "--mix", noFile: out)
         try assertBadInput(["process", "--synthetic", "--filter", "jet", "--min", "3", "--max", "1", "--out", out], mentioning: "--max", noFile: out)
         try assertBadInput(["process", "--synthetic", "--filter", "jet", "--min", "nan", "--out", out], mentioning: "--min", noFile: out)
+        try assertBadInput(["process", "--synthetic", "--filter", "jet", "--max", "20", "--out", out], mentioning: "--max", noFile: out)
+        try assertBadInput(["process", "--synthetic", "--filter", "highpass", "--focus", "1.5", "--out", out], mentioning: "--focus", noFile: out)
     }
 
     func testUnwritableOutputLeavesNothing() throws {

@@ -20,7 +20,7 @@ final class ProcessCommandTests: CLITestCase {
 
     func testEveryFilterWritesAnImageOfTheDocumentedSize() throws {
         let (c, d) = try writeSyntheticPair(width: 64, height: 48)
-        for f in ["rosy", "grayscale", "jet", "turbo", "viridis", "mix", "highpass", "bandpass", "comic", "greenscreen", "blur"] {
+        for f in ["rosy", "grayscale", "jet", "turbo", "viridis", "mix", "highpass", "bandpass", "comic", "greenscreen", "blur", "portrait"] {
             let out = path("\(f).png")
             let r = try CLI.run(["process", "--color", c, "--depth", d, "--filter", f, "--out", out])
             XCTAssertEqual(r.status, 0, "\(f): \(r.stderr)")

@@ -15,8 +15,9 @@
 extern "C" {
 #endif
 
-/// Creates the ImGui context and both backends (GLFW with its callbacks chained after the
-/// caller's, Vulkan drawing in `render_pass` subpass 0); returns 0 on failure.
+/// Creates the ImGui context and both backends (GLFW without callbacks of its own: the caller
+/// forwards events through dl_imgui_glfw_*; Vulkan drawing in `render_pass` subpass 0), keyboard
+/// navigation off; returns 0 on failure.
 /// Why: ImGui_ImplVulkan_InitInfo is a C++ struct and the backends are C++ functions.
 int dl_imgui_init(void *glfw_window, void *instance, void *physical_device, void *device,
                   uint32_t queue_family, void *queue, void *descriptor_pool, void *render_pass,
@@ -38,21 +39,36 @@ void dl_imgui_render(void *command_buffer);
 /// Ends a frame that will not be drawn (minimized window). Why: ImGui::EndFrame is C++.
 void dl_imgui_end_frame(void);
 
-/// ImGui wants the keyboard (a text field has focus) / the mouse (over a window). Why: ImGuiIO is C++.
-int dl_imgui_want_keyboard(void);
+/// ImGui wants the mouse (over a window). Why: ImGuiIO is C++.
 int dl_imgui_want_mouse(void);
+/// A text field is being edited (the source field, a slider after Ctrl+click): keys are text now.
+/// Why: ImGuiIO is C++.
+int dl_imgui_want_text_input(void);
+
+/// GLFW events the viewer's own callbacks hand to ImGui (dl_imgui_init installs none, so the
+/// viewer decides which keys ImGui sees). Why: the backend's callbacks are C++ functions.
+/// (A release of a key pressed since the last frame waits until after the next dl_imgui_new_frame.)
+void dl_imgui_glfw_key(void *window, int key, int scancode, int action, int mods);
+void dl_imgui_glfw_char(void *window, unsigned int c);
+void dl_imgui_glfw_mouse_button(void *window, int button, int action, int mods);
+void dl_imgui_glfw_scroll(void *window, double dx, double dy);
+void dl_imgui_glfw_cursor_enter(void *window, int entered);
+void dl_imgui_glfw_focus(void *window, int focused);
 
 /// Begins a window at (x, y) with width w (height from its content when h <= 0, else clipped); `alpha` is the
 /// background opacity; `decorated` 0 gives a bare overlay (no title, no input). Returns 0 when
 /// collapsed; call dl_imgui_end either way. Why: ImGui::SetNextWindow* + ImGui::Begin (C++).
 int dl_imgui_begin(const char *title, float x, float y, float w, float h, float alpha, int decorated);
+/// A window held at (x, y) with size w×h every frame (a docked side panel): title bar and
+/// scrollbar, but the user cannot move, resize or collapse it. End with dl_imgui_end.
+int dl_imgui_begin_docked(const char *title, float x, float y, float w, float h, float alpha);
 /// Why: ImGui::End (C++).
 void dl_imgui_end(void);
 /// Unformatted text; colored when a > 0. Why: ImGui::TextUnformatted / TextColored are C++ (variadic).
 void dl_imgui_text(const char *text, float r, float g, float b, float a);
 /// Why: ImGui::Checkbox takes `bool *`.
 int dl_imgui_checkbox(const char *label, int *value);
-/// Why: ImGui::SliderFloat (C++, default arguments).
+/// Always clamped to min…max, typed values included. Why: ImGui::SliderFloat (C++, default arguments).
 int dl_imgui_slider_float(const char *label, float *value, float min, float max, const char *format);
 /// Why: ImGui::RadioButton (C++).
 int dl_imgui_radio(const char *label, int active);
@@ -67,7 +83,8 @@ void dl_imgui_separator(void);
 /// Why: ImGui::InputText (C++).
 int dl_imgui_input_text(const char *label, char *buffer, size_t size);
 /// Why: ImGui::CollapsingHeader (C++); open by default.
-int dl_imgui_header(const char *label);
+/// A collapsing header, open at first unless default_open is 0; true while open.
+int dl_imgui_header(const char *label, int default_open);
 /// The last widget's rectangle in window pixels (x, y, w, h). Why: ImGui::GetItemRect* (C++).
 void dl_imgui_last_item_rect(float *out4);
 /// The current window's rectangle (x, y, w, h). Why: ImGui::GetWindowPos/Size (C++).

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/videodev2.h>
+#include "dl_kernels.h"  // the CPU kernels' loops (kernels.c)
 // glslang's C interface is plain C and callable from Swift; it is re-exported here so
 // GPUKit needs no module of its own for it.
 #include <glslang/Include/glslang_c_interface.h>
@@ -83,6 +84,28 @@ extern const uint32_t DL_V4L2_PIX_FMT_BGR24;
 extern const uint32_t DL_V4L2_PIX_FMT_GREY;
 extern const uint32_t DL_V4L2_PIX_FMT_Z16;
 extern const uint32_t DL_V4L2_PIX_FMT_Y16;
+
+// MARK: Allocation counter (alloc_count.c)
+
+/// Counts the calling thread's heap allocations (malloc, calloc, realloc, aligned allocs) while on.
+void dl_alloc_counting(int on);
+/// The calling thread's count so far (only calls made while counting was on): depthlens' own
+/// allocations plus the driver's (`dl_alloc_count_driver`).
+uint64_t dl_alloc_count(void);
+/// Of `dl_alloc_count`, those made by the Vulkan driver, the Vulkan loader, GLFW and X11 (the
+/// first caller, past the Swift and C/C++ runtimes and ImGui, lies in a shared library that is not
+/// one of those runtimes). The rest were made by depthlens' own code.
+uint64_t dl_alloc_count_driver(void);
+/// From now on, prints a backtrace to stderr for each of the next `limit` own allocations that
+/// this thread counts (and the driver's too with `driver_too`), each marked own or driver:
+/// `DEPTHLENS_ALLOC_TRACE=K` (`DEPTHLENS_ALLOC_TRACE_DRIVER=1`) after warm-up.
+void dl_alloc_trace(int limit, int driver_too);
+
+/// The viewer's depth readout, "(320, 240)  1.234 m  x -0.012 y 0.034 z 1.234 m" (millimeters
+/// under 1 m) or "(320, 240)  no depth", after `prefix`, into `out` (readout_text.c). Returns
+/// snprintf's length.
+int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
+                      float z, float px, float py, float pz);
 
 #ifdef __cplusplus
 }

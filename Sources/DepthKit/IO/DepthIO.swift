@@ -52,17 +52,56 @@ public enum DepthIO {
     ///   - baseline: camera baseline. The depth comes out in the unit of the baseline, so give it in
     ///     meters (Middlebury's calib.txt gives millimeters: divide by 1000).
     ///   - doffs: x-difference of the principal points in pixels (Middlebury's `doffs`).
-    public static func readDisparityAsDepth(_ path: String, focal: Float, baseline: Float, doffs: Float) throws -> DepthData {
+    ///   - disparityScale: for 8-bit disparity PNGs (Middlebury `disp0GT`-style): disparity in pixels
+    ///     is the 8-bit value divided by this; 0 is invalid. Nil reads a PFM.
+    public static func readDisparityAsDepth(_ path: String, focal: Float, baseline: Float, doffs: Float,
+                                            disparityScale: Float? = nil) throws -> DepthData {
         guard focal > 0, focal.isFinite else { throw DepthKitError.invalidArgument("--focal must be a positive number, got \(focal)") }
         guard baseline > 0, baseline.isFinite else {
             throw DepthKitError.invalidArgument("--baseline must be a positive number, got \(baseline)")
         }
         guard doffs.isFinite else { throw DepthKitError.invalidArgument("--doffs must be a finite number, got \(doffs)") }
-        let raw = try ImageIO.read(path)
+        if let s = disparityScale, !(s > 0 && s.isFinite) {
+            throw DepthKitError.invalidArgument("--disparity-scale must be a positive number, got \(s)")
+        }
+        var raw = try ImageIO.read(path)
+        if raw.format == .gray8 {
+            guard let s = disparityScale else {
+                throw DepthKitError.file(path: path, problem: "8-bit disparity needs --disparity-scale (8-bit value per pixel of disparity)")
+            }
+            raw = eightBitDisparity(raw, scale: s)
+        } else if disparityScale != nil {
+            throw DepthKitError.file(path: path, problem: "--disparity-scale is for 8-bit disparity PNGs, got a \(raw.format) image")
+        }
         guard raw.format == .depthFloat32 else {
-            throw DepthKitError.file(path: path, problem: "disparity must be a gray PFM, got a \(raw.format) image")
+            throw DepthKitError.file(path: path, problem: "disparity must be a gray PFM or an 8-bit gray PNG, got a \(raw.format) image")
         }
         let depth = DepthData.fromPixelDisparity(raw, focal: focal, baseline: baseline, doffs: doffs)
+        try requireValidSamples(depth, path: path)
+        return depth
+    }
+
+    /// 8-bit disparity (Middlebury `disp0GT`-style PNG) → disparity in pixels: value / scale;
+    /// 0 (unknown) becomes +Inf, which `fromPixelDisparity` makes invalid whatever `doffs` is.
+    static func eightBitDisparity(_ raw: PixelBuffer, scale: Float) -> PixelBuffer {
+        let out = PixelBuffer(width: raw.width, height: raw.height, format: .depthFloat32)
+        for y in 0..<raw.height {
+            let s = raw.row(y, as: UInt8.self), d = out.row(y, as: Float.self)
+            for x in 0..<raw.width { d[x] = s[x] == 0 ? .infinity : Float(s[x]) / scale }
+        }
+        return out
+    }
+
+    /// Reads a gray PFM of inverse depth (1/m) as depth in meters: `Z = 1/v`; v ≤ 0 or non-finite
+    /// is invalid.
+    public static func readInverseDepth(_ path: String) throws -> DepthData {
+        let raw = try ImageIO.read(path)
+        guard raw.format == .depthFloat32 else {
+            throw DepthKitError.file(path: path, problem: "inverse depth must be a gray PFM (1/m), got a \(raw.format) image")
+        }
+        let inverse = PixelBuffer(width: raw.width, height: raw.height, format: .disparityFloat32)
+        for y in 0..<raw.height { inverse.row(y).copyMemory(from: raw.row(y), byteCount: raw.width * 4) }
+        let depth = DepthData(map: inverse, accuracy: .absolute).converting(to: .depthFloat32)
         try requireValidSamples(depth, path: path)
         return depth
     }

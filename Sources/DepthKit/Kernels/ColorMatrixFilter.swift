@@ -1,3 +1,5 @@
+import CShim
+
 /// CIColorMatrix on the CPU: out = clamp(M·(R,G,B,A)/255 + bias), each channel to 8 bits with
 /// `unorm8` (round to nearest). rgba8 or bgra8 in, the same format out; the matrix rows always
 /// mean R, G, B, A whatever the byte order.
@@ -50,25 +52,12 @@ public final class ColorMatrixFilter: FilterRenderer {
     private static func run(_ src: PixelBuffer, _ out: PixelBuffer, _ c0: SIMD4<Float>, _ c1: SIMD4<Float>,
                             _ c2: SIMD4<Float>, _ c3: SIMD4<Float>, _ bias: SIMD4<Float>) {
         let w = src.width
-        let inv: Float = 1 / 255
-        // Scalars, not SIMD4 methods: `clamped` on SIMD4 is a generic call per pixel.
-        let m00 = c0.x, m10 = c0.y, m20 = c0.z, m30 = c0.w
-        let m01 = c1.x, m11 = c1.y, m21 = c1.z, m31 = c1.w
-        let m02 = c2.x, m12 = c2.y, m22 = c2.z, m32 = c2.w
-        let m03 = c3.x, m13 = c3.y, m23 = c3.z, m33 = c3.w
-        let b0 = bias.x, b1 = bias.y, b2 = bias.z, b3 = bias.w
-        parallelRows(src.height) { rows in
-            for y in rows {
-                let s = src.row(y, as: UInt8.self), d = out.row(y, as: UInt32.self)
-                for x in 0..<w {
-                    let p0 = Float(s[4 * x]) * inv, p1 = Float(s[4 * x + 1]) * inv
-                    let p2 = Float(s[4 * x + 2]) * inv, p3 = Float(s[4 * x + 3]) * inv
-                    let o0 = unorm8Fast(b0 + m00 * p0 + m01 * p1 + m02 * p2 + m03 * p3)
-                    let o1 = unorm8Fast(b1 + m10 * p0 + m11 * p1 + m12 * p2 + m13 * p3)
-                    let o2 = unorm8Fast(b2 + m20 * p0 + m21 * p1 + m22 * p2 + m23 * p3)
-                    let o3 = unorm8Fast(b3 + m30 * p0 + m31 * p1 + m32 * p2 + m33 * p3)
-                    d[x] = UInt32(littleEndian: o0 | o1 << 8 | o2 << 16 | o3 << 24)
-                }
+        // bias, then the four columns: the 20 floats `dl_k_color_matrix` reads (on the stack, no allocation).
+        let m = (bias, c0, c1, c2, c3)
+        withUnsafeBytes(of: m) { raw in
+            let mp = raw.baseAddress!.assumingMemoryBound(to: Float.self)
+            parallelRows(src.height) { rows in
+                for y in rows { dl_k_color_matrix(src.row(y, as: UInt8.self), out.row(y, as: UInt8.self), w, mp) }
             }
         }
     }

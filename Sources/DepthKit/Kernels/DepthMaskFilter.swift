@@ -1,3 +1,5 @@
+import CShim
+
 /// Which depth mask of the "video depth maps" effects.
 public enum DepthMaskKind: String, Hashable, Sendable, CaseIterable {
     /// m = clamp(0.5 + s·(p − f)): near (p above the focus) is kept.
@@ -88,7 +90,7 @@ public final class DepthMaskFilter: FilterRenderer {
     public static let sharpSlope: Float = 100
 
     private var state: PreparedState?
-    /// The mask at the depth size, reused across frames.
+    /// The mask at the depth size when it is scaled to the output, reused across frames.
     private var scratch: [Float] = []
     /// Bilinear tables from the depth size to the output size (nil when the sizes match).
     private var axes: (cols: BilinearAxis, rows: BilinearAxis)?
@@ -113,9 +115,10 @@ public final class DepthMaskFilter: FilterRenderer {
         state = try PreparedState(input: input,
                                   output: FrameFormat(width: outputWidth, height: outputHeight, pixelFormat: .gray8),
                                   hint: outputRetainedBufferCountHint)
-        scratch = [Float](repeating: 0, count: input.width * input.height)
         axes = input.width == outputWidth && input.height == outputHeight ? nil
             : (BilinearAxis(source: input.width, target: outputWidth), BilinearAxis(source: input.height, target: outputHeight))
+        // Only a mask that is scaled needs the Float plane at the depth size.
+        scratch = axes == nil ? [] : [Float](repeating: 0, count: input.width * input.height)
     }
 
     public func reset() { state = nil; scratch = []; axes = nil }
@@ -125,15 +128,13 @@ public final class DepthMaskFilter: FilterRenderer {
         let out = try s.pool.makeBuffer()
         let ow = outputWidth, oh = outputHeight, dw = buffer.width, dh = buffer.height
         scratch.withUnsafeMutableBufferPointer { m in
-            Self.computeMask(buffer, into: m.baseAddress!, kind: kind, focus: focus, slope: slope, width: width)
             if dw == ow && dh == oh {
-                parallelRows(oh) { rows in
-                    for y in rows {
-                        let src = m.baseAddress! + y * dw, o = out.row(y, as: UInt8.self)
-                        for x in 0..<ow { o[x] = UInt8(truncatingIfNeeded: unorm8Fast(src[x])) }
-                    }
+                // Same size: the mask goes straight to bytes, no Float plane.
+                Self.computeMask(buffer, kind: kind, focus: focus, slope: slope, width: width) { y in
+                    (nil, out.row(y, as: UInt8.self))
                 }
             } else {
+                Self.computeMask(buffer, into: m.baseAddress!, kind: kind, focus: focus, slope: slope, width: width)
                 // Scale straight into bytes: same sampling as `scaleBilinear`, no second Float plane.
                 // Tables from `prepare` (plain loops below: LLVM vectorizes them itself).
                 let (cols, rowsAxis) = axes ?? (BilinearAxis(source: dw, target: ow), BilinearAxis(source: dh, target: oh))
@@ -180,6 +181,14 @@ public final class DepthMaskFilter: FilterRenderer {
 
     static func computeMask(_ depth: PixelBuffer, into m: UnsafeMutablePointer<Float>, kind: DepthMaskKind,
                             focus f: Float, slope s: Float, width bw: Float) {
+        let w = depth.width
+        computeMask(depth, kind: kind, focus: f, slope: s, width: bw) { y in (m + y * w, nil) }
+    }
+
+    /// Runs the mask over `depth` row by row into what `target(y)` names for row y: a Float row
+    /// or an 8-bit row (`unorm8`).
+    static func computeMask(_ depth: PixelBuffer, kind: DepthMaskKind, focus f: Float, slope s: Float, width bw: Float,
+                            target: (Int) -> (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<UInt8>?)) {
         let stats = validDepthRange(depth)
         let w = depth.width
         let invMax: Float = stats.count > 0 ? 1 / stats.max : 0
@@ -187,30 +196,13 @@ public final class DepthMaskFilter: FilterRenderer {
         // dmin == dmax: p = 1 for valid pixels (numerator 0 times 0, plus 1).
         let same = stats.count == 0 || !(denom > 0)
         let numScale: Float = same ? 0 : 1, pBias: Float = same ? 1 : 0, div: Float = same ? 1 : denom
-        let band = kind == .bandpass
+        let band: Int32 = kind == .bandpass ? 1 : 0
         let hb = bw / 2
         parallelRows(depth.height) { rows in
             for y in rows {
-                let r = depth.row(y, as: Float.self), o = m + y * w
-                if band {
-                    for x in 0..<w {
-                        let d = r[x]
-                        let valid = d > 0 && d < .infinity
-                        let dd = valid ? d : 1
-                        let p = min(max(((1 / dd - invMax) * numScale) / div + pBias, 0), 1)
-                        let mv = min(max(0.5 + s * (hb - abs(p - f)), 0), 1)
-                        o[x] = valid ? mv : 0
-                    }
-                } else {
-                    for x in 0..<w {
-                        let d = r[x]
-                        let valid = d > 0 && d < .infinity
-                        let dd = valid ? d : 1
-                        let p = min(max(((1 / dd - invMax) * numScale) / div + pBias, 0), 1)
-                        let mv = min(max(0.5 + s * (p - f), 0), 1)
-                        o[x] = valid ? mv : 0
-                    }
-                }
+                let r = depth.row(y, as: Float.self)
+                let (fo, bo) = target(y)
+                dl_k_depth_mask(r, w, band, invMax, numScale, div, pBias, f, s, hb, fo, bo)
             }
         }
     }

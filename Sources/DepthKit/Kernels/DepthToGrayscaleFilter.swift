@@ -1,3 +1,5 @@
+import CShim
+
 /// depthToGrayscale on the CPU: v = clamp((d − offset)/range), out = (v, v, v, 255) rgba8.
 ///
 /// `offset` and `range` default, per frame, to the minimum valid depth and (max − min). A range
@@ -39,18 +41,10 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
         let divisor: Float = positive ? rng : 1
         let scale: Float = positive ? 1 : 0
         let w = buffer.width
+        // Invalid samples are replaced before any arithmetic, so no NaN reaches the conversion.
         parallelRows(buffer.height) { rows in
             for y in rows {
-                let src = buffer.row(y, as: Float.self), dst = out.row(y, as: UInt32.self)
-                // Plain scalar loop on purpose: LLVM vectorizes it with native min/max.
-                for x in 0..<w {
-                    let d = src[x]
-                    let valid = d > 0 && d < .infinity
-                    // Invalid samples are replaced before any arithmetic so no NaN reaches the conversion.
-                    let v = valid ? ((d - off) * scale) / divisor : 0
-                    let g = unorm8Fast(v)
-                    dst[x] = UInt32(littleEndian: 0xFF00_0000 | g | g << 8 | g << 16)
-                }
+                dl_k_grayscale(buffer.row(y, as: Float.self), out.row(y, as: UInt32.self), w, off, scale, divisor)
             }
         }
         out.markModified()

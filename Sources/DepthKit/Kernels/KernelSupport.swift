@@ -1,3 +1,5 @@
+import CShim
+
 /// What every CPU kernel keeps between `prepare` and `reset`: the prepared input, the output
 /// format and the pool outputs come from. One place for the checks `render` makes.
 struct PreparedState {
@@ -44,32 +46,9 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
     let slots = bands.baseAddress!
     slots.initialize(repeating: (0, .infinity, -.infinity), count: nb)
     parallelBands(h) { band, rows in
-        // Four lanes; invalid samples become ±infinity, which change nothing, instead of branches.
-        var n4 = I4.zero
-        var lo4 = F4(repeating: .infinity), hi4 = F4(repeating: -.infinity)
-        var lo0 = Float.infinity, hi0 = -Float.infinity, n = 0
-        for y in rows {
-            let r = depth.row(y, as: Float.self)
-            var x = 0
-            while x + 4 <= w {
-                let d = load4(r + x), v = validDepth(d)
-                n4 &+= I4.zero.replacing(with: 1, where: v)
-                lo4 = minV(lo4, d.replacing(with: .infinity, where: .!v))
-                hi4 = maxV(hi4, d.replacing(with: -.infinity, where: .!v))
-                x += 4
-            }
-            while x < w {
-                let d = r[x], v = d > 0 && d < .infinity
-                n &+= v ? 1 : 0
-                lo0 = min(lo0, v ? d : .infinity); hi0 = max(hi0, v ? d : -.infinity)
-                x += 1
-            }
-        }
-        n &+= Int(n4.wrappedSum())
-        let lo1 = lo4.x, lo2 = lo4.y, lo3 = min(lo4.z, lo4.w)
-        let hi1 = hi4.x, hi2 = hi4.y, hi3 = max(hi4.z, hi4.w)
-        let lo = min(min(lo0, lo1), min(lo2, lo3)), hi = max(max(hi0, hi1), max(hi2, hi3))
-        slots[band] = (n, lo, hi)
+        var n: Int64 = 0, lo = Float.infinity, hi = -Float.infinity
+        for y in rows { dl_k_depth_range(depth.row(y, as: Float.self), w, &n, &lo, &hi) }
+        slots[band] = (Int(n), lo, hi)
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity
     for i in 0..<nb { let (c, l, u) = slots[i]; n += c; lo = min(lo, l); hi = max(hi, u) }
@@ -98,10 +77,6 @@ struct BilinearAxis {
         }
     }
 }
-
-/// Rounds a value in [0, 255] (clamped first) to the nearest 8-bit sample.
-@inline(__always)
-func round255(_ v: Float) -> UInt8 { UInt8(min(max(v, 0), 255) + 0.5) }
 
 // MARK: Trap-free conversions
 //
@@ -146,46 +121,13 @@ func bytes(_ v: SIMD4<Float>) -> SIMD4<UInt8> { SIMD4<UInt8>(truncatingIfNeeded:
 // lane by lane, exactly what its scalar counterpart computes, so vector loops give the same bytes.
 
 typealias F4 = SIMD4<Float>
-typealias U4 = SIMD4<UInt32>
-typealias I4 = SIMD4<Int32>
-typealias Mask4 = SIMDMask<SIMD4<Int32>>
 
 @inline(__always)
 func load4(_ p: UnsafePointer<Float>) -> F4 { UnsafeRawPointer(p).loadUnaligned(as: F4.self) }
 
 @inline(__always)
-func store4(_ v: U4, _ p: UnsafeMutablePointer<UInt32>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: U4.self) }
-
-@inline(__always)
 func store4(_ v: F4, _ p: UnsafeMutablePointer<Float>) { UnsafeMutableRawPointer(p).storeBytes(of: v, as: F4.self) }
-
-/// Swift's `max(x, y)` lane by lane: `y >= x ? y : x` (NaN in x stays NaN).
-@inline(__always)
-func maxV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .>= x) }
 
 /// Swift's `min(x, y)` lane by lane: `y < x ? y : x`.
 @inline(__always)
 func minV(_ x: F4, _ y: F4) -> F4 { x.replacing(with: y, where: y .< x) }
-
-/// `min(max(v, lo), hi)` lane by lane.
-@inline(__always)
-func clampV(_ v: F4, _ lo: Float, _ hi: Float) -> F4 { minV(maxV(v, F4(repeating: lo)), F4(repeating: hi)) }
-
-/// `floorU32` on four lanes, in vector instructions.
-@inline(__always)
-func floorV(_ x: F4) -> U4 {
-    // Float(n) is big − 2²³ exactly (same binade), so no int→float conversion, which is an
-    // out-of-line generic call on SIMD4.
-    let big = x + 8_388_608
-    let n = unsafeBitCast(big, to: I4.self) &- 0x4B00_0000
-    let down = n &+ unsafeBitCast(big - 8_388_608 .> x, to: I4.self)
-    return unsafeBitCast(down, to: U4.self)
-}
-
-/// `unorm8Fast` on four lanes.
-@inline(__always)
-func unorm8V(_ v: F4) -> U4 { floorV(clampV(v, 0, 1) * 255 + 0.5) }
-
-/// d > 0 && d < ∞ lane by lane (false for NaN).
-@inline(__always)
-func validDepth(_ d: F4) -> Mask4 { (d .> 0) .& (d .< .infinity) }

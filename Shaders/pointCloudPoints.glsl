@@ -1,0 +1,77 @@
+// The compute point rasterizer's shared part (pointCloudProject.comp, pointCloudDepth32.comp,
+// pointCloudColor32.comp): where point `index` comes from, where it lands and its color.
+// Points come from a depth frame (one per depth pixel, unprojected from the texel with the depth
+// intrinsics as in pointCloud.vert; colored from the color texel) or from a point buffer (PLY:
+// xyz + packed rgba8 per point). A point lands on output pixel ⌊(ndc·½ + ½)·size⌋ with depth key
+// floatBits(ndc.z) when 0 ≤ ndc.z < 1 and w > 0: positive floats order like their bits, so
+// `atomicMin` on the key keeps the nearest point. Empty pixels hold 0xFFFFFFFF.
+layout(local_size_x = DL_POINT_GROUP) in;
+layout(set = 0, binding = 0) uniform sampler2D depthMap;
+layout(set = 1, binding = 0) uniform sampler2D colorImage;
+layout(set = 3, binding = 0) readonly buffer Points { vec4 points[]; } cloud;   // xyz, rgba8 bits in w
+layout(push_constant) uniform Params {
+    mat4 viewProjection;   // world → clip space
+    vec4 intrinsics;       // depth frames: fx, fy, cx, cy in depth pixels
+    ivec4 sizes;           // depth width, height; color width, height
+    ivec4 target;          // output width, height; point count; flags
+    vec2 range;            // color-by range (meters) for depth / height
+} params;
+// flags: bits 0-3 source (0 depth frame, 1 point buffer), 4-7 color by (0 color, 1 depth,
+// 2 height), 8-11 colormap (DL_JET…); bits 12-15 point stride − 1 (progressive subsets: stride
+// applies to point buffers); bit 16: even point size, land on the nearest pixel ⌊f + ½⌋ (the
+// resolve's square [−s/2, s/2 − 1] around it then covers the pixel centers within s/2, as raster does).
+#define DL_SOURCE (uint(params.target.w) & 15u)
+#define DL_COLOR_BY ((uint(params.target.w) >> 4) & 15u)
+#define DL_MAP ((uint(params.target.w) >> 8) & 15u)
+
+uint pointColor(vec3 p, uint rgba) {
+    uint by = DL_COLOR_BY;
+    if (by == 0u) return rgba | 0xFF000000u;
+    float span = max(params.range.y - params.range.x, 1e-6);
+    float t = by == 1u ? 1.0 - (p.z - params.range.x) / span : (-p.y - params.range.x) / span;
+    return dl_pack(vec4(dl_colormap(DL_MAP, t), 1.0), 0u);
+}
+
+// Point `index`: false when it has no valid position or falls outside the view.
+bool pointAt(uint index, out uint pixel, out uint key, out uint color) {
+    vec3 p;
+    uint rgba = 0u;
+    if (DL_SOURCE == 0u) {
+        int wd = params.sizes.x, hd = params.sizes.y;
+        int u = int(index % uint(wd)), v = int(index / uint(wd));
+        float z = texelFetch(depthMap, ivec2(u, v), 0).r;
+        if (!dl_validDepth(z)) return false;
+        p = vec3((float(u) - params.intrinsics.z) * z / params.intrinsics.x,
+                 (float(v) - params.intrinsics.w) * z / params.intrinsics.y, z);
+        if (DL_COLOR_BY == 0u) {
+            ivec2 ct = min(ivec2(u * params.sizes.z / wd, v * params.sizes.w / hd), params.sizes.zw - 1);
+            rgba = dl_pack(vec4(texelFetch(colorImage, ct, 0).rgb, 1.0), 0u);
+        }
+    } else {
+        vec4 q = cloud.points[index];
+        p = q.xyz;
+        rgba = floatBitsToUint(q.w);
+    }
+    vec4 c = params.viewProjection * vec4(p, 1.0);
+    if (!(c.w > 0.0)) return false;
+    vec3 ndc = c.xyz / c.w;
+    if (!(ndc.z >= 0.0 && ndc.z < 1.0)) return false;
+    vec2 f = (ndc.xy * 0.5 + 0.5) * vec2(params.target.xy);
+    if (!(f.x >= 0.0 && f.y >= 0.0 && f.x < float(params.target.x) && f.y < float(params.target.y))) return false;
+    ivec2 px = (uint(params.target.w) & 0x10000u) != 0u ? min(ivec2(f + 0.5), params.target.xy - 1) : ivec2(f);
+    pixel = uint(px.y * params.target.x + px.x);
+    key = floatBitsToUint(max(ndc.z, 0.0));
+    color = pointColor(p, rgba);
+    return true;
+}
+
+// Each invocation draws DL_POINTS_PER_INVOCATION consecutive points (of the strided subset).
+#define DL_FOR_EACH_POINT(body) \
+    uint stride = ((uint(params.target.w) >> 12) & 15u) + 1u; \
+    uint first = gl_GlobalInvocationID.x * uint(DL_POINTS_PER_INVOCATION); \
+    for (uint k = 0u; k < uint(DL_POINTS_PER_INVOCATION); k++) { \
+        uint index = (first + k) * stride; \
+        if (index >= uint(params.target.z)) break; \
+        uint pixel, key, color; \
+        if (pointAt(index, pixel, key, color)) { body } \
+    }

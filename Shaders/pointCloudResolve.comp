@@ -1,0 +1,43 @@
+#version 450
+#include "common.glsl"
+// Compute point rasterizer, resolve: output pixel = the color of its nearest point, else (point
+// size s > 1) that of the nearest point (smallest depth key) in the s×s window [−⌊s/2⌋, ⌊(s−1)/2⌋]
+// on both axes (the raster path's points are s×s squares), else the background. Reads keys and colors as 32-bit
+// words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
+// i, color at W·H + i.
+layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
+layout(set = 0, binding = 0) readonly buffer Frame { uint words[]; } frame;
+layout(set = 1, binding = 0, r32ui) uniform writeonly uimage2D outputImage;
+layout(push_constant) uniform Params {
+    ivec2 size;
+    int radius;        // window [-radius, reach] on both axes: an s-px point covers s pixels
+    uint background;   // packed rgba8
+    uint wide;         // 1: 64-bit layout
+    int reach;
+} params;
+
+uint keyAt(uint i) { return params.wide != 0u ? frame.words[2u * i + 1u] : frame.words[i]; }
+uint colorAt(uint i) {
+    return params.wide != 0u ? frame.words[2u * i] : frame.words[uint(params.size.x * params.size.y) + i];
+}
+
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    if (p.x >= params.size.x || p.y >= params.size.y) return;
+    uint i = uint(p.y * params.size.x + p.x);
+    uint best = keyAt(i), at = i;
+    if (best == 0xFFFFFFFFu && (params.radius > 0 || params.reach > 0)) {
+        // Neighbors clamped to the image: a clamped one is still within the radius, so no branches.
+        int r = params.radius;
+        ivec2 hi = params.size - 1;
+        for (int dy = -r; dy <= params.reach; dy++) {
+            int row = clamp(p.y + dy, 0, hi.y) * params.size.x;
+            for (int dx = -r; dx <= params.reach; dx++) {
+                uint j = uint(row + clamp(p.x + dx, 0, hi.x));
+                uint k = keyAt(j);
+                if (k < best) { best = k; at = j; }
+            }
+        }
+    }
+    imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at)));
+}

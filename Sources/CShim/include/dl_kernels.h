@@ -1,0 +1,64 @@
+#ifndef DL_KERNELS_H
+#define DL_KERNELS_H
+// The CPU kernels' inner loops, in C because Swift cannot compile one function for several
+// instruction sets and pick one at run time. Each loop is compiled twice from one body: for
+// baseline x86-64 (SSE2) and with `target("avx2")`; `dl_kernels_set_avx2` picks which one runs.
+// Both give the same bytes: the same float operations in the same order, and no FMA (the
+// avx2 target does not enable it, so nothing is contracted).
+// Every function works on `n` contiguous samples (one row, or a band of packed rows).
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// 1 when the CPU and OS can run the AVX2 loops (`__builtin_cpu_supports`).
+int dl_kernels_avx2_supported(void);
+/// Which loops run: 1 = AVX2 (ignored, returns 0, when unsupported), 0 = baseline. Returns the new setting.
+int dl_kernels_set_avx2(int on);
+/// 1 while the AVX2 loops run.
+int dl_kernels_avx2(void);
+
+/// Color matrix: out = unorm8(((((bias + m0·p0) + m1·p1) + m2·p2) + m3·p3)) per channel, p = byte·(1/255).
+/// `m` is 20 floats: bias (4), then columns 0–3 (4 each), all in memory channel order.
+void dl_k_color_matrix(const uint8_t *src, uint8_t *dst, size_t n, const float *m);
+
+/// Valid depth (finite, > 0) statistics: adds to `*count`, lowers `*lo`, raises `*hi`.
+void dl_k_depth_range(const float *src, size_t n, int64_t *count, float *lo, float *hi);
+
+/// Grayscale: v = valid ? ((d − off)·scale)/divisor : 0, out = (g, g, g, 255), g = unorm8(v).
+void dl_k_grayscale(const float *src, uint32_t *dst, size_t n, float off, float scale, float divisor);
+
+/// Equalized colormaps, pass 1: bins[i] = valid ? floor(clamp((d − lo)·perMeter, 0, last)) : invalid.
+void dl_k_depth_bins(const float *src, uint16_t *bins, size_t n, float lo, float perMeter, float last, uint16_t invalid);
+/// Pass 2: counts each bin, even samples in `hist0`, odd ones in `hist1` (sum them).
+void dl_k_histogram16(const uint16_t *bins, size_t n, uint32_t *hist0, uint32_t *hist1);
+/// Pass 3: out = lut[bin], one lookup a pixel (the LUT's `invalid` entry is black).
+void dl_k_lut16(const uint16_t *bins, uint32_t *dst, size_t n, const uint32_t *lut);
+
+/// For ranges of more than 65,535 bins, no plane: for valid d, hist[bin(d)] += 1, bin(d) =
+/// floor(clamp((d − lo)·perMeter, 0, last)); then out = valid ? lut[bin(d)] : black.
+void dl_k_histogram(const float *src, size_t n, uint32_t *hist, float lo, float perMeter, float last);
+void dl_k_lut_lookup(const float *src, uint32_t *dst, size_t n, const uint32_t *lut,
+                     float lo, float perMeter, float last, uint32_t black);
+
+/// Colormaps of `dl_k_colormap_fixed` (same order as Swift's `Colormap`).
+enum { DL_MAP_JET = 0, DL_MAP_TURBO = 1, DL_MAP_VIRIDIS = 2, DL_MAP_GRAY = 3 };
+/// Fixed range: t = 1 − clamp01((d − lo)/span), out = map(t) as RGBA (unorm8), invalid → black.
+void dl_k_colormap_fixed(const float *src, uint32_t *dst, size_t n, float lo, float span, int map, uint32_t black);
+
+/// Mix of same-size bytes: out = floor(a·g + b·f + 0.5).
+void dl_k_mix(const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g);
+
+/// Depth mask (p = clamp(((1/d − invMax)·numScale)/div + pBias), m = clamp(0.5 + s·(p − f)) for
+/// high-pass, clamp(0.5 + s·(hb − |p − f|)) for band-pass, invalid → 0). Writes floats to
+/// `fdst`, or unorm8 bytes to `bdst` when that is not NULL.
+void dl_k_depth_mask(const float *src, size_t n, int bandpass, float invMax, float numScale, float div,
+                     float pBias, float focus, float slope, float halfWidth, float *fdst, uint8_t *bdst);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,308 @@
+// CPU kernel loops, each body compiled for baseline x86-64 and for AVX2 (see dl_kernels.h).
+// The bodies are plain loops that clang vectorizes; selects mirror Swift's `min`/`max`
+// (`y < x ? y : x`, `y >= x ? y : x`) so NaN and ±0 behave as in the Swift reference.
+#include "dl_kernels.h"
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#pragma STDC FP_CONTRACT OFF
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DL_X86 1
+#define DL_AVX2 __attribute__((target("avx2")))
+#else
+#define DL_AVX2
+#endif
+
+static int use_avx2 = -1;
+
+int dl_kernels_avx2_supported(void) {
+#if DL_X86
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
+int dl_kernels_set_avx2(int on) {
+    use_avx2 = on && dl_kernels_avx2_supported() ? 1 : 0;
+    return use_avx2;
+}
+
+int dl_kernels_avx2(void) {
+    // First use: AVX2 when the CPU has it, unless DEPTHLENS_CPU_PATH=baseline.
+    if (use_avx2 < 0) {
+        const char *env = getenv("DEPTHLENS_CPU_PATH");
+        dl_kernels_set_avx2(!(env && strcmp(env, "baseline") == 0));
+    }
+    return use_avx2;
+}
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE float smax(float x, float y) { return y >= x ? y : x; }
+INLINE float smin(float x, float y) { return y < x ? y : x; }
+INLINE float clamp01(float v) { return smin(smax(v, 0.0f), 1.0f); }
+/// unorm8 of v: clamp to [0, 1], ·255, + 0.5, floor (truncation: the value is ≥ 0.5).
+INLINE uint32_t unorm8(float v) { return (uint32_t)(int32_t)(clamp01(v) * 255.0f + 0.5f); }
+/// d > 0 && d < ∞ (false for NaN), on the bits: positive finite floats are exactly the patterns
+/// 1…0x7F7FFFFF, so one unsigned compare (fewer vector instructions than two float compares).
+INLINE int valid_depth(float d) {
+    uint32_t bits;
+    memcpy(&bits, &d, 4);
+    return bits - 1u < 0x7F7FFFFFu;
+}
+INLINE uint32_t load32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+INLINE void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+
+/// Declares `name(params)` dispatching to `name_base` and `name_avx2`, both `name_body(args)`.
+#define DL_DISPATCH(name, params, args)                                  \
+    static void name##_base params { name##_body args; }                 \
+    DL_AVX2 static void name##_avx2 params { name##_body args; }          \
+    void name params {                                                    \
+        if (dl_kernels_avx2()) name##_avx2 args; else name##_base args;   \
+    }
+
+// MARK: Color matrix
+
+INLINE void dl_k_color_matrix_body(const uint8_t *src, uint8_t *dst, size_t n, const float *m) {
+    const float inv = 1.0f / 255.0f;
+    const float b0 = m[0], b1 = m[1], b2 = m[2], b3 = m[3];
+    const float m00 = m[4], m10 = m[5], m20 = m[6], m30 = m[7];
+    const float m01 = m[8], m11 = m[9], m21 = m[10], m31 = m[11];
+    const float m02 = m[12], m12 = m[13], m22 = m[14], m32 = m[15];
+    const float m03 = m[16], m13 = m[17], m23 = m[18], m33 = m[19];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = load32(src + 4 * i);
+        float p0 = (float)(int32_t)(p & 255) * inv, p1 = (float)(int32_t)((p >> 8) & 255) * inv;
+        float p2 = (float)(int32_t)((p >> 16) & 255) * inv, p3 = (float)(int32_t)(p >> 24) * inv;
+        uint32_t o0 = unorm8(b0 + m00 * p0 + m01 * p1 + m02 * p2 + m03 * p3);
+        uint32_t o1 = unorm8(b1 + m10 * p0 + m11 * p1 + m12 * p2 + m13 * p3);
+        uint32_t o2 = unorm8(b2 + m20 * p0 + m21 * p1 + m22 * p2 + m23 * p3);
+        uint32_t o3 = unorm8(b3 + m30 * p0 + m31 * p1 + m32 * p2 + m33 * p3);
+        store32(dst + 4 * i, o0 | o1 << 8 | o2 << 16 | o3 << 24);
+    }
+}
+DL_DISPATCH(dl_k_color_matrix, (const uint8_t *src, uint8_t *dst, size_t n, const float *m), (src, dst, n, m))
+
+// MARK: Depth statistics
+
+INLINE void dl_k_depth_range_body(const float *src, size_t n, int64_t *count, float *lo, float *hi) {
+    // Valid depths are positive finite floats, whose bit patterns order like the values: integer
+    // min and max (which vectorize, unlike float min/max reductions) give the same result.
+    int32_t c = 0;
+    uint32_t l = 0x7F800000u, h = 0;
+    for (size_t i = 0; i < n; i++) {
+        float d = src[i];
+        uint32_t bits;
+        memcpy(&bits, &d, 4);
+        int v = valid_depth(d);
+        c += v;
+        uint32_t bl = v ? bits : 0x7F800000u, bh = v ? bits : 0;
+        l = bl < l ? bl : l;
+        h = bh > h ? bh : h;
+    }
+    *count += c;
+    if (c > 0) {
+        float fl, fh;
+        memcpy(&fl, &l, 4);
+        memcpy(&fh, &h, 4);
+        *lo = fl < *lo ? fl : *lo;
+        *hi = fh > *hi ? fh : *hi;
+    }
+}
+DL_DISPATCH(dl_k_depth_range, (const float *src, size_t n, int64_t *count, float *lo, float *hi),
+            (src, n, count, lo, hi))
+
+// MARK: Grayscale
+
+INLINE void dl_k_grayscale_body(const float *src, uint32_t *dst, size_t n, float off, float scale, float divisor) {
+    for (size_t i = 0; i < n; i++) {
+        float d = src[i];
+        float v = valid_depth(d) ? ((d - off) * scale) / divisor : 0.0f;
+        uint32_t g = unorm8(v);
+        dst[i] = 0xFF000000u | g | g << 8 | g << 16;
+    }
+}
+DL_DISPATCH(dl_k_grayscale, (const float *src, uint32_t *dst, size_t n, float off, float scale, float divisor),
+            (src, dst, n, off, scale, divisor))
+
+// MARK: Equalized colormap: histogram and lookup
+
+INLINE void dl_k_depth_bins_body(const float *src, uint16_t *bins, size_t n, float lo, float perMeter, float last,
+                                 uint16_t invalid) {
+    for (size_t i = 0; i < n; i++) {
+        float d = src[i];
+        int v = valid_depth(d);
+        float dd = v ? d : lo;
+        uint32_t b = (uint32_t)(int32_t)smin(smax((dd - lo) * perMeter, 0.0f), last);
+        bins[i] = v ? (uint16_t)b : invalid;
+    }
+}
+DL_DISPATCH(dl_k_depth_bins, (const float *src, uint16_t *bins, size_t n, float lo, float perMeter, float last,
+                              uint16_t invalid),
+            (src, bins, n, lo, perMeter, last, invalid))
+
+void dl_k_histogram16(const uint16_t *bins, size_t n, uint32_t *hist0, uint32_t *hist1) {
+    // Runs of one bin (smooth depth) count in a register; other neighbours alternate between
+    // two counters (even and odd samples), so no increment waits on the one before it.
+    (void)hist1;
+    size_t i = 0;
+    while (i < n) {
+        uint16_t b = bins[i];
+        size_t j = i + 1;
+        while (j < n && bins[j] == b) j++;
+        hist0[b] += (uint32_t)(j - i);
+        i = j;
+    }
+}
+
+INLINE void dl_k_lut16_body(const uint16_t *bins, uint32_t *dst, size_t n, const uint32_t *lut) {
+    for (size_t i = 0; i < n; i++) dst[i] = lut[bins[i]];
+}
+DL_DISPATCH(dl_k_lut16, (const uint16_t *bins, uint32_t *dst, size_t n, const uint32_t *lut), (bins, dst, n, lut))
+
+/// The bin of depth d (`lo` for invalid d, which lands in bin 0).
+INLINE uint32_t depth_bin(float d, float lo, float perMeter, float last) {
+    float dd = valid_depth(d) ? d : lo;
+    return (uint32_t)(int32_t)smin(smax((dd - lo) * perMeter, 0.0f), last);
+}
+
+INLINE void dl_k_histogram_body(const float *src, size_t n, uint32_t *hist, float lo, float perMeter, float last) {
+    for (size_t i = 0; i < n; i++) {
+        float d = src[i];
+        hist[depth_bin(d, lo, perMeter, last)] += (uint32_t)valid_depth(d);
+    }
+}
+DL_DISPATCH(dl_k_histogram, (const float *src, size_t n, uint32_t *hist, float lo, float perMeter, float last),
+            (src, n, hist, lo, perMeter, last))
+
+INLINE void dl_k_lut_lookup_body(const float *src, uint32_t *dst, size_t n, const uint32_t *lut,
+                                 float lo, float perMeter, float last, uint32_t black) {
+    for (size_t i = 0; i < n; i++) {
+        float d = src[i];
+        uint32_t c = lut[depth_bin(d, lo, perMeter, last)];
+        dst[i] = valid_depth(d) ? c : black;
+    }
+}
+DL_DISPATCH(dl_k_lut_lookup, (const float *src, uint32_t *dst, size_t n, const uint32_t *lut, float lo,
+                              float perMeter, float last, uint32_t black),
+            (src, dst, n, lut, lo, perMeter, last, black))
+
+// MARK: Fixed-range colormaps (Colormap.color in FilterSpec.swift, same operation order)
+
+INLINE uint32_t pack_rgb(float r, float g, float b) {
+    return unorm8(r) | unorm8(g) << 8 | unorm8(b) << 16 | 0xFF000000u;
+}
+
+INLINE uint32_t jet(float t) {
+    float x = clamp01(t), x4 = 4.0f * x;
+    return pack_rgb(clamp01(smin(x4 - 1.5f, 4.5f - x4)), clamp01(smin(x4 - 0.5f, 3.5f - x4)),
+                    clamp01(smin(x4 + 0.5f, 2.5f - x4)));
+}
+
+INLINE float turbo_poly(float x, float x2, float x3, float y0, float y1,
+                        float c0, float c1, float c2, float c3, float e0, float e1) {
+    return (((c0 + x * c1) + x2 * c2) + x3 * c3) + (y0 * e0 + y1 * e1);
+}
+
+INLINE uint32_t turbo(float t) {
+    float x = clamp01(t), x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
+    float r = turbo_poly(x, x2, x3, y0, y1, 0.13572138f, 4.61539260f, -42.66032258f, 132.13108234f,
+                         -152.94239396f, 59.28637943f);
+    float g = turbo_poly(x, x2, x3, y0, y1, 0.09140261f, 2.19418839f, 4.84296658f, -14.18503333f,
+                         4.27729857f, 2.82956604f);
+    float b = turbo_poly(x, x2, x3, y0, y1, 0.10667330f, 12.64194608f, -60.58204836f, 110.36276771f,
+                         -89.90310912f, 27.34824973f);
+    return pack_rgb(clamp01(r), clamp01(g), clamp01(b));
+}
+
+INLINE float horner6(float x, float c0, float c1, float c2, float c3, float c4, float c5, float c6) {
+    float v = c6;
+    v = c5 + x * v;
+    v = c4 + x * v;
+    v = c3 + x * v;
+    v = c2 + x * v;
+    v = c1 + x * v;
+    v = c0 + x * v;
+    return clamp01(v);
+}
+
+INLINE uint32_t viridis(float t) {
+    float x = clamp01(t);
+    return pack_rgb(
+        horner6(x, 0.2777273272234177f, 0.1050930431085774f, -0.3308618287255563f, -4.634230498983486f,
+                6.228269936347081f, 4.776384997670288f, -5.435455855934631f),
+        horner6(x, 0.005407344544966578f, 1.404613529898575f, 0.214847559468213f, -5.799100973351585f,
+                14.17993336680509f, -13.74514537774601f, 4.645852612178535f),
+        horner6(x, 0.3340998053353061f, 1.384590162594685f, 0.09509516302823659f, -19.33244095627987f,
+                56.69055260068105f, -65.35303263337234f, 26.3124352495832f));
+}
+
+INLINE uint32_t gray(float t) {
+    uint32_t g = unorm8(clamp01(t));
+    return g | g << 8 | g << 16 | 0xFF000000u;
+}
+
+/// One loop per colormap, so each vectorizes without a switch inside.
+#define FIXED_LOOP(FN)                                                  \
+    for (size_t i = 0; i < n; i++) {                                    \
+        float d = src[i];                                               \
+        int v = valid_depth(d);                                         \
+        float dd = v ? d : lo;                                          \
+        uint32_t c = FN(1.0f - clamp01((dd - lo) / span));              \
+        dst[i] = v ? c : black;                                         \
+    }
+
+INLINE void dl_k_colormap_fixed_body(const float *src, uint32_t *dst, size_t n, float lo, float span, int map,
+                                     uint32_t black) {
+    switch (map) {
+    case DL_MAP_JET: FIXED_LOOP(jet) break;
+    case DL_MAP_TURBO: FIXED_LOOP(turbo) break;
+    case DL_MAP_VIRIDIS: FIXED_LOOP(viridis) break;
+    default: FIXED_LOOP(gray) break;
+    }
+}
+DL_DISPATCH(dl_k_colormap_fixed, (const float *src, uint32_t *dst, size_t n, float lo, float span, int map,
+                                  uint32_t black),
+            (src, dst, n, lo, span, map, black))
+
+// MARK: Mix
+
+INLINE void dl_k_mix_body(const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g) {
+    for (size_t i = 0; i < n; i++) {
+        float v = (float)(int32_t)a[i] * g + (float)(int32_t)b[i] * f + 0.5f;
+        dst[i] = (uint8_t)(int32_t)v;
+    }
+}
+DL_DISPATCH(dl_k_mix, (const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g),
+            (a, b, dst, n, f, g))
+
+// MARK: Depth masks
+
+#define MASK_LOOP(M, STORE)                                                               \
+    for (size_t i = 0; i < n; i++) {                                                      \
+        float d = src[i];                                                                 \
+        int v = valid_depth(d);                                                           \
+        float dd = v ? d : 1.0f;                                                          \
+        float p = smin(smax(((1.0f / dd - invMax) * numScale) / div + pBias, 0.0f), 1.0f); \
+        float mv = smin(smax(0.5f + slope * (M), 0.0f), 1.0f);                            \
+        float o = v ? mv : 0.0f;                                                          \
+        STORE;                                                                            \
+    }
+
+INLINE void dl_k_depth_mask_body(const float *src, size_t n, int bandpass, float invMax, float numScale, float div,
+                                 float pBias, float focus, float slope, float halfWidth, float *fdst, uint8_t *bdst) {
+    if (bdst) {
+        if (bandpass) { MASK_LOOP(halfWidth - fabsf(p - focus), bdst[i] = (uint8_t)unorm8(o)) }
+        else { MASK_LOOP(p - focus, bdst[i] = (uint8_t)unorm8(o)) }
+    } else if (fdst) {
+        if (bandpass) { MASK_LOOP(halfWidth - fabsf(p - focus), fdst[i] = o) }
+        else { MASK_LOOP(p - focus, fdst[i] = o) }
+    }
+}
+DL_DISPATCH(dl_k_depth_mask, (const float *src, size_t n, int bandpass, float invMax, float numScale, float div,
+                              float pBias, float focus, float slope, float halfWidth, float *fdst, uint8_t *bdst),
+            (src, n, bandpass, invMax, numScale, div, pBias, focus, slope, halfWidth, fdst, bdst))

@@ -1,0 +1,530 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads point clouds from PLY files, streamed in chunks so that a 20-million-point file never sits
+/// in memory twice: the host holds the resulting arrays (20 bytes a point) plus one reused chunk.
+///
+/// - Formats: `ascii`, `binary_little_endian`, `binary_big_endian` (version 1.0).
+/// - The `vertex` element needs scalar `x y z` of any type (`float`/`float32`, `double`/`float64`, or
+///   an integer type); optional `red green blue` (or `diffuse_red …`): `uchar`/`uint8` as they are,
+///   `float`/`double` in 0…1 scaled by 255 and rounded (clamped to 0…1 first, NaN is 0), `ushort`
+///   scaled from 0…65535, other integer types clamped to 0…255. Without all three the cloud is white
+///   and `hasColor` is false.
+/// - Other vertex properties (normals, alpha, intensity…) of any scalar type are skipped; a list
+///   property in the vertex element is an error. Elements before the vertex element (list properties
+///   included) are skipped; reading stops after the vertex element.
+/// - Vertices with a non-finite coordinate are skipped and counted.
+public enum PLYReader {
+    /// Bytes read per `read(2)` call; the chunk buffer grows only for a longer header line or vertex.
+    public static let defaultChunkSize = 4 << 20
+    /// Longest header, ASCII line or binary vertex accepted (the chunk buffer never grows past it).
+    static let maxChunkSize = 16 << 20
+
+    /// Reads a point cloud file for viewing. `progress(done, total)` is called after every chunk
+    /// read with the bytes read so far and the file size (for a progress bar on long loads), and
+    /// once with `(total, total)` at the end.
+    public static func load(_ path: String, progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> PLYContents {
+        try load(path, chunkSize: defaultChunkSize, progress: progress)
+    }
+
+    /// The point cloud of a PLY file (colors white when it has none).
+    public static func read(_ path: String) throws -> PointCloud {
+        try load(path).cloud
+    }
+
+    /// Decodes PLY bytes held in memory, exactly as `load` decodes a file; `name` is the file
+    /// name errors mention.
+    public static func decode(_ bytes: [UInt8], name: String = "<memory>", chunkSize: Int = defaultChunkSize) throws -> PLYContents {
+        var offset = 0
+        let input = ChunkedInput(name: name, total: bytes.count, chunkSize: chunkSize) { dest, count in
+            let n = min(count, bytes.count - offset)
+            bytes.withUnsafeBytes { src in
+                if n > 0 { dest.copyMemory(from: src.baseAddress! + offset, byteCount: n) }
+            }
+            offset += n
+            return n
+        }
+        if bytes.isEmpty { throw DepthKitError.file(path: name, problem: "file is empty") }
+        return try parse(input, progress: nil)
+    }
+
+    static func load(_ path: String, chunkSize: Int, progress: ((_ done: Int, _ total: Int) -> Void)?) throws -> PLYContents {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileSupport.openError(path, errno) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw DepthKitError.file(path: path, problem: FileSupport.describe(errno)) }
+        if (st.st_mode & S_IFMT) == S_IFDIR { throw DepthKitError.file(path: path, problem: "is a directory, not a file") }
+        let size = Int(st.st_size)
+        if size == 0 { throw DepthKitError.file(path: path, problem: "file is empty") }
+        let input = ChunkedInput(name: path, total: size, chunkSize: chunkSize) { dest, count in
+            while true {
+                let n = Glibc.read(fd, dest, count)
+                if n >= 0 { return n }
+                if errno != EINTR {
+                    throw DepthKitError.file(path: path, problem: "read failed: \(FileSupport.describe(errno))")
+                }
+            }
+        }
+        return try parse(input, progress: progress)
+    }
+
+    // MARK: - Header
+
+    enum ScalarType: Equatable {
+        case int8, uint8, int16, uint16, int32, uint32, float32, float64
+
+        init?(_ name: Substring) {
+            switch name {
+            case "char", "int8": self = .int8
+            case "uchar", "uint8": self = .uint8
+            case "short", "int16": self = .int16
+            case "ushort", "uint16": self = .uint16
+            case "int", "int32": self = .int32
+            case "uint", "uint32": self = .uint32
+            case "float", "float32": self = .float32
+            case "double", "float64": self = .float64
+            default: return nil
+            }
+        }
+
+        var size: Int {
+            switch self {
+            case .int8, .uint8: return 1
+            case .int16, .uint16: return 2
+            case .int32, .uint32, .float32: return 4
+            case .float64: return 8
+            }
+        }
+    }
+
+    struct Property {
+        var name: String
+        var type: ScalarType
+        /// The type of the item count for a list property.
+        var countType: ScalarType?
+    }
+
+    struct Element {
+        var name: String
+        var count: Int
+        var properties: [Property] = []
+    }
+
+    enum Encoding { case ascii, littleEndian, bigEndian }
+
+    struct Header {
+        var encoding: Encoding
+        var elements: [Element]
+        var vertexIndex: Int
+    }
+
+    /// Reads header lines up to `end_header`, leaving the input at the first data byte.
+    static func parseHeader(_ input: ChunkedInput) throws -> Header {
+        func bad(_ problem: String) -> DepthKitError { input.error(problem) }
+        _ = try input.ensure(4)
+        let magic = Array(UnsafeRawBufferPointer(start: input.base + input.start, count: min(4, input.available)))
+        guard magic.count == 4, magic[0...2] == [0x70, 0x6C, 0x79], magic[3] == 0x0A || magic[3] == 0x0D else {
+            throw bad("not a PLY file")
+        }
+        var encoding: Encoding?
+        var elements: [Element] = []
+        var first = true
+        while true {
+            guard let line = try input.nextLine() else { throw bad("corrupt PLY header: no end_header line") }
+            let text = String(decoding: UnsafeRawBufferPointer(start: input.base + line.lowerBound, count: line.count), as: UTF8.self)
+            if first { first = false; continue }   // "ply"
+            let f = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            guard let key = f.first else { continue }
+            switch key {
+            case "comment", "obj_info": continue
+            case "end_header":
+                guard let e = encoding else { throw bad("corrupt PLY header: no format line") }
+                guard let v = elements.firstIndex(where: { $0.name == "vertex" }) else {
+                    throw bad("PLY header has no vertex element")
+                }
+                let vertex = elements[v]
+                if let list = vertex.properties.first(where: { $0.countType != nil }) {
+                    throw bad("PLY vertex element has a list property '\(list.name)'; vertex properties must be scalars")
+                }
+                for axis in ["x", "y", "z"] where !vertex.properties.contains(where: { $0.name == axis }) {
+                    throw bad("PLY vertex element has no '\(axis)' property")
+                }
+                return Header(encoding: e, elements: elements, vertexIndex: v)
+            case "format":
+                guard f.count == 3, f[2] == "1.0" || f[2] == "1" else { throw bad("corrupt PLY header: '\(text)'") }
+                switch f[1] {
+                case "ascii": encoding = .ascii
+                case "binary_little_endian": encoding = .littleEndian
+                case "binary_big_endian": encoding = .bigEndian
+                default: throw bad("PLY format \(f[1]) is not supported (ascii, binary_little_endian, binary_big_endian)")
+                }
+            case "element":
+                guard f.count == 3, let n = Int(f[2]), n >= 0 else { throw bad("corrupt PLY header: '\(text)'") }
+                if f[1] == "vertex", elements.contains(where: { $0.name == "vertex" }) {
+                    throw bad("corrupt PLY header: two vertex elements")
+                }
+                elements.append(Element(name: String(f[1]), count: n))
+            case "property":
+                guard !elements.isEmpty else { throw bad("corrupt PLY header: property before any element: '\(text)'") }
+                let element = elements[elements.count - 1].name
+                if f.count >= 2, f[1] == "list" {
+                    guard f.count == 5 else { throw bad("corrupt PLY header: '\(text)'") }
+                    guard let count = ScalarType(f[2]) else { throw unknownType(f[2], f[4], element, input) }
+                    guard let item = ScalarType(f[3]) else { throw unknownType(f[3], f[4], element, input) }
+                    if count == .float32 || count == .float64 { throw bad("PLY list property '\(f[4])' has a non-integer count type \(f[2])") }
+                    elements[elements.count - 1].properties.append(Property(name: String(f[4]), type: item, countType: count))
+                } else {
+                    guard f.count == 3 else { throw bad("corrupt PLY header: '\(text)'") }
+                    guard let type = ScalarType(f[1]) else { throw unknownType(f[1], f[2], element, input) }
+                    elements[elements.count - 1].properties.append(Property(name: String(f[2]), type: type))
+                }
+            default:
+                throw bad("corrupt PLY header: '\(text)'")
+            }
+        }
+    }
+
+    private static func unknownType(_ type: Substring, _ property: Substring, _ element: String, _ input: ChunkedInput) -> DepthKitError {
+        input.error("unknown PLY property type '\(type)' (property \(property) of element \(element))")
+    }
+
+    // MARK: - Data
+
+    /// Where the fields a point needs sit in a vertex: offsets in bytes (binary) and indices (ASCII).
+    struct VertexLayout {
+        var stride = 0
+        var x: (offset: Int, index: Int, type: ScalarType)
+        var y: (offset: Int, index: Int, type: ScalarType)
+        var z: (offset: Int, index: Int, type: ScalarType)
+        var color: [(offset: Int, index: Int, type: ScalarType)]?
+        var types: [ScalarType]
+
+        init(_ element: Element) {
+            var fields: [String: (offset: Int, index: Int, type: ScalarType)] = [:]
+            var offset = 0
+            for (i, p) in element.properties.enumerated() {
+                if fields[p.name] == nil { fields[p.name] = (offset, i, p.type) }
+                offset += p.type.size
+            }
+            stride = offset
+            types = element.properties.map(\.type)
+            x = fields["x"]!; y = fields["y"]!; z = fields["z"]!
+            let names = [["red", "diffuse_red"], ["green", "diffuse_green"], ["blue", "diffuse_blue"]]
+            let found = names.compactMap { alternatives in alternatives.lazy.compactMap { fields[$0] }.first }
+            color = found.count == 3 ? found : nil
+        }
+    }
+
+    static func parse(_ input: ChunkedInput, progress: ((_ done: Int, _ total: Int) -> Void)?) throws -> PLYContents {
+        input.progress = progress
+        let header = try parseHeader(input)
+        for element in header.elements[..<header.vertexIndex] {
+            try skip(element, encoding: header.encoding, input: input)
+        }
+        let vertex = header.elements[header.vertexIndex]
+        let layout = VertexLayout(vertex)
+        guard layout.stride <= maxChunkSize else { throw input.error("PLY vertex of \(layout.stride) bytes is too large") }
+        // Never reserve more than the rest of the file can hold (a hostile count must not allocate).
+        let left = max(0, input.total - input.consumed)
+        let bound = header.encoding == .ascii ? left / (2 * vertex.properties.count) + 1 : left / layout.stride
+        var out = Points(capacity: min(vertex.count, bound))
+        if header.encoding == .ascii {
+            try readASCII(vertex, layout, input, &out)
+        } else {
+            try readBinary(vertex, layout, bigEndian: header.encoding == .bigEndian, input, &out)
+        }
+        progress?(input.total, input.total)
+        let colors = out.colors ?? [SIMD3<UInt8>](repeating: SIMD3(255, 255, 255), count: out.positions.count)
+        return PLYContents(cloud: PointCloud(positions: out.positions, colors: colors),
+                           hasColor: layout.color != nil, nonFiniteSkipped: out.nonFinite)
+    }
+
+    struct Points {
+        var positions: [SIMD3<Float>] = []
+        var colors: [SIMD3<UInt8>]? = []
+        var nonFinite = 0
+        init(capacity: Int) {
+            positions.reserveCapacity(capacity)
+            colors?.reserveCapacity(capacity)
+        }
+    }
+
+    private static func shortage(_ n: Int, found: Int, partial: Bool, _ input: ChunkedInput) -> DepthKitError {
+        partial ? input.error("truncated PLY: the data ends inside vertex \(found) of \(n)")
+                : input.error("PLY header declares \(n) vertices but the data holds only \(found)")
+    }
+
+    static func readBinary(_ vertex: Element, _ layout: VertexLayout, bigEndian: Bool, _ input: ChunkedInput, _ out: inout Points) throws {
+        let n = vertex.count, stride = layout.stride
+        var done = 0
+        out.colors = layout.color == nil ? nil : out.colors
+        while done < n {
+            let k = min(input.available / stride, n - done)
+            if k == 0 {
+                guard try input.refill() else { throw shortage(n, found: done, partial: input.available > 0, input) }
+                continue
+            }
+            let base = UnsafeRawPointer(input.base + input.start)
+            for i in 0..<k {
+                let p = base + i * stride
+                let point = SIMD3(scalar(p + layout.x.offset, layout.x.type, bigEndian),
+                                  scalar(p + layout.y.offset, layout.y.type, bigEndian),
+                                  scalar(p + layout.z.offset, layout.z.type, bigEndian))
+                guard point.x.isFinite, point.y.isFinite, point.z.isFinite else { out.nonFinite += 1; continue }
+                out.positions.append(point)
+                if let c = layout.color {
+                    out.colors!.append(SIMD3(colorByte(p + c[0].offset, c[0].type, bigEndian),
+                                             colorByte(p + c[1].offset, c[1].type, bigEndian),
+                                             colorByte(p + c[2].offset, c[2].type, bigEndian)))
+                }
+            }
+            input.start += k * stride
+            done += k
+        }
+    }
+
+    /// A binary scalar as Float (doubles beyond Float's range become infinite).
+    @inline(__always)
+    static func scalar(_ p: UnsafeRawPointer, _ type: ScalarType, _ big: Bool) -> Float {
+        switch type {
+        case .float32:
+            let b = p.loadUnaligned(as: UInt32.self)
+            return Float(bitPattern: big ? UInt32(bigEndian: b) : UInt32(littleEndian: b))
+        case .float64:
+            let b = p.loadUnaligned(as: UInt64.self)
+            return Float(Double(bitPattern: big ? UInt64(bigEndian: b) : UInt64(littleEndian: b)))
+        default:
+            return Float(integer(p, type, big))
+        }
+    }
+
+    @inline(__always)
+    static func integer(_ p: UnsafeRawPointer, _ type: ScalarType, _ big: Bool) -> Int64 {
+        switch type {
+        case .int8: return Int64(p.load(as: Int8.self))
+        case .uint8: return Int64(p.load(as: UInt8.self))
+        case .int16:
+            let b = p.loadUnaligned(as: UInt16.self)
+            return Int64(Int16(bitPattern: big ? UInt16(bigEndian: b) : UInt16(littleEndian: b)))
+        case .uint16:
+            let b = p.loadUnaligned(as: UInt16.self)
+            return Int64(big ? UInt16(bigEndian: b) : UInt16(littleEndian: b))
+        case .int32:
+            let b = p.loadUnaligned(as: UInt32.self)
+            return Int64(Int32(bitPattern: big ? UInt32(bigEndian: b) : UInt32(littleEndian: b)))
+        case .uint32:
+            let b = p.loadUnaligned(as: UInt32.self)
+            return Int64(big ? UInt32(bigEndian: b) : UInt32(littleEndian: b))
+        case .float32, .float64:
+            preconditionFailure("integer(_:_:_:) of a float type")
+        }
+    }
+
+    @inline(__always)
+    static func colorByte(_ p: UnsafeRawPointer, _ type: ScalarType, _ big: Bool) -> UInt8 {
+        switch type {
+        case .uint8: return p.load(as: UInt8.self)
+        case .float32, .float64: return colorByte(unit: Double(scalar(p, type, big)))
+        default: return colorByte(integer: integer(p, type, big), type)
+        }
+    }
+
+    /// A 0…1 color component as a byte: clamped, ×255, rounded; NaN is 0.
+    static func colorByte(unit v: Double) -> UInt8 {
+        guard v > 0 else { return 0 }
+        return UInt8((min(v, 1) * 255).rounded())
+    }
+
+    /// An integer color component as a byte: `ushort` scaled from 0…65535, other types clamped to 0…255.
+    static func colorByte(integer v: Int64, _ type: ScalarType) -> UInt8 {
+        if type == .uint16 { return UInt8((Double(v) * 255 / 65535).rounded()) }
+        return UInt8(clamping: v)
+    }
+
+    static func readASCII(_ vertex: Element, _ layout: VertexLayout, _ input: ChunkedInput, _ out: inout Points) throws {
+        let n = vertex.count, count = layout.types.count
+        out.colors = layout.color == nil ? nil : out.colors
+        var values = [Double](repeating: 0, count: count)
+        var floats = [Float](repeating: 0, count: count)
+        var done = 0
+        while done < n {
+            guard let line = try input.nextLine() else { throw shortage(n, found: done, partial: false, input) }
+            var p = input.base + line.lowerBound
+            let end = input.base + line.upperBound
+            func skipBlanks() { while p < end, isBlank(p.load(as: UInt8.self)) { p += 1 } }
+            skipBlanks()
+            if p == end { continue }   // blank line
+            for i in 0..<count {
+                skipBlanks()
+                guard p < end else { throw input.error("corrupt PLY: vertex \(done) is not \(count) numbers (found \(i))") }
+                var stop: UnsafeMutablePointer<CChar>?
+                let s = UnsafeMutableRawPointer(p).assumingMemoryBound(to: CChar.self)
+                // strtof for float properties reads the decimal exactly as a Float (no double rounding).
+                if layout.types[i] == .float32 { floats[i] = strtof(s, &stop); values[i] = Double(floats[i]) }
+                else { values[i] = strtod(s, &stop); floats[i] = Float(values[i]) }
+                guard let e = stop.map(UnsafeMutableRawPointer.init), e > p, e <= end,
+                      e == end || isBlank(e.load(as: UInt8.self)) else {
+                    throw input.error("corrupt PLY: vertex \(done) is not \(count) numbers")
+                }
+                p = e
+            }
+            skipBlanks()
+            guard p == end else { throw input.error("corrupt PLY: vertex \(done) has more than \(count) numbers") }
+            done += 1
+            let point = SIMD3(floats[layout.x.index], floats[layout.y.index], floats[layout.z.index])
+            guard point.x.isFinite, point.y.isFinite, point.z.isFinite else { out.nonFinite += 1; continue }
+            out.positions.append(point)
+            if let c = layout.color {
+                func byte(_ f: (offset: Int, index: Int, type: ScalarType)) -> UInt8 {
+                    let v = values[f.index]
+                    switch f.type {
+                    case .float32, .float64: return colorByte(unit: v)
+                    default: return colorByte(integer: v.isFinite ? Int64(max(-1e15, min(1e15, v))) : 0, f.type)
+                    }
+                }
+                out.colors!.append(SIMD3(byte(c[0]), byte(c[1]), byte(c[2])))
+            }
+        }
+    }
+
+    /// Space, tab, or the CR of a CRLF line end: what separates ASCII values.
+    @inline(__always)
+    static func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D }
+
+    /// Skips an element that precedes the vertex element.
+    static func skip(_ element: Element, encoding: Encoding, input: ChunkedInput) throws {
+        let truncated = input.error("truncated PLY: the data ends inside element \(element.name)")
+        if encoding == .ascii {
+            var k = 0
+            while k < element.count {
+                guard let line = try input.nextLine() else { throw truncated }
+                let blank = UnsafeRawBufferPointer(start: input.base + line.lowerBound, count: line.count).allSatisfy(isBlank)
+                if !blank { k += 1 }
+            }
+            return
+        }
+        let big = encoding == .bigEndian
+        if element.properties.allSatisfy({ $0.countType == nil }) {
+            let size = element.properties.reduce(0) { $0 + $1.type.size }
+            let (bytes, overflow) = size.multipliedReportingOverflow(by: element.count)
+            guard !overflow, try input.skip(bytes) else { throw truncated }
+            return
+        }
+        for _ in 0..<element.count {
+            for p in element.properties {
+                if let countType = p.countType {
+                    guard try input.ensure(countType.size) else { throw truncated }
+                    let items = integer(UnsafeRawPointer(input.base + input.start), countType, big)
+                    guard items >= 0 else { throw input.error("corrupt PLY: negative list length in element \(element.name)") }
+                    input.start += countType.size
+                    guard try input.skip(Int(items) * p.type.size) else { throw truncated }
+                } else {
+                    guard try input.skip(p.type.size) else { throw truncated }
+                }
+            }
+        }
+    }
+}
+
+/// A byte stream read in chunks into one reused buffer; `[start, end)` is what has been read and
+/// not yet consumed. A zero byte always follows `end` so C number parsers stop there.
+final class ChunkedInput {
+    let name: String
+    let total: Int
+    private let fill: (UnsafeMutableRawPointer, Int) throws -> Int
+    private(set) var base: UnsafeMutableRawPointer
+    private var capacity: Int
+    var start = 0
+    private(set) var end = 0
+    /// Bytes consumed before `base` (the file offset of `base[0]`).
+    private(set) var shifted = 0
+    private(set) var bytesRead = 0
+    private(set) var atEOF = false
+    var progress: ((_ done: Int, _ total: Int) -> Void)?
+
+    init(name: String, total: Int, chunkSize: Int, fill: @escaping (UnsafeMutableRawPointer, Int) throws -> Int) {
+        self.name = name
+        self.total = total
+        self.fill = fill
+        capacity = max(16, chunkSize)
+        base = .allocate(byteCount: capacity + 1, alignment: 16)
+        base.storeBytes(of: 0, as: UInt8.self)
+    }
+
+    deinit { base.deallocate() }
+
+    var available: Int { end - start }
+    /// The file offset of `start`.
+    var consumed: Int { shifted + start }
+
+    func error(_ problem: String) -> DepthKitError { .file(path: name, problem: problem) }
+
+    /// Moves the unconsumed bytes to the front and reads more; false at the end of the input.
+    /// Grows the buffer (up to `PLYReader.maxChunkSize`) only when it is full of unconsumed bytes.
+    func refill() throws -> Bool {
+        if atEOF { return false }
+        if start > 0 {
+            if available > 0 { memmove(base, base + start, available) }
+            shifted += start; end -= start; start = 0
+        }
+        if end == capacity {
+            guard capacity < PLYReader.maxChunkSize else {
+                throw error("corrupt PLY: a header line, text line or vertex longer than \(PLYReader.maxChunkSize >> 20) MiB")
+            }
+            let grown = UnsafeMutableRawPointer.allocate(byteCount: 2 * capacity + 1, alignment: 16)
+            grown.copyMemory(from: base, byteCount: end)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        let n = try fill(base + end, capacity - end)
+        end += n
+        base.storeBytes(of: 0, toByteOffset: end, as: UInt8.self)
+        bytesRead += n
+        if n == 0 { atEOF = true; return false }
+        progress?(min(bytesRead, total), total)
+        return true
+    }
+
+    /// True when `count` bytes are available (reading as needed).
+    func ensure(_ count: Int) throws -> Bool {
+        while available < count { guard try refill() else { return false } }
+        return true
+    }
+
+    /// Consumes `count` bytes; false when the input ends first.
+    func skip(_ count: Int) throws -> Bool {
+        var left = count
+        while left > 0 {
+            if available == 0 { guard try refill() else { return false } }
+            let k = min(left, available)
+            start += k; left -= k
+        }
+        return true
+    }
+
+    /// The next line's byte range in `base` (without its `\n`), consumed; the last line may lack
+    /// the `\n`. Nil at the end of the input.
+    func nextLine() throws -> Range<Int>? {
+        var searched = 0
+        while true {
+            if let nl = memchr(base + start + searched, 0x0A, available - searched) {
+                let lineEnd = base.distance(to: nl)
+                let line = start..<lineEnd
+                start = lineEnd + 1
+                return line
+            }
+            searched = available
+            guard try refill() else {
+                if available == 0 { return nil }
+                let line = start..<end
+                start = end
+                return line
+            }
+        }
+    }
+}

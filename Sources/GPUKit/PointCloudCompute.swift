@@ -1,0 +1,207 @@
+import CVulkan
+import DepthKit
+import Foundation
+
+/// How the 3D view draws points: compute shaders (atomicMin into a buffer, then a resolve pass;
+/// the default) or the graphics pipeline's POINT_LIST (for comparison).
+public enum PointCloudMethod: String, CaseIterable, Sendable {
+    case compute, raster
+}
+
+/// What colors a point: its color texel (PLY: its own color), its depth through the current
+/// colormap (near = warm, as in the 2D view), or its height (−y of the depth camera) through it.
+public enum PointCloudColorBy: String, CaseIterable, Sendable {
+    case color, depth, height
+
+    /// The next choice (the viewer's key G).
+    public var next: PointCloudColorBy {
+        let all = Self.allCases
+        return all[(all.firstIndex(of: self)! + 1) % all.count]
+    }
+}
+
+/// Points on the GPU that are not a depth frame (a PLY file): xyz and packed rgba8 per point in a
+/// storage buffer, uploaded in chunks through one small staging buffer, never one giant copy.
+public final class GPUPointCloud {
+    public let count: Int
+    /// Axis-aligned bounds of the points (zero box for an empty cloud).
+    public let bounds: (min: SIMD3<Float>, max: SIMD3<Float>)
+    let buffer: KernelBuffer
+    /// Points per upload chunk (16 bytes each): 4 MiB of staging.
+    public static let chunkPoints = 262_144
+
+    /// Uploads `count` points produced by `point(i) -> (xyz, rgba8 packed r | g<<8 | b<<16 | a<<24)`.
+    /// Vulkan: `vkCmdCopyBuffer` per chunk, one submit and wait per chunk.
+    public init(renderer: PointCloudRenderer, count: Int, point: (Int) -> (SIMD3<Float>, UInt32)) throws {
+        let context = renderer.context
+        self.count = count
+        buffer = try KernelBuffer(cache: renderer.textureCache, size: max(count, 1) * 16)
+        let chunk = min(max(count, 1), Self.chunkPoints)
+        let staging = try GPUBuffer(context: context, size: chunk * 16, usage: VK_BUFFER_USAGE_TRANSFER_SRC_BIT.rawValue,
+                                    hostVisible: true)
+        guard let mapped = staging.mapped else { throw GPUError.unsupported("the staging buffer is not mapped") }
+        let stream = try CommandStream(context: context)
+        var lo = SIMD3<Float>(repeating: .infinity), hi = SIMD3<Float>(repeating: -.infinity)
+        var start = 0
+        while start < count {
+            let n = min(chunk, count - start)
+            let words = mapped.bindMemory(to: Float.self, capacity: n * 4)
+            for k in 0..<n {
+                let (p, c) = point(start + k)
+                lo = pointwiseMin(lo, p); hi = pointwiseMax(hi, p)
+                words[4 * k] = p.x; words[4 * k + 1] = p.y; words[4 * k + 2] = p.z
+                words[4 * k + 3] = Float(bitPattern: c)
+            }
+            let cb = try stream.begin()
+            var region = VkBufferCopy(srcOffset: 0, dstOffset: VkDeviceSize(start * 16), size: VkDeviceSize(n * 16))
+            vkCmdCopyBuffer(cb, staging.buffer, buffer.buffer.buffer, 1, &region)
+            _ = try stream.submitAndWait()
+            start += n
+        }
+        bounds = count > 0 ? (lo, hi) : (.zero, .zero)
+    }
+
+    /// A DepthKit point cloud (PLY, `export-ply`) with its 8-bit colors.
+    public convenience init(renderer: PointCloudRenderer, cloud: PointCloud) throws {
+        let positions = cloud.positions, colors = cloud.colors
+        try self.init(renderer: renderer, count: positions.count) { i in
+            let c = colors[i]
+            return (positions[i], UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | 0xFF00_0000)
+        }
+    }
+}
+
+/// The compute rasterizer behind `PointCloudRenderer.method == .compute` (Schütz et al. 2021):
+/// project every point, keep the nearest per output pixel with `atomicMin`, resolve into the
+/// rgba8 output (background, and for point size > 1 the nearest covered pixel within the radius).
+/// With `shaderBufferInt64Atomics` one pass of 64-bit (key << 32 | color) minima; else (or
+/// `force32Bit`) a depth pass and a color pass of 32-bit atomics.
+final class PointCloudCompute {
+    let context: GPUContext
+    private let project64: ComputeKernel?
+    private let depth32: ComputeKernel
+    private let color32: ComputeKernel
+    private let resolve: ComputeKernel
+    private let cache: TextureCache
+    private var frame: KernelBuffer?
+    private var frameBytes = 0
+    private let emptyPoints: KernelBuffer
+    private let pointsPerInvocation: Int
+    static let pushSize = 120
+
+    init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
+        self.context = context
+        self.cache = cache
+        let sets = [cache.sampledLayout, cache.sampledLayout, cache.bufferLayout, cache.bufferLayout]
+        func k(_ name: String) throws -> ComputeKernel {
+            try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
+                              pushConstantSize: Self.pushSize, localSize: ("DL_POINT_GROUP", nil))
+        }
+        project64 = context.bufferInt64Atomics ? try k("pointCloudProject.comp") : nil
+        depth32 = try k("pointCloudDepth32.comp")
+        color32 = try k("pointCloudColor32.comp")
+        resolve = try ComputeKernel(context: context, library: library, name: "pointCloudResolve.comp",
+                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 24)
+        emptyPoints = try KernelBuffer(cache: cache, size: 16)
+        pointsPerInvocation = try library.constant("DL_POINTS_PER_INVOCATION")
+    }
+
+    var kernels: [ComputeKernel] { [project64, depth32, color32, resolve].compactMap { $0 } }
+
+    /// What one draw needs besides the camera: the point source's sets and push words.
+    struct Source {
+        var depth: VkDescriptorSet
+        var color: VkDescriptorSet
+        var points: VkDescriptorSet?
+        var intrinsics: SIMD4<Float>
+        var sizes: SIMD4<Int32>
+        var count: Int
+        var isBuffer: Bool
+    }
+
+    /// Records the passes; `output` goes UNDEFINED → GENERAL → SHADER_READ_ONLY_OPTIMAL.
+    func record(_ cb: VkCommandBuffer, source: Source, output: GPUTexture, camera: PointCloudCamera, pointSize: Float,
+                background: SIMD4<Float>, colorBy: PointCloudColorBy, colormap: Colormap, range: ClosedRange<Float>,
+                stride: Int, force32Bit: Bool) throws {
+        let wide = project64 != nil && !force32Bit
+        let pixels = output.width * output.height
+        let bytes = pixels * 8   // 64-bit words, or 32-bit keys then 32-bit colors: the same size
+        if frame == nil || frameBytes != bytes {
+            frame = try KernelBuffer(cache: cache, size: bytes)
+            frameBytes = bytes
+        }
+        let frame = frame!
+        vkCmdFillBuffer(cb, frame.buffer.buffer, 0, VkDeviceSize(bytes), 0xFFFF_FFFF)
+        Barrier.transferToShaders(cb)
+
+        var p = PushWords()
+        camera.viewProjection.forEach { p.f($0) }
+        p.vec4(source.intrinsics)
+        for s in [source.sizes.x, source.sizes.y, source.sizes.z, source.sizes.w] { p.i(Int(s)) }
+        let strideBits = (min(max(stride, 1), 16) - 1) << 12
+        let flags = (source.isBuffer ? 1 : 0) | Self.colorByIndex(colorBy) << 4
+            | Int(GPUDepthColormapFilter.colormapIndex(colormap)) << 8 | strideBits
+            | (Self.landsOnNearestPixel(pointSize) ? 1 << 16 : 0)
+        let drawn = (source.count + max(stride, 1) - 1) / max(stride, 1)
+        p.i(output.width); p.i(output.height); p.i(source.count); p.i(flags)
+        p.f(range.lowerBound); p.f(range.upperBound)
+        let sets = [source.depth, source.color, frame.set, source.points ?? emptyPoints.set]
+        let threads = ((drawn + pointsPerInvocation - 1) / pointsPerInvocation, 1)
+        if drawn > 0 {
+            if wide, let project64 {
+                project64.dispatch(cb, sets: sets, push: p.words, threads: threads)
+            } else {
+                depth32.dispatch(cb, sets: sets, push: p.words, threads: threads)
+                Barrier.computeToCompute(cb)
+                color32.dispatch(cb, sets: sets, push: p.words, threads: threads)
+            }
+        }
+        Barrier.computeToCompute(cb)
+        Barrier.image(cb, output.image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_GENERAL,
+                      from: VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT.rawValue, 0,
+                      to: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue)
+        var r = PushWords()
+        r.i(output.width); r.i(output.height)
+        let window = Self.window(pointSize)
+        r.i(window.back)
+        r.u(packRGBA(background))
+        r.u(wide ? 1 : 0)
+        r.i(window.reach)
+        resolve.dispatch(cb, sets: [frame.set, try cache.storageSet(output)], push: r.words,
+                         threads: (output.width, output.height))
+        Barrier.image(cb, output.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
+                      from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
+                      to: Vk.flags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT),
+                      Vk.flags(VK_ACCESS_SHADER_READ_BIT, VK_ACCESS_TRANSFER_READ_BIT))
+    }
+
+    /// The s×s window an empty pixel searches for the nearest point, as offsets [−back, reach] on
+    /// both axes: s = round(pointSize) pixels, back ⌊s/2⌋, reach ⌊(s−1)/2⌋ (s = 2: the pixel and
+    /// its left/upper neighbors, 4 reads rather than 9).
+    static func window(_ pointSize: Float) -> (back: Int, reach: Int) {
+        let s = max(1, Int(pointSize.rounded()))
+        return (s / 2, (s - 1) / 2)
+    }
+
+    /// Whether points land on the pixel nearest their position rather than the one they fall in:
+    /// for even sizes, so the s×s square [−s/2, s/2 − 1] around it covers exactly the pixel centers
+    /// within s/2 of the point (as a raster point sprite does). Landing by ⌊x⌋ there shifts a point
+    /// whose x sits a rounding error below a whole number by one pixel and leaves a one-pixel gap
+    /// column (seen at 2× upscaling).
+    static func landsOnNearestPixel(_ pointSize: Float) -> Bool {
+        max(1, Int(pointSize.rounded())) % 2 == 0
+    }
+
+    static func colorByIndex(_ c: PointCloudColorBy) -> Int {
+        switch c {
+        case .color: return 0
+        case .depth: return 1
+        case .height: return 2
+        }
+    }
+
+    private func packRGBA(_ c: SIMD4<Float>) -> UInt32 {
+        func u(_ v: Float) -> UInt32 { UInt32(min(max(v.isNaN ? 0 : v, 0), 1) * 255 + 0.5) }
+        return u(c.x) | u(c.y) << 8 | u(c.z) << 16 | u(c.w) << 24
+    }
+}

@@ -1,0 +1,103 @@
+import CGLFW
+import CVulkan
+import Capture
+import DepthKit
+import Foundation
+import GPUKit
+
+/// A PLY point list in the 3D view (`--source ply:FILE`): uploaded once in chunks (`GPUPointCloud`),
+/// framed whole from `CloudFraming`'s home view (reset returns to it exactly), drawn by the compute
+/// rasterizer. Progressive: once a whole draw took longer than `frameBudgetMs` (the interval to the
+/// next frame), a moving view draws every n-th point (n = ⌈last full ms / budget⌉, at most 16) and
+/// the whole cloud again as soon as the view is still.
+struct PointListState {
+    let cloud: GPUPointCloud
+    let hasColor: Bool
+    /// Set on the first draw, from the window size then.
+    var framing: CloudFraming?
+    /// Milliseconds of the last draw of every point (frame to frame), nil before the first one.
+    var lastFullMs: Double?
+    /// When the last draw started, whether it drew every point, the camera it drew.
+    var lastDraw: (time: Double, full: Bool, camera: OrbitCamera)?
+    var stride = 1
+
+    /// The stride of the next draw: every point while still; while moving, every n-th point once a
+    /// whole draw took over the budget (n = ⌈ms / budget⌉, at most 16); else the current one.
+    static func stride(moving: Bool, lastFullMs: Double?, budgetMs: Double, current: Int) -> Int {
+        guard moving else { return 1 }
+        guard let ms = lastFullMs, ms > budgetMs else { return current }
+        return min(16, Int((ms / budgetMs).rounded(.up)))
+    }
+}
+
+extension Scene3D {
+    static let frameBudgetMs = 33.0
+
+    /// Uploads `contents` (nil clears it); without colors the cloud starts colored by height.
+    func setPointList(_ contents: PLYContents?) throws {
+        pointList = nil
+        camera = nil
+        cloud = nil
+        picks.removeAll()
+        guard let contents else { return }
+        let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
+        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor)
+        renderer.method = .compute
+        renderer.colorBy = contents.hasColor ? .color : .height
+    }
+
+    /// True while a mouse drag is held (the view moves under the user).
+    var isDragging: Bool { press?.moved == true }
+
+    /// Records the point list into `cb` (inside `recorder.frame {}`), at the progressive stride.
+    func recordPointList(_ cb: VkCommandBuffer, recorder: GPUFrameRecorder, width: Int, height: Int,
+                         now: Double, mark: (String) -> Void) throws {
+        guard var list = pointList else { return }
+        let k = CameraIntrinsics.default(width: width, height: height)
+        if list.framing == nil || camera == nil {
+            let f = CloudFraming(min: list.cloud.bounds.min, max: list.cloud.bounds.max, intrinsics: k)
+            list.framing = f
+            camera = f.camera
+        }
+        let framing = list.framing!, cam = camera!
+        // The last draw's cost, frame to frame, when it drew every point.
+        if let last = list.lastDraw, last.full { list.lastFullMs = (now - last.time) * 1000 }
+        let moving = isDragging || (list.lastDraw.map { $0.camera != cam } ?? false)
+        list.stride = PointListState.stride(moving: moving, lastFullMs: list.lastFullMs, budgetMs: Self.frameBudgetMs,
+                                            current: list.stride)
+        renderer.pointStride = list.stride
+        if target?.width != width || target?.height != height {
+            target = PixelBuffer(width: width, height: height, format: .rgba8)
+        }
+        let out = try recorder.target(for: target!)
+        let planes = framing.planes(distance: cam.distance)
+        let proj = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height,
+                                      near: planes.near, far: planes.far)
+        viewProjection = proj * cam.viewMatrix
+        extent = (width, height)
+        focal = k.fx
+        renderer.pointSize = userPointSize ?? 1
+        if renderer.colorBy != .color {
+            renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, min: list.cloud.bounds.min, max: list.cloud.bounds.max)
+        }
+        try renderer.record(cb: cb, recorder: recorder, cloud: list.cloud, output: out,
+                            camera: PointCloudCamera(viewProjection: viewProjection.floats))
+        mark("point cloud")
+        output = out
+        list.lastDraw = (now, list.stride == 1, cam)
+        pointList = list
+    }
+
+    /// "drawing 250,000 of 2,000,000 points" (nil without a point list).
+    var drawnPointsLine: String? {
+        guard let list = pointList else { return nil }
+        let drawn = renderer.drawnPoints(list.cloud), total = list.cloud.count
+        return "drawing \(Self.grouped(drawn)) of \(Self.grouped(total)) points" + (drawn < total ? " (moving)" : "")
+    }
+
+    static func grouped(_ n: Int) -> String {
+        var s = String(n), out = ""
+        while s.count > 3 { out = "," + s.suffix(3) + out; s.removeLast(3) }
+        return s + out
+    }
+}

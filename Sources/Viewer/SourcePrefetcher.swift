@@ -1,0 +1,148 @@
+import Capture
+import Foundation
+
+/// Runs a `FrameSource` on its own thread so the next frame is produced (rendered, decoded,
+/// converted) while the current one is drawn. Finished frames wait in a two-deep queue; the
+/// render loop's `take` never blocks on the source (it only takes a short lock to swap a slot):
+/// it gets the newest frame, or nil when nothing new arrived. When the loop falls behind, the
+/// older queued frame is dropped (its index gap is counted as dropped, as before).
+///
+/// Playback commands (pause, step, seek) go through this object: they run on the source under
+/// the same lock as `nextFrame` and empty the queue, so a stepped or sought frame is the next one shown.
+final class SourcePrefetcher: PlaybackControl {
+    let source: FrameSource
+    private let sourceLock = NSLock()   // held around every call into `source`
+    private let queueLock = NSLock()    // held around `queue`, `error`, `warnings`, `running`
+    private var queue: [FrameSet] = []
+    private var error: Error?
+    private var warnings: [String] = []
+    private var running = true
+    private var generation = 0
+    private var thread: Thread?
+    private let idle = DispatchSemaphore(value: 0)
+    // What the panel asks every frame, kept here so asking never waits for a frame being made.
+    private var shownIndex = 0
+    private var cachedLoop = false
+    private var cachedFPS: Double?
+    private var cachedCount: Int?
+    private var paused = false
+    /// A depth rate limit waiting to be set by the source's thread (`.some(nil)` lifts it).
+    private var pendingDepthRateLimit: Double??
+
+    /// The playback index the source stood at when this prefetcher took it over (nil for a live
+    /// source): frames before the first one taken, which the queue may have let go, count from here.
+    let startIndex: Int?
+
+    init(_ source: FrameSource) {
+        self.source = source
+        queue.reserveCapacity(2)
+        startIndex = (source as? PlaybackControl)?.currentIndex
+        if let p = source as? PlaybackControl {
+            shownIndex = p.currentIndex; cachedLoop = p.loop; cachedFPS = p.fps; cachedCount = p.frameCount; paused = p.isPaused
+        }
+        let t = Thread { [weak self] in self?.produce() }
+        t.name = "depthlens source"
+        thread = t
+        t.start()
+    }
+
+    /// Stops the thread (waits for it) and leaves the source started; the caller stops it. Once is enough.
+    func stop() {
+        let wasRunning = queueLock.withLock { () -> Bool in defer { running = false }; return running }
+        if wasRunning { idle.wait() }
+    }
+
+    /// A warning from the source's own callbacks (TUM), delivered by the next `take`.
+    func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
+
+    /// The newest finished frame (nil when none arrived since the last call), and the source's
+    /// last error and warnings since then.
+    func take() -> (frame: FrameSet?, error: Error?, warnings: [String]) {
+        queueLock.withLock {
+            let f = queue.last
+            queue.removeAll(keepingCapacity: true)
+            if let f { shownIndex = f.index }
+            let e = error
+            error = nil
+            var w: [String] = []
+            if !warnings.isEmpty { swap(&w, &warnings) }
+            return (f, e, w)
+        }
+    }
+
+    private func produce() {
+        defer { idle.signal() }
+        while queueLock.withLock({ running }) {
+            // The generation is read under the source lock, which a step or seek holds while it
+            // bumps it: a frame is stale only if a step or seek came after it was made. (Read
+            // before taking the source lock, a step in between made the stepped frame itself look
+            // stale, and a paused source never made it again: the picture stayed behind.)
+            let (started, result) = sourceLock.withLock { () -> (Int, Result<FrameSet?, Error>) in
+                let (started, limit) = queueLock.withLock { () -> (Int, Double??) in
+                    defer { pendingDepthRateLimit = nil }
+                    return (generation, pendingDepthRateLimit)
+                }
+                if let limit, let s = source as? DepthRateLimiting, s.depthRateLimit != limit { s.depthRateLimit = limit }
+                return (started, Result { try source.nextFrame(now: monotonicSeconds()) })
+            }
+            switch result {
+            case .success(let f?):
+                queueLock.withLock {
+                    // A frame begun before a seek or step is stale.
+                    guard started == generation else { return }
+                    if queue.count == 2 { queue.removeFirst() }
+                    queue.append(f)
+                }
+            case .success(nil):
+                usleep(1000)   // nothing due yet: poll again in 1 ms
+            case .failure(let e):
+                queueLock.withLock { error = e }
+                usleep(20_000)
+            }
+        }
+    }
+
+    /// Asks the source for a depth rate limit (thermal watch): the source's thread sets it before
+    /// its next frame, so the render loop never waits for a frame being made. False when the
+    /// source cannot lower its depth rate.
+    @discardableResult
+    func setDepthRateLimit(_ limit: Double?) -> Bool {
+        guard source is DepthRateLimiting else { return false }
+        queueLock.withLock { pendingDepthRateLimit = .some(limit) }
+        return true
+    }
+
+    private func control<R>(_ body: (PlaybackControl) throws -> R) rethrows -> R {
+        try sourceLock.withLock {
+            let p = source as! PlaybackControl
+            let r = try body(p)
+            queueLock.withLock {
+                queue.removeAll(keepingCapacity: true); generation += 1
+                shownIndex = p.currentIndex; paused = p.isPaused
+            }
+            return r
+        }
+    }
+
+    /// Self when the source has playback controls.
+    var playback: PlaybackControl? { source is PlaybackControl ? self : nil }
+
+    // MARK: PlaybackControl, forwarded under the lock
+    var isPaused: Bool { queueLock.withLock { paused } }
+    func pause() { control { $0.pause() } }
+    func resume() { control { $0.resume() } }
+    func step(by delta: Int) throws { try control { try $0.step(by: delta) } }
+    func seek(toFrame index: Int) throws { try control { try $0.seek(toFrame: index) } }
+    var loop: Bool {
+        get { queueLock.withLock { cachedLoop } }
+        set { control { $0.loop = newValue; cachedLoop = $0.loop } }
+    }
+    var fps: Double? {
+        get { queueLock.withLock { cachedFPS } }
+        set { control { $0.fps = newValue; cachedFPS = $0.fps } }
+    }
+    var frameCount: Int? { cachedCount }
+    /// The index of the frame last taken (or the source's, right after a step or seek).
+    var currentIndex: Int { queueLock.withLock { shownIndex } }
+    var isFinished: Bool { sourceLock.withLock { (source as! PlaybackControl).isFinished } }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+extension ViewerApp {
+    /// What the keys and the panel control, as one `key=value` line: `--log-ui` prints it as
+    /// `state: …` after every key and whenever it changes, so tests see what a key did.
+    var stateLine: String {
+        var f: [(String, String)] = [
+            ("view", view.rawValue), ("mode", settings.mode.name), ("colormap", settings.colormap.rawValue),
+            ("backend", settings.backend.rawValue), ("filter", flag(settings.filterOn)), ("depth", flag(settings.depthOn)),
+            ("blend", flag(settings.blend)), ("rosymatrix", flag(settings.rosyMatrix)), ("equalized", flag(settings.equalized)),
+            ("mix", String(format: "%.3f", settings.mix)), ("focus", String(format: "%.3f", settings.focus)),
+            ("range", String(format: "%.2f-%.2f", settings.rangeMin, settings.rangeMax)),
+            ("smooth", flag(settings.smoothing.enabled)), ("recording", flag(videoRecording != nil)),
+        ]
+        if let p = playback {
+            f += [("paused", flag(p.isPaused)), ("loop", flag(p.loop)), ("frame", "\(p.currentIndex)"),
+                  ("fps", p.fps.map { String(format: "%.1f", $0) } ?? "recorded")]
+        }
+        f += [("panel", flag(showPanel)), ("help", flag(showHelp)), ("vsync", flag(swapchain.vsync)),
+              ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
+        if let s = scene3D {
+            f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
+                  ("pointsby", s.renderer.method.rawValue)]
+            if let c = s.camera {
+                f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
+                      ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]
+            }
+        }
+        return f.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+    }
+
+    private func flag(_ b: Bool) -> String { b ? "1" : "0" }
+
+    /// Prints the state line (`--log-ui`) when it changed, or always with `force` (after a key).
+    func logState(force: Bool) {
+        guard options.logUI else { return }
+        let line = stateLine
+        guard force || line != lastStateLine else { return }
+        lastStateLine = line
+        print("state: \(line)")
+        fflush(stdout)
+    }
+}

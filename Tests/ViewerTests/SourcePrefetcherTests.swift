@@ -1,0 +1,45 @@
+import Capture
+import Foundation
+import XCTest
+@testable import Viewer
+
+/// The source on its own thread: frames arrive without the caller asking the source, and after a
+/// pause and a step the next frame taken is the stepped one (nothing stale from the queue).
+final class SourcePrefetcherTests: XCTestCase {
+    func next(_ p: SourcePrefetcher, timeout: Double = 10) -> FrameSet? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let f = p.take().frame { return f }
+            usleep(2000)
+        }
+        return nil
+    }
+
+    func testFramesArriveAndStepsAreNotStale() throws {
+        let source = SyntheticSource(width: 64, height: 48, fps: 200)
+        try source.start()
+        let p = SourcePrefetcher(source)
+        defer { p.stop(); source.stop() }
+        let first = try XCTUnwrap(next(p), "a frame from the source's thread")
+        let second = try XCTUnwrap(next(p))
+        XCTAssertGreaterThan(second.index, first.index, "newer frames keep coming")
+        XCTAssertNotNil(p.playback, "the synthetic source has playback controls")
+
+        p.pause()
+        XCTAssertTrue(p.isPaused)
+        usleep(50_000)
+        try p.step(by: 1)
+        let stepped = p.currentIndex
+        let f = try XCTUnwrap(next(p), "the stepped frame arrives while paused")
+        XCTAssertEqual(f.index, stepped, "the first frame after a step is the stepped one")
+        usleep(50_000)
+        XCTAssertNil(p.take().frame, "paused: nothing more comes")
+        try p.seek(toFrame: 3)
+        XCTAssertEqual(try XCTUnwrap(next(p)).index, 3)
+        p.resume()
+        XCTAssertFalse(p.isPaused)
+        XCTAssertGreaterThan(try XCTUnwrap(next(p)).index, 3)
+        p.stop()
+        p.stop()   // twice is fine
+    }
+}

@@ -1,0 +1,58 @@
+import Capture
+import DepthKit
+import Foundation
+import XCTest
+
+/// Ctrl+R and the thermal watch in a real window (Xvfb).
+final class ViewerRecordingTests: WindowTestCase {
+    func testCtrlRRecordsEveryProcessedFrame() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let snaps = path("snaps")
+        let v = try ViewerRun(x: x, args: ["--source", "synthetic:320x240", "--mode", "jet", "--log-ui", "--snapshot-dir", snaps,
+                                           "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready")
+        var n = v.lines.count
+        try v.key("ctrl+r")
+        let start = try v.waitForLine("ui: record start ", after: n, timeout: 10)
+        let file = String(start.dropFirst("ui: record start ".count))
+        XCTAssertTrue(file.hasPrefix(snaps) && file.hasSuffix(".mp4"), file)
+        usleep(1_500_000)
+        n = v.lines.count
+        try v.key("ctrl+r")
+        let done = try v.waitForLine("ui: video: ", after: n, timeout: 20)
+        // "ui: video: PATH frames N dropped D"
+        let words = done.split(separator: " ")
+        let frames = try XCTUnwrap(Int(words[words.count - 3]), done)
+        let dropped = try XCTUnwrap(Int(words[words.count - 1]), done)
+        XCTAssertGreaterThan(frames, 3, "frames recorded in 1.5 s: \(done)")
+        let probe = try VideoProbe.read(file)
+        XCTAssertEqual(probe.frames, frames, "the video holds exactly the frames recorded (\(dropped) dropped, counted)")
+        XCTAssertEqual([probe.width, probe.height], [320, 240])
+        XCTAssertEqual(probe.rate, "30/1", "the synthetic source's rate")
+        v.quit()
+    }
+
+    func testThermalSeriousWarnsAndRecovers() throws {
+        let zone = path("thermal/thermal_zone0")
+        try FileManager.default.createDirectory(atPath: zone, withIntermediateDirectories: true)
+        func write(_ file: String, _ text: String) throws { try (text + "\n").write(toFile: zone + "/" + file, atomically: true, encoding: .utf8) }
+        try write("type", "x86_pkg_temp")
+        try write("trip_point_0_type", "passive"); try write("trip_point_0_temp", "90000")
+        try write("trip_point_1_type", "critical"); try write("trip_point_1_temp", "100000")
+        try write("temp", "95000")
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "synthetic:320x240", "--mode", "jet", "--log-ui", "--size", "640x480"],
+                              extraEnv: ["DEPTHLENS_THERMAL_DIR": path("thermal")])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: thermal serious", timeout: 20)
+        try v.waitForLine("notice: thermal serious (x86_pkg_temp 95 °C): depth lowered to 15 fps")
+        let n = v.lines.count
+        try write("temp", "50000")
+        try v.waitForLine("ui: thermal nominal", after: n, timeout: 10)
+        try v.waitForLine("notice: thermal nominal", after: n)
+        v.quit()
+    }
+}

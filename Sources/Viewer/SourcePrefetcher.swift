@@ -112,13 +112,20 @@ final class SourcePrefetcher: PlaybackControl {
         return true
     }
 
-    private func control<R>(_ body: (PlaybackControl) throws -> R) rethrows -> R {
+    /// Runs `body` on the source under the source lock. A move (`moves`: step, seek) empties the
+    /// queue and makes frames begun before it stale, so the frame it asked for is the next one
+    /// shown. Other commands (pause, resume, loop, rate) keep what the source already made: a frame
+    /// that was due before a pause is still shown, so the picture and the reported index agree.
+    private func control<R>(moves: Bool = false, _ body: (PlaybackControl) throws -> R) rethrows -> R {
         try sourceLock.withLock {
             let p = source as! PlaybackControl
             let r = try body(p)
             queueLock.withLock {
-                queue.removeAll(keepingCapacity: true); generation += 1
-                shownIndex = p.currentIndex; paused = p.isPaused
+                if moves {
+                    queue.removeAll(keepingCapacity: true); generation += 1
+                    shownIndex = p.currentIndex
+                }
+                paused = p.isPaused
             }
             return r
         }
@@ -131,8 +138,8 @@ final class SourcePrefetcher: PlaybackControl {
     var isPaused: Bool { queueLock.withLock { paused } }
     func pause() { control { $0.pause() } }
     func resume() { control { $0.resume() } }
-    func step(by delta: Int) throws { try control { try $0.step(by: delta) } }
-    func seek(toFrame index: Int) throws { try control { try $0.seek(toFrame: index) } }
+    func step(by delta: Int) throws { try control(moves: true) { try $0.step(by: delta) } }
+    func seek(toFrame index: Int) throws { try control(moves: true) { try $0.seek(toFrame: index) } }
     var loop: Bool {
         get { queueLock.withLock { cachedLoop } }
         set { control { $0.loop = newValue; cachedLoop = $0.loop } }

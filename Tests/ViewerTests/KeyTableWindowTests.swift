@@ -142,10 +142,7 @@ final class KeyTableWindowTests: WindowTestCase {
         let seq = try writeSequence(frames: 25)
         let snaps = path("snaps")
         let v = try ViewerRun(x: x, args: ["--source", "tum:\(seq)", "--paused", "--frame", "10", "--mode", "original",
-                                           "--log-ui", "--snapshot-dir", snaps, "--size", "1280x720",
-                                           // Pinned: with auto, what runs depends on the machine's cached timings. With the
-                                           // CPU blend chosen, a step back after Space, Space was not shown (open bug, issue 9 note).
-                                           "--backend", "gpu"])
+                                           "--log-ui", "--snapshot-dir", snaps, "--size", "1280x720"])
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready", timeout: 120)
         let panel = try rect(v.waitForLine("layout: panel ", timeout: 60))

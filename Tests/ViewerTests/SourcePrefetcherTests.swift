@@ -42,4 +42,32 @@ final class SourcePrefetcherTests: XCTestCase {
         p.stop()
         p.stop()   // twice is fine
     }
+
+    /// A pause keeps the frames the source already made: what is shown after it is the frame the
+    /// source stands at, so a step back shows the frame before the one on screen. (A pause that
+    /// emptied the queue left the picture a frame or two behind the source, and the first step
+    /// back showed the same picture again.)
+    func testAStepBackAfterAPauseShowsTheFrameBeforeTheOneOnScreen() throws {
+        let source = SyntheticSource(width: 64, height: 48, fps: 200)
+        try source.start()
+        let p = SourcePrefetcher(source)
+        defer { p.stop(); source.stop() }
+        var shown = try XCTUnwrap(next(p)).index
+        for round in 0..<20 {
+            usleep(30_000)   // the source runs ahead of what was taken: its queue is full
+            p.pause()
+            let deadline = Date().addingTimeInterval(0.05)
+            while Date() < deadline {
+                if let f = p.take().frame { shown = f.index }
+                usleep(2000)
+            }
+            XCTAssertEqual(p.currentIndex, shown, "round \(round): the reported frame is the one shown")
+            try p.step(by: -1)
+            let back = try XCTUnwrap(next(p), "round \(round): the stepped frame arrives")
+            XCTAssertEqual(back.index, max(shown - 1, 0), "round \(round): a step back shows the frame before the one on screen")
+            shown = back.index
+            p.resume()
+            shown = try XCTUnwrap(next(p)).index
+        }
+    }
 }

@@ -140,6 +140,29 @@ final class PLYReaderTests: XCTestCase {
         }
     }
 
+    /// Found by `scripts/fuzz ply`: an ASCII ushort color of 65735 trapped converting to a byte.
+    /// ASCII values outside a color type's range clamp to it.
+    func testASCIIColorsOutsideTheirTypeClamp() throws {
+        var b = PLYBuilder()
+        b.format = "ascii"
+        b.properties += [("ushort", "red"), ("ushort", "green"), ("uchar", "blue")]
+        b.vertices = [[1, 2, 3, 65735, -7, 300], [1, 2, 3, 1e18, -1e18, -5]]
+        XCTAssertEqual(try decodeAll(b.bytes).cloud.colors, [SIMD3(255, 0, 255), SIMD3(255, 0, 0)])
+        // The fuzzer's input itself: a face element before the vertices, a NaN vertex, garbage after.
+        let found = Array("ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int vertex_indices\nelement vertex 2\n"
+            .utf8) + Array(("property float x\nproperty float y\nproperty float z\nproperty ushort red\nproperty ushort green\n"
+            + "property ushort blue\nend_header\n3 0 1 1\n1 2 3 65735 0 7\nnan 1 2 0 0 0\n").utf8)
+        let c = try decodeAll(found)
+        XCTAssertEqual(c.cloud.colors, [SIMD3(255, 0, 0)])
+        // And the exact bytes it found (garbage after the second vertex): one error, no trap.
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz/ply-ushort-color-out-of-range.ply")
+        let bytes = try [UInt8](Data(contentsOf: fixture))
+        XCTAssertThrowsError(try PLYReader.decode(bytes, name: "crash.ply")) { e in
+            XCTAssertTrue("\(e)".contains("crash.ply"), "\(e)")
+        }
+    }
+
     func testNoColorIsWhiteAndPartialColorIsNoColor() throws {
         var b = PLYBuilder()
         b.vertices = [[1, 2, 3], [4, 5, 6]]

@@ -340,8 +340,9 @@ public enum PLYReader {
     }
 
     /// An integer color component as a byte: `ushort` scaled from 0…65535, other types clamped to 0…255.
+    /// (An ASCII file can give a ushort any integer: clamped to 0…65535 first.)
     static func colorByte(integer v: Int64, _ type: ScalarType) -> UInt8 {
-        if type == .uint16 { return UInt8((Double(v) * 255 / 65535).rounded()) }
+        if type == .uint16 { return UInt8((Double(min(max(v, 0), 65535)) * 255 / 65535).rounded()) }
         return UInt8(clamping: v)
     }
 

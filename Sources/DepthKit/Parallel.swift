@@ -1,3 +1,4 @@
+import CShim
 import Foundation
 
 /// The core count, read once: `ProcessInfo.activeProcessorCount` allocates on every read on Linux,
@@ -19,11 +20,28 @@ public func bandCount(_ rows: Int, minimumRowsPerBand: Int = 16) -> Int {
 public func parallelBands(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (Int, Range<Int>) -> Void) {
     let bands = bandCount(rows, minimumRowsPerBand: minimumRowsPerBand)
     if bands <= 1 { body(0, 0..<rows); return }
-    DispatchQueue.concurrentPerform(iterations: bands) { i in
+    parallelFor(bands) { i in
         let start = rows * i / bands, end = rows * (i + 1) / bands
         if start < end { body(i, start..<end) }
     }
 }
+
+/// Runs `body(0..<count)` on CShim's worker pool (cores − 1 threads and the caller), returning
+/// when all are done. Unlike `DispatchQueue.concurrentPerform`, it allocates nothing per call:
+/// the render loop runs kernels every frame and counts its allocations (`view --stats`).
+public func parallelFor(_ count: Int, _ body: (Int) -> Void) {
+    if count <= 1 { if count == 1 { body(0) }; return }
+    withoutActuallyEscaping(body) { body in
+        var job = ParallelJob(body: body)
+        withUnsafeMutablePointer(to: &job) { p in
+            dl_parallel_run(Int32(count), { ctx, i in
+                ctx!.assumingMemoryBound(to: ParallelJob.self).pointee.body(Int(i))
+            }, p)
+        }
+    }
+}
+
+private struct ParallelJob { let body: (Int) -> Void }
 
 /// Runs `body` over `0..<rows` split into contiguous bands, two a core.
 /// Kernels use it so each row loop runs without per-pixel dispatch or allocation.

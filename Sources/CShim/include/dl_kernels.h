@@ -52,11 +52,30 @@ void dl_k_colormap_fixed(const float *src, uint32_t *dst, size_t n, float lo, fl
 /// Mix of same-size bytes: out = floor(a·g + b·f + 0.5).
 void dl_k_mix(const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g);
 
+/// Mix with b scaled bilinearly to a's size, rows y0..<y1: per output row y, rows r0[y] and
+/// r1[y] of b are interpolated across (columns x0, x1, weights fx; h = p·(1 − fx) + q·fx), then
+/// bv = h0·(1 − fy[y]) + h1·fy[y] and out = floor(a·g + bv·f + 0.5). `scratch` holds 8·w floats
+/// (two interpolated rows, reused while consecutive output rows share them).
+void dl_k_mix_scaled(const uint8_t *a, size_t aStride, const uint8_t *b, size_t bStride,
+                     uint8_t *dst, size_t dstStride, size_t w, int32_t y0, int32_t y1,
+                     const int32_t *x0, const int32_t *x1, const float *fx,
+                     const int32_t *r0, const int32_t *r1, const float *fy,
+                     float *scratch, float f, float g);
+
 /// Depth mask (p = clamp(((1/d − invMax)·numScale)/div + pBias), m = clamp(0.5 + s·(p − f)) for
 /// high-pass, clamp(0.5 + s·(hb − |p − f|)) for band-pass, invalid → 0). Writes floats to
 /// `fdst`, or unorm8 bytes to `bdst` when that is not NULL.
 void dl_k_depth_mask(const float *src, size_t n, int bandpass, float invMax, float numScale, float div,
                      float pBias, float focus, float slope, float halfWidth, float *fdst, uint8_t *bdst);
+
+/// One band of a parallel job: `band` in 0..<bands.
+typedef void (*dl_band_fn)(void *ctx, int32_t band);
+/// Runs fn(ctx, 0..<bands) on a pool of cores − 1 worker threads plus the caller, returning when
+/// all are done; allocates nothing after the pool's first use. A call made while another runs
+/// (another thread, or from inside a band) runs its bands on the calling thread instead.
+void dl_parallel_run(int32_t bands, dl_band_fn fn, void *ctx);
+/// The pool's worker threads (starting it): 0 on one core.
+int dl_parallel_workers(void);
 
 #ifdef __cplusplus
 }

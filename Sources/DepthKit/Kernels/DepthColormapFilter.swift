@@ -98,7 +98,7 @@ public final class DepthColormapFilter: FilterRenderer {
 
         // 1. Histograms, two per band (even and odd samples) so bands never share a counter.
         let stride = nbins + 1, copies = 2 * nbands, plane = binPlane
-        DispatchQueue.concurrentPerform(iterations: nbands) { band in
+        parallelFor(nbands) { band in
             let hist0 = histograms + 2 * band * stride, hist1 = hist0 + stride
             hist0.initialize(repeating: 0, count: 2 * stride)
             for y in (h * band / nbands)..<(h * (band + 1) / nbands) {

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #pragma STDC FP_CONTRACT OFF
 
@@ -279,6 +282,72 @@ INLINE void dl_k_mix_body(const uint8_t *a, const uint8_t *b, uint8_t *dst, size
 }
 DL_DISPATCH(dl_k_mix, (const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g),
             (a, b, dst, n, f, g))
+
+/// One row of b interpolated across: h[4x+c] = b[4·i0[x]+c]·(1 − fx[x]) + b[4·i1[x]+c]·fx[x].
+INLINE void hlerp_row(const uint8_t *b, const int32_t *i0, const int32_t *i1, const float *fx, float *h, size_t w) {
+#if defined(__SSE2__)
+    // One pixel's four channels as one vector (the same IEEE products and sum as below).
+    const __m128i zero = _mm_setzero_si128();
+    for (size_t x = 0; x < w; x++) {
+        __m128i p = _mm_cvtsi32_si128((int)load32(b + 4 * (size_t)i0[x]));
+        __m128i q = _mm_cvtsi32_si128((int)load32(b + 4 * (size_t)i1[x]));
+        __m128 pf = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(p, zero), zero));
+        __m128 qf = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(q, zero), zero));
+        __m128 wx = _mm_set1_ps(fx[x]), vx = _mm_set1_ps(1.0f - fx[x]);
+        _mm_storeu_ps(h + 4 * x, _mm_add_ps(_mm_mul_ps(pf, vx), _mm_mul_ps(qf, wx)));
+    }
+#else
+    for (size_t x = 0; x < w; x++) {
+        const uint8_t *p = b + 4 * (size_t)i0[x], *q = b + 4 * (size_t)i1[x];
+        float wx = fx[x], vx = 1.0f - wx;
+        for (int c = 0; c < 4; c++) h[4 * x + c] = (float)(int32_t)p[c] * vx + (float)(int32_t)q[c] * wx;
+    }
+#endif
+}
+
+/// out = floor(a·g + (top·(1 − fy) + bottom·fy)·f + 0.5) over n bytes.
+INLINE void vmix_row(const uint8_t *a, const float *top, const float *bottom, uint8_t *dst, size_t n,
+                     float fy, float f, float g) {
+    float vy = 1.0f - fy;
+    for (size_t i = 0; i < n; i++) {
+        float bv = top[i] * vy + bottom[i] * fy;
+        float v = (float)(int32_t)a[i] * g + bv * f + 0.5f;
+        dst[i] = (uint8_t)(int32_t)v;
+    }
+}
+
+INLINE void dl_k_mix_scaled_body(const uint8_t *a, size_t aStride, const uint8_t *b, size_t bStride,
+                                 uint8_t *dst, size_t dstStride, size_t w, int32_t y0, int32_t y1,
+                                 const int32_t *x0, const int32_t *x1, const float *fx,
+                                 const int32_t *r0, const int32_t *r1, const float *fy,
+                                 float *scratch, float f, float g) {
+    // Two rows of b interpolated across, kept while consecutive output rows read them.
+    float *slot[2] = { scratch, scratch + 4 * w };
+    int32_t held[2] = { -1, -1 };
+    for (int32_t y = y0; y < y1; y++) {
+        const float *rows[2];
+        int32_t want[2] = { r0[y], r1[y] };
+        int used = -1;
+        for (int k = 0; k < 2; k++) {
+            int s = held[0] == want[k] ? 0 : held[1] == want[k] ? 1 : -1;
+            if (s < 0) {
+                // Refill a slot the other row does not use.
+                s = used == 0 ? 1 : used == 1 ? 0 : (held[0] == want[1 - k] ? 1 : 0);
+                hlerp_row(b + (size_t)want[k] * bStride, x0, x1, fx, slot[s], w);
+                held[s] = want[k];
+            }
+            used = s;
+            rows[k] = slot[s];
+        }
+        vmix_row(a + (size_t)y * aStride, rows[0], rows[1], dst + (size_t)y * dstStride, 4 * w, fy[y], f, g);
+    }
+}
+DL_DISPATCH(dl_k_mix_scaled, (const uint8_t *a, size_t aStride, const uint8_t *b, size_t bStride,
+                              uint8_t *dst, size_t dstStride, size_t w, int32_t y0, int32_t y1,
+                              const int32_t *x0, const int32_t *x1, const float *fx,
+                              const int32_t *r0, const int32_t *r1, const float *fy,
+                              float *scratch, float f, float g),
+            (a, aStride, b, bStride, dst, dstStride, w, y0, y1, x0, x1, fx, r0, r1, fy, scratch, f, g))
 
 // MARK: Depth masks
 

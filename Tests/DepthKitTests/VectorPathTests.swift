@@ -72,6 +72,32 @@ final class VectorPathTests: XCTestCase {
         }
     }
 
+    private func checkScaledMix(_ aw: Int, _ ah: Int, _ bw: Int, _ bh: Int, path: CPUVectorPath) throws {
+        let c = randomColor(aw, ah, seed: 5), colorA = c.packedBytes()
+        let small = randomColor(bw, bh, seed: 11), smallBytes = small.packedBytes()
+        let scaled = FragmentMixer(mixFactor: 0.37)
+        try scaled.prepare(input: c.frameFormat, secondInput: small.frameFormat, outputRetainedBufferCountHint: 1)
+        let scaledOut = try scaled.render(c, small).packedBytes()
+        let cols = BilinearAxis(source: bw, target: aw), rowsAxis = BilinearAxis(source: bh, target: ah)
+        for y in 0..<ah {
+            for x in 0..<aw {
+                for ch in 0..<4 {
+                    func t(_ xx: Int32, _ yy: Int32) -> Float { Float(smallBytes[(Int(yy) * bw + Int(xx)) * 4 + ch]) }
+                    let wx = cols.f[x], fy = rowsAxis.f[y]
+                    let top = t(cols.i0[x], rowsAxis.i0[y]) * (1 - wx) + t(cols.i1[x], rowsAxis.i0[y]) * wx
+                    let bottom = t(cols.i0[x], rowsAxis.i1[y]) * (1 - wx) + t(cols.i1[x], rowsAxis.i1[y]) * wx
+                    let bv = top * (1 - fy) + bottom * fy
+                    let i = (y * aw + x) * 4 + ch
+                    let v: Float = Float(colorA[i]) * (1 - 0.37) + bv * 0.37 + 0.5
+                    if scaledOut[i] != UInt8(v) {
+                        XCTFail("scaled mix \(aw)x\(ah) from \(bw)x\(bh): byte \(i) is \(scaledOut[i]), expected \(UInt8(v)) on \(path)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
     func testEveryPathMatchesTheScalarFormulas() throws {
         let d = depth(37, 23, seed: 9), c = randomColor(37, 23), c2 = randomColor(37, 23, seed: 3)
         let depths = (0..<23).flatMap { y in (0..<37).map { d.row(y, as: Float.self)[$0] } }
@@ -104,25 +130,10 @@ final class VectorPathTests: XCTestCase {
                 XCTAssertEqual(mixed[i], UInt8(v), "mix byte \(i) on \(path)")
             }
             // Mix with b at another size: b bilinear (clamp to edge) at a's pixel centers, in float,
-            // then floor(a·(1 − f) + b·f + 0.5).
-            let small = randomColor(13, 9, seed: 11), smallBytes = small.packedBytes()
-            let scaled = FragmentMixer(mixFactor: 0.37)
-            try scaled.prepare(input: c.frameFormat, secondInput: small.frameFormat, outputRetainedBufferCountHint: 1)
-            let scaledOut = try scaled.render(c, small).packedBytes()
-            let cols = BilinearAxis(source: 13, target: c.width), rowsAxis = BilinearAxis(source: 9, target: c.height)
-            for y in 0..<c.height {
-                for x in 0..<c.width {
-                    for ch in 0..<4 {
-                        func t(_ xx: Int32, _ yy: Int32) -> Float { Float(smallBytes[(Int(yy) * 13 + Int(xx)) * 4 + ch]) }
-                        let wx = cols.f[x], fy = rowsAxis.f[y]
-                        let top = t(cols.i0[x], rowsAxis.i0[y]) * (1 - wx) + t(cols.i1[x], rowsAxis.i0[y]) * wx
-                        let bottom = t(cols.i0[x], rowsAxis.i1[y]) * (1 - wx) + t(cols.i1[x], rowsAxis.i1[y]) * wx
-                        let bv = top * (1 - fy) + bottom * fy
-                        let i = (y * c.width + x) * 4 + ch
-                        let v: Float = Float(colorA[i]) * (1 - 0.37) + bv * 0.37 + 0.5
-                        XCTAssertEqual(scaledOut[i], UInt8(v), "scaled mix byte \(i) on \(path)")
-                    }
-                }
+            // then floor(a·(1 − f) + b·f + 0.5). Up and down, one band and several (rows of b
+            // shared by consecutive output rows, and rows skipped).
+            for (aw, ah, bw, bh) in [(37, 23, 13, 9), (50, 70, 23, 31), (41, 66, 97, 130), (8, 40, 8, 3)] {
+                try checkScaledMix(aw, ah, bw, bh, path: path)
             }
             // Color matrix: unorm8(bias + M·p), p = byte/255.
             let m = ColorMatrix(r: [0.9, 0.3, -0.2, 0.1], g: [0.1, 1.2, 0.05, 0], b: [-0.4, 0.2, 1.1, 0], a: [0, 0, 0.5, 0.5],

@@ -31,6 +31,7 @@ public final class FragmentMixer: MixerRenderer {
         if secondInput.width != input.width || secondInput.height != input.height {
             columns = BilinearAxis(source: secondInput.width, target: input.width)
             rowsAxis = BilinearAxis(source: secondInput.height, target: input.height)
+            prepareScratch(width: input.width, height: input.height)
         } else {
             columns = nil; rowsAxis = nil
         }
@@ -49,7 +50,7 @@ public final class FragmentMixer: MixerRenderer {
         let f = mixFactor, g = 1 - mixFactor
         let w = a.width
         if let columns, let rowsAxis {
-            Self.mixScaled(a, b, out, f, g, columns, rowsAxis)
+            mixScaled(a, b, out, f, g, columns, rowsAxis)
         } else {
             let n = w * 4
             parallelRows(a.height) { rows in
@@ -62,27 +63,35 @@ public final class FragmentMixer: MixerRenderer {
         return out
     }
 
-    private static func mixScaled(_ a: PixelBuffer, _ b: PixelBuffer, _ out: PixelBuffer, _ f: Float, _ g: Float,
-                                  _ cols: BilinearAxis, _ rowsAxis: BilinearAxis) {
+    /// Per band, two rows of b interpolated across (`dl_k_mix_scaled`'s scratch), made in `prepare`.
+    private var scratch: UnsafeMutablePointer<Float>?
+    private var scratchBands = 0
+
+    deinit { scratch?.deallocate() }
+
+    private func prepareScratch(width: Int, height: Int) {
+        scratch?.deallocate()
+        scratchBands = bandCount(height)
+        scratch = .allocate(capacity: scratchBands * 8 * width)
+    }
+
+    private func mixScaled(_ a: PixelBuffer, _ b: PixelBuffer, _ out: PixelBuffer, _ f: Float, _ g: Float,
+                           _ cols: BilinearAxis, _ rowsAxis: BilinearAxis) {
         let w = a.width
+        if scratch == nil || scratchBands < bandCount(a.height) { prepareScratch(width: w, height: a.height) }
+        let scratch = scratch!
         cols.i0.withUnsafeBufferPointer { x0 in
         cols.i1.withUnsafeBufferPointer { x1 in
         cols.f.withUnsafeBufferPointer { fx in
-            parallelRows(a.height) { rows in
-                for y in rows {
-                    let fy = rowsAxis.f[y]
-                    let r0 = b.row(Int(rowsAxis.i0[y]), as: SIMD4<UInt8>.self)
-                    let r1 = b.row(Int(rowsAxis.i1[y]), as: SIMD4<UInt8>.self)
-                    let pa = a.row(y, as: SIMD4<UInt8>.self), po = out.row(y, as: SIMD4<UInt8>.self)
-                    for x in 0..<w {
-                        let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
-                        let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
-                        let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
-                        let bv = top * (1 - fy) + bottom * fy
-                        po[x] = bytes(floats(pa[x]) * g + bv * f + 0.5)
-                    }
-                }
+        rowsAxis.i0.withUnsafeBufferPointer { r0 in
+        rowsAxis.i1.withUnsafeBufferPointer { r1 in
+        rowsAxis.f.withUnsafeBufferPointer { fy in
+            parallelBands(a.height) { band, rows in
+                dl_k_mix_scaled(a.row(0, as: UInt8.self), a.bytesPerRow, b.row(0, as: UInt8.self), b.bytesPerRow,
+                                out.row(0, as: UInt8.self), out.bytesPerRow, w, Int32(rows.lowerBound), Int32(rows.upperBound),
+                                x0.baseAddress, x1.baseAddress, fx.baseAddress, r0.baseAddress, r1.baseAddress, fy.baseAddress,
+                                scratch + band * 8 * w, f, g)
             }
-        }}}
+        }}}}}}
     }
 }

@@ -65,6 +65,30 @@ final class ImageIOTests: XCTestCase {
         XCTAssertEqual(try ImageIO.read(dir.file("c.ppm")).packedBytes(), c.packedBytes())
     }
 
+    /// Found by `scripts/fuzz pnm` and `pfm`: a 16-bit PPM sample above maxval trapped when rescaled
+    /// to a byte. Samples are rescaled from 0...maxval (8-bit ones too) and clamp at maxval.
+    func testPPMSamplesRescaleByMaxvalAndClampAboveIt() throws {
+        let dir = TempDir()
+        // 16-bit, maxval 1000: 0, 500, 1000, 65535 (above maxval) in one row of two pixels.
+        var p16 = Array("P6\n2 1\n1000\n".utf8)
+        for v in [0, 500, 1000, 65535, 999, 1] as [Int] { p16 += [UInt8(v >> 8), UInt8(v & 0xFF)] }
+        try FileSupport.atomicWrite(p16, to: dir.file("a.ppm"))
+        XCTAssertEqual(try ImageIO.read(dir.file("a.ppm")).packedBytes(), [0, 128, 255, 255, 255, 255, 0, 255])
+        // 8-bit, maxval 100: 0, 50, 100, 200 (above maxval).
+        let p8 = Array("P6\n2 1\n100\n".utf8) + [0, 50, 100, 200, 1, 99]
+        try FileSupport.atomicWrite(p8, to: dir.file("b.ppm"))
+        XCTAssertEqual(try ImageIO.read(dir.file("b.ppm")).packedBytes(), [0, 128, 255, 255, 255, 3, 252, 255])
+        // The fuzzers' inputs themselves: read (or refused with the file's name), never a trap.
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz")
+        for name in ["ppm16-sample-above-maxval.ppm", "ppm16-sample-above-maxval-2.ppm"] {
+            let path = fixtures.appendingPathComponent(name).path
+            do { _ = try ImageIO.read(path); _ = try DepthIO.readDepth(path) } catch {
+                XCTAssertTrue("\(error)".contains(name), "\(error)")
+            }
+        }
+    }
+
     func testPFMRoundTripKeepsRowOrderAndRawValues() throws {
         let dir = TempDir()
         let m = floatMap(3, 2) { x, y in Float(y * 10 + x) + 0.5 }

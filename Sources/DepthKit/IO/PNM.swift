@@ -41,7 +41,8 @@ enum PNM {
         return (w, h)
     }
 
-    /// Reads P5 (→ gray8 / gray16) or P6 (→ rgba8; 16-bit samples rescaled to 8 bits by maxval).
+    /// Reads P5 (→ gray8 / gray16, samples as stored) or P6 (→ rgba8; samples rescaled to 8 bits by
+    /// maxval, those above it clamped).
     static func read(_ path: String, bytes: [UInt8], littleEndian: Bool) throws -> PixelBuffer {
         let ppm = bytes[1] == UInt8(ascii: "6")
         let kind = ppm ? "PPM" : "PGM"
@@ -76,14 +77,18 @@ enum PNM {
                 }
                 return out
             }
+            // Samples are rescaled from 0...maxval to 0...255; a sample above maxval (which netpbm
+            // calls invalid) counts as maxval, as netpbm's own readers clamp it.
             let out = PixelBuffer(width: w, height: h, format: .rgba8)
+            let m = UInt32(maxval)
             for y in 0..<h {
                 let r = out.row(y, as: UInt8.self)
                 for x in 0..<w {
                     for c in 0..<3 {
                         let i = (y * w + x) * 3 + c
-                        r[4 * x + c] = bps == 1 ? data[i]
-                            : UInt8((UInt32(sample16(i)) * 255 + UInt32(maxval / 2)) / UInt32(maxval))
+                        if maxval == 255 { r[4 * x + c] = data[i]; continue }
+                        let v = min(bps == 1 ? UInt32(data[i]) : UInt32(sample16(i)), m)
+                        r[4 * x + c] = UInt8((v * 255 + m / 2) / m)
                     }
                     r[4 * x + 3] = 255
                 }

@@ -1,8 +1,9 @@
 #version 450
 #include "common.glsl"
-// Compute point rasterizer, resolve: output pixel = the color of its nearest point, else (point
-// size s > 1) that of the nearest point (smallest depth key) in the s×s window [−⌊s/2⌋, ⌊(s−1)/2⌋]
-// on both axes (the raster path's points are s×s squares), else the background. Reads keys and colors as 32-bit
+// Compute point rasterizer, resolve: output pixel = the color of the nearest point (smallest depth
+// key) that lands on it or, for point size s > 1, in the s×s window [−⌊s/2⌋, ⌊(s−1)/2⌋] on both
+// axes around it, else the background: the depth test of s×s squares, as the raster path's point
+// sprites get it (a nearer point's square hides a farther point's own pixel). Reads keys and colors as 32-bit
 // words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
 // i, color at W·H + i.
 layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
@@ -26,7 +27,19 @@ void main() {
     if (p.x >= params.size.x || p.y >= params.size.y) return;
     uint i = uint(p.y * params.size.x + p.x);
     uint best = keyAt(i), at = i;
-    if (best == 0xFFFFFFFFu && (params.radius > 0 || params.reach > 0)) {
+    if (params.radius == 1 && params.reach == 0) {
+        // Point size 2 (the default): the window is the pixel and its left and upper neighbors,
+        // read unrolled in the general loop's order (rows top to bottom, left to right), so ties
+        // resolve alike.
+        uint up = uint(max(p.y - 1, 0) * params.size.x), row = uint(p.y * params.size.x);
+        uint left = uint(max(p.x - 1, 0)), x = uint(p.x);
+        uint k = keyAt(up + left);
+        if (k < best) { best = k; at = up + left; }
+        k = keyAt(up + x);
+        if (k < best) { best = k; at = up + x; }
+        k = keyAt(row + left);
+        if (k < best) { best = k; at = row + left; }
+    } else if (params.radius > 0 || params.reach > 0) {
         // Neighbors clamped to the image: a clamped one is still within the radius, so no branches.
         int r = params.radius;
         ivec2 hi = params.size - 1;

@@ -148,6 +148,40 @@ final class PointCloudComputeTests: PointCloudTestCase {
         }
     }
 
+    /// Even sizes on the compute path (size 2 has its own unrolled window in the resolve pass, 4 the
+    /// general loop): one point covers an s×s square, the nearer of two overlapping squares wins
+    /// where they overlap, and both atomics paths draw the same picture.
+    func testEvenPointSizesCoverSquaresAndKeepTheNearerPoint() throws {
+        let k = CameraIntrinsics.default(width: 12, height: 12)
+        let near: (UInt8, UInt8, UInt8, UInt8) = (250, 10, 10, 255), far: (UInt8, UInt8, UInt8, UInt8) = (10, 250, 10, 255)
+        let camera = PointCloudCamera.depthCamera(intrinsics: k, width: 12, height: 12)
+        defer { renderer.pointSize = 1 }
+        for size in [Float(2), 4] {
+            renderer.pointSize = size
+            let s = Int(size)
+            // One point, then two a pixel apart diagonally (the far one first in memory).
+            let one = depthMap(12, 12) { x, y in x == 5 && y == 5 ? 1 : 0 }
+            let two = depthMap(12, 12) { x, y in x == 5 && y == 5 ? 2 : x == 6 && y == 6 ? 1 : 0 }
+            let color = PixelBuffer(width: 12, height: 12, format: .rgba8)
+            color.setRGBA(x: 5, y: 5, far); color.setRGBA(x: 6, y: 6, near)
+            var pictures: [[UInt8]] = []
+            for force32 in computePaths {
+                try withPath(.compute, force32: force32) {
+                    let single = try renderer.render(depth: one, color: color, intrinsics: k, camera: camera, width: 12, height: 12)
+                    XCTAssertEqual(covered(single), s * s, "size \(s), 32-bit \(force32)")
+                    let pair = try renderer.render(depth: two, color: color, intrinsics: k, camera: camera, width: 12, height: 12)
+                    // The squares overlap in (s − 1)²  pixels, all of them the near point's.
+                    XCTAssertEqual(covered(pair), 2 * s * s - (s - 1) * (s - 1), "size \(s), 32-bit \(force32)")
+                    var nearCount = 0
+                    for y in 0..<12 { for x in 0..<12 where pair.rgba(x: x, y: y) == near { nearCount += 1 } }
+                    XCTAssertEqual(nearCount, s * s, "size \(s), 32-bit \(force32): the near square is whole")
+                    pictures.append(pair.packedBytes())
+                }
+            }
+            XCTAssertEqual(Set(pictures).count, 1, "size \(s): both atomics paths draw the same")
+        }
+    }
+
     /// A PLY written as `export-ply` writes it (binary and ASCII), read back and drawn from the
     /// depth camera, gives the depth frame's picture.
     func testExportedPLYRendersLikeItsDepthFrame() throws {

@@ -68,6 +68,7 @@ int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) 
     uint32_t channels = png_get_channels(png, info);
     uint32_t bit_depth = png_get_bit_depth(png, info);
     if (w == 0 || h == 0 || (size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
+    if ((uint64_t)w * h > DL_MAX_IMAGE_PIXELS) png_error(png, "image size is more than 2^28 pixels");
     pixels = malloc(row_bytes * h);
     rows = malloc(sizeof(png_bytep) * h);
     if (!pixels || !rows) png_error(png, "out of memory");
@@ -145,7 +146,7 @@ int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len)
     int read_error = ferror(fp);
     fclose(fp);
     if (read_error) { free(data); set_error(error, error_len, "read error"); return -1; }
-    int r = dl_jpeg_decode(data, size, out, error, error_len);
+    int r = dl_jpeg_decode(data, size, 0, 0, out, error, error_len);
     free(data);
     return r;
 }

@@ -3,6 +3,7 @@
 #include "dl_shim.h"
 #include <stdio.h>  // jpeglib.h needs FILE
 #include <jpeglib.h>
+#include <jerror.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,16 @@ static void mem_error_exit(j_common_ptr cinfo) {
 
 static void mem_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
-int dl_jpeg_decode(const uint8_t *data, size_t size, dl_image *out, char *error, size_t error_len) {
+// Warnings are silent, but for scan data that ends before the image does (a truncated file or
+// frame: the decoder needed bits past the end, JWRN_HIT_MARKER): that is an error, not a picture
+// whose rest libjpeg made up. Data that only lacks its end-of-image marker (JWRN_JPEG_EOF alone)
+// decodes whole and is accepted.
+static void mem_emit_message(j_common_ptr cinfo, int level) {
+    if (level < 0 && cinfo->err->msg_code == JWRN_HIT_MARKER) cinfo->err->error_exit(cinfo);
+}
+
+int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
+                   char *error, size_t error_len) {
     memset(out, 0, sizeof(*out));
     if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
     struct jpeg_decompress_struct cinfo;
@@ -36,6 +46,7 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, dl_image *out, char *error,
     cinfo.err = jpeg_std_error(&ctx.mgr);
     ctx.mgr.error_exit = mem_error_exit;
     ctx.mgr.output_message = mem_output_message;
+    ctx.mgr.emit_message = mem_emit_message;
     uint8_t *volatile pixels = NULL;
     if (setjmp(ctx.jump)) {
         free(pixels);
@@ -45,6 +56,16 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, dl_image *out, char *error,
     jpeg_create_decompress(&cinfo);
     jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
+    if (expect_width && (cinfo.image_width != expect_width || cinfo.image_height != expect_height)) {
+        snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height,
+                 expect_width, expect_height);
+        longjmp(ctx.jump, 1);
+    }
+    if ((uint64_t)cinfo.image_width * cinfo.image_height > DL_MAX_IMAGE_PIXELS) {
+        snprintf(error, error_len, "image size %ux%u is more than %llu pixels", cinfo.image_width,
+                 cinfo.image_height, (unsigned long long)DL_MAX_IMAGE_PIXELS);
+        longjmp(ctx.jump, 1);
+    }
     if (cinfo.jpeg_color_space != JCS_GRAYSCALE) cinfo.out_color_space = JCS_RGB;
     jpeg_start_decompress(&cinfo);
     size_t row_bytes = (size_t)cinfo.output_width * cinfo.output_components;

@@ -117,9 +117,14 @@ public enum PixelConversion {
     public static func mjpegToRGBA(_ data: UnsafeRawPointer, count: Int, into dst: PixelBuffer) throws -> Void {
         var image = dl_image()
         var message = [CChar](repeating: 0, count: 256)
-        let r = dl_jpeg_decode(data.assumingMemoryBound(to: UInt8.self), count, &image, &message, message.count)
+        // The frame's size is checked against dst's before the decoder allocates anything.
+        let r = dl_jpeg_decode(data.assumingMemoryBound(to: UInt8.self), count, UInt32(dst.width), UInt32(dst.height),
+                               &image, &message, message.count)
         defer { dl_image_free(&image) }
-        guard r == 0 else { throw ConversionProblem("corrupt MJPEG frame: \(String(cString: message))") }
+        guard r == 0 else {
+            let problem = String(cString: message)
+            throw ConversionProblem(problem.hasPrefix("frame is ") ? "MJPEG \(problem)" : "corrupt MJPEG frame: \(problem)")
+        }
         guard Int(image.width) == dst.width, Int(image.height) == dst.height, let px = image.pixels else {
             throw ConversionProblem("MJPEG frame is \(image.width)x\(image.height), expected \(dst.width)x\(dst.height)")
         }

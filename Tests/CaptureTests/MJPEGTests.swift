@@ -41,4 +41,36 @@ final class MJPEGTests: XCTestCase {
         XCTAssertTrue(cam.isStreaming)
         XCTAssertEqual(try XCTUnwrap(try cam.readFrame()).sequence, 2)
     }
+
+    /// A frame cut inside its scan data is corrupt (libjpeg would only warn and fill the rest with
+    /// gray); one that only lacks the end-of-image marker decodes whole.
+    func testAFrameCutInsideItsScanIsCorruptButAMissingEndMarkerIsNot() throws {
+        let dst = PixelBuffer(width: 16, height: 8, format: .rgba8)
+        let noEOI = Array(solidJPEG.dropLast(2))
+        try noEOI.withUnsafeBytes { try PixelConversion.mjpegToRGBA($0.baseAddress!, count: $0.count, into: dst) }
+        XCTAssertEqual(Double(dst.rgba(x: 15, y: 7).0), 200, accuracy: 3)
+        let cut = Array(solidJPEG.dropLast(5))   // the scan's last entropy-coded bytes gone
+        XCTAssertThrowsError(try cut.withUnsafeBytes {
+            try PixelConversion.mjpegToRGBA($0.baseAddress!, count: $0.count, into: dst)
+        }) { error in
+            XCTAssertTrue("\(error)".contains("corrupt MJPEG frame"), "\(error)")
+        }
+    }
+
+    /// A frame of another size than negotiated is refused from its header, before the decoder
+    /// allocates (`scripts/fuzz mjpeg` found a frame claiming 1.9 GB of pixels).
+    func testAFrameOfAnotherSizeIsRefusedFromItsHeader() throws {
+        let wide = PixelBuffer(width: 32, height: 8, format: .rgba8)
+        XCTAssertThrowsError(try solidJPEG.withUnsafeBytes {
+            try PixelConversion.mjpegToRGBA($0.baseAddress!, count: $0.count, into: wide)
+        }) { error in
+            XCTAssertEqual((error as? ConversionProblem)?.message, "MJPEG frame is 16x8, expected 32x8")
+        }
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/fuzz/mjpeg-huge-size.jpg")
+        let found = try [UInt8](Data(contentsOf: fixture))
+        XCTAssertThrowsError(try found.withUnsafeBytes {
+            try PixelConversion.mjpegToRGBA($0.baseAddress!, count: $0.count, into: PixelBuffer(width: 64, height: 48, format: .rgba8))
+        })
+    }
 }

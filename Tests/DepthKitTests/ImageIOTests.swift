@@ -182,6 +182,21 @@ final class ImageIOTests: XCTestCase {
         XCTAssertFileError(try ImageIO.read(j), path: j, "corrupt JPEG")
     }
 
+    /// Found by `scripts/fuzz jpeg`: a 203-byte JPEG whose header claims 12.8 GB of pixels was
+    /// allocated before decoding. Sizes over 2^28 pixels are refused; so is a JPEG cut short.
+    func testJPEGThatClaimsAHugeSizeOrIsCutShortIsRefused() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures")
+        let huge = fixtures.appendingPathComponent("fuzz/jpeg-huge-size.jpg").path
+        XCTAssertFileError(try ImageIO.read(huge), path: huge, "more than 268435456 pixels")
+        // A 16x8 solid-color JPEG (ImageMagick, quality 95), whole and without its last 5 bytes.
+        let whole = fixtures.appendingPathComponent("solid-16x8.jpg").path
+        XCTAssertEqual(try ImageIO.read(whole).width, 16)
+        let dir = TempDir()
+        let cut = dir.write("cut.jpg", Array(try FileSupport.readAll(whole).dropLast(5)))
+        XCTAssertFileError(try ImageIO.read(cut), path: cut, "corrupt JPEG")
+    }
+
     func testTruncatedPGM() {
         let dir = TempDir()
         let p = dir.write("t.pgm", Array("P5\n4 4\n255\n".utf8) + [UInt8](repeating: 1, count: 10))

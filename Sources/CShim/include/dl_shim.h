@@ -42,12 +42,20 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
                  uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
                  char *error, size_t error_len);
 
+/// The most pixels a PNG or JPEG header may claim (2^28, as for PGM/PPM/PFM): a lying header
+/// gets an error, not a multi-gigabyte allocation.
+#define DL_MAX_IMAGE_PIXELS ((uint64_t)1 << 28)
+
 /// Reads a JPEG as 8-bit RGB or gray. libjpeg's default error handler calls exit(); this one
 /// longjmps back into C and returns -1 with `error` filled.
 int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len);
 /// Decodes a JPEG held in memory (an MJPEG camera frame) as 8-bit RGB or gray, behind setjmp
-/// `dl_jpeg_read` uses it too. Returns 0, or -1 with `error` filled. (jpeg_mem.c)
-int dl_jpeg_decode(const uint8_t *data, size_t size, dl_image *out, char *error, size_t error_len);
+/// `dl_jpeg_read` uses it too. Returns 0, or -1 with `error` filled: libjpeg's errors, a size
+/// over DL_MAX_IMAGE_PIXELS, and scan data that ends before the image does (libjpeg only warns
+/// and fills the rest with gray; a missing end-of-image marker alone is fine). (jpeg_mem.c)
+/// With `expect_width` non-zero, a frame of another size is refused before anything is allocated.
+int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
+                   char *error, size_t error_len);
 
 // MARK: V4L2 (ioctl is variadic, VIDIOC_* are function-like macros)
 

@@ -135,9 +135,9 @@ final class PointCloudCompute {
         Barrier.transferToShaders(cb)
 
         var p = PushWords()
-        camera.viewProjection.forEach { p.f($0) }
+        for v in camera.viewProjection { p.f(v) }
         p.vec4(source.intrinsics)
-        for s in [source.sizes.x, source.sizes.y, source.sizes.z, source.sizes.w] { p.i(Int(s)) }
+        p.i(Int(source.sizes.x)); p.i(Int(source.sizes.y)); p.i(Int(source.sizes.z)); p.i(Int(source.sizes.w))
         let strideBits = (min(max(stride, 1), 16) - 1) << 12
         let flags = (source.isBuffer ? 1 : 0) | Self.colorByIndex(colorBy) << 4
             | Int(GPUDepthColormapFilter.colormapIndex(colormap)) << 8 | strideBits
@@ -145,15 +145,16 @@ final class PointCloudCompute {
         let drawn = (source.count + max(stride, 1) - 1) / max(stride, 1)
         p.i(output.width); p.i(output.height); p.i(source.count); p.i(flags)
         p.f(range.lowerBound); p.f(range.upperBound)
-        let sets = [source.depth, source.color, frame.set, source.points ?? emptyPoints.set]
+        // Inline sets and words: nothing allocated per frame.
+        let sets = DescriptorSets(source.depth, source.color, frame.set, source.points ?? emptyPoints.set)
         let threads = ((drawn + pointsPerInvocation - 1) / pointsPerInvocation, 1)
         if drawn > 0 {
             if wide, let project64 {
-                project64.dispatch(cb, sets: sets, push: p.words, threads: threads)
+                project64.dispatch(cb, sets: sets, push: p, threads: threads)
             } else {
-                depth32.dispatch(cb, sets: sets, push: p.words, threads: threads)
+                depth32.dispatch(cb, sets: sets, push: p, threads: threads)
                 Barrier.computeToCompute(cb)
-                color32.dispatch(cb, sets: sets, push: p.words, threads: threads)
+                color32.dispatch(cb, sets: sets, push: p, threads: threads)
             }
         }
         Barrier.computeToCompute(cb)
@@ -167,7 +168,7 @@ final class PointCloudCompute {
         r.u(packRGBA(background))
         r.u(wide ? 1 : 0)
         r.i(window.reach)
-        resolve.dispatch(cb, sets: [frame.set, try cache.storageSet(output)], push: r.words,
+        resolve.dispatch(cb, sets: DescriptorSets(frame.set, try cache.storageSet(output)), push: r,
                          threads: (output.width, output.height))
         Barrier.image(cb, output.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                       from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,

@@ -157,8 +157,8 @@ public final class PointCloudRenderer {
         if method == .compute {
             let source = PointCloudCompute.Source(
                 depth: try textureCache.sampledSet(depth), color: try textureCache.sampledSet(color), points: nil,
-                intrinsics: [k.fx, k.fy, k.cx, k.cy],
-                sizes: [Int32(depth.width), Int32(depth.height), Int32(color.width), Int32(color.height)],
+                intrinsics: SIMD4(k.fx, k.fy, k.cx, k.cy),   // not array literals: those allocate per call
+                sizes: SIMD4(Int32(depth.width), Int32(depth.height), Int32(color.width), Int32(color.height)),
                 count: depth.width * depth.height, isBuffer: false)
             try recordCompute(cb, source: source, output: output, camera: camera, stride: 1)
             return
@@ -196,8 +196,8 @@ public final class PointCloudRenderer {
         guard camera.viewProjection.allSatisfy(\.isFinite) else { throw GPUError.unsupported("the camera matrix is not finite") }
         let dummy = try dummyTexture(recorder, cb)
         let set = try textureCache.sampledSet(dummy)
-        let source = PointCloudCompute.Source(depth: set, color: set, points: cloud.buffer.set, intrinsics: [1, 1, 0, 0],
-                                              sizes: [1, 1, 1, 1], count: cloud.count, isBuffer: true)
+        let source = PointCloudCompute.Source(depth: set, color: set, points: cloud.buffer.set, intrinsics: SIMD4(1, 1, 0, 0),
+                                              sizes: SIMD4(repeating: 1), count: cloud.count, isBuffer: true)
         try recordCompute(cb, source: source, output: output, camera: camera, stride: pointStride)
     }
 

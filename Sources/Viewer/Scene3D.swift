@@ -87,9 +87,18 @@ final class Scene3D {
         renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
         if renderer.colorBy != .color { renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, depthData, k) }
         try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
-                            camera: PointCloudCamera(viewProjection: viewProjection.floats))
+                            camera: pointCloudCamera(viewProjection))
         mark("point cloud")
         output = out
+    }
+
+    /// The renderer's camera for `m`, made again (an array of 16 floats) only when the view moved.
+    private var lastCamera: (matrix: Matrix4, camera: PointCloudCamera)?
+    func pointCloudCamera(_ m: Matrix4) -> PointCloudCamera {
+        if let last = lastCamera, last.matrix == m { return last.camera }
+        let c = PointCloudCamera(viewProjection: m.floats)
+        lastCamera = (m, c)
+        return c
     }
 
     /// Where a world point lands in the window (nil behind the eye).
@@ -122,7 +131,31 @@ final class Scene3D {
         return best?.p
     }
 
+    /// What the overlay lines are made from; compared each frame (no allocation) so the lines are
+    /// rebuilt only when one of them changes (steady state: no allocation per frame).
+    private struct OverlayParts: Equatable {
+        var camera: SIMD4<Float>?   // distance, yaw, pitch, roll (radians)
+        var pointSize: Float
+        var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy
+        var drawn: (Int, Int)?
+        var measured: Float?
+        var picks: Int
+
+        static func == (a: Self, b: Self) -> Bool {
+            a.camera == b.camera && a.pointSize == b.pointSize && a.method == b.method && a.atomicBits == b.atomicBits
+                && a.colorBy == b.colorBy && a.drawn?.0 == b.drawn?.0 && a.drawn?.1 == b.drawn?.1
+                && a.measured == b.measured && a.picks == b.picks
+        }
+    }
+    private var overlayMemo: (parts: OverlayParts, lines: [String])?
+
     var overlayLines: [String] {
+        let parts = OverlayParts(
+            camera: camera.map { SIMD4($0.distance, $0.pose.yaw, $0.pose.pitch, $0.pose.roll) },
+            pointSize: renderer.pointSize, method: renderer.method, atomicBits: renderer.atomicBits,
+            colorBy: renderer.colorBy, drawn: pointList.map { (renderer.drawnPoints($0.cloud), $0.cloud.count) },
+            measured: measuredDistance, picks: picks.count)
+        if let memo = overlayMemo, memo.parts == parts { return memo.lines }
         var lines: [String] = []
         if let c = camera {
             lines.append(String(format: "distance %.2f m, yaw %.0f°, pitch %.0f°, roll %.0f°, points %.0f px",
@@ -133,6 +166,7 @@ final class Scene3D {
         }
         if let d = measuredDistance { lines.append(String(format: "distance between the picks: %.0f mm", d * 1000)) }
         else if picks.count == 1 { lines.append("picked 1 point; click a second one to measure") }
+        overlayMemo = (parts, lines)
         return lines
     }
 

@@ -81,7 +81,7 @@ extension Scene3D {
             renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, min: list.cloud.bounds.min, max: list.cloud.bounds.max)
         }
         try renderer.record(cb: cb, recorder: recorder, cloud: list.cloud, output: out,
-                            camera: PointCloudCamera(viewProjection: viewProjection.floats))
+                            camera: pointCloudCamera(viewProjection))
         mark("point cloud")
         output = out
         list.lastDraw = (now, list.stride == 1, cam)

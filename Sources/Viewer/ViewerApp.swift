@@ -53,8 +53,8 @@ public final class ViewerApp {
     var scene3D: Scene3D?
     /// Depth smoothing between the source and every consumer (ViewerSmoothing.swift).
     lazy var smoothingStage = DepthSmoothingStage(smoother: DepthSmoother(settings: settings.smoothing))
-    /// Thermal watch (ViewerThermal.swift): polled once a second from the loop.
-    let thermal = ThermalMonitor()
+    /// Thermal watch (ViewerThermal.swift): zones read once a second on their own thread.
+    let thermal = BackgroundThermal()
     var thermalHot = false
     var thermalSaidUnlimited = false
     /// The depth rate limit last asked of the source (nil: full rate).
@@ -142,6 +142,7 @@ public final class ViewerApp {
     }
 
     deinit {
+        thermal.stop()
         let device = context.device
         vkDeviceWaitIdle(device)
         scene3D = nil

@@ -60,4 +60,11 @@ final class ViewerSteadyStateTests: WindowTestCase {
     func testSteadyStatePanelShownGPU() throws {
         try assertSteady(["--mode", "jet", "--backend", "gpu"])
     }
+
+    /// The 3D view: its overlay lines and the renderer's camera are rebuilt only when they change,
+    /// push constants and descriptor sets are held inline, and the thermal zones are read on
+    /// their own thread.
+    func testSteadyState3D() throws {
+        try assertSteady(["--view", "3d", "--no-panel"])
+    }
 }

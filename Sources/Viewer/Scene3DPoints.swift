@@ -13,13 +13,13 @@ extension Scene3D {
 
     /// Panel rows under the 2D / 3D choice.
     func panel() {
-        var m = PointCloudMethod.allCases.firstIndex(of: renderer.method) ?? 0
-        if UI.combo("3D points", &m, PointCloudMethod.allCases.map(\.rawValue)), PointCloudMethod.allCases[m] != renderer.method {
+        var m = PanelLists.pointMethodCases.firstIndex(of: renderer.method) ?? 0
+        if UI.combo("3D points", &m, joined: PanelLists.pointMethods), PanelLists.pointMethodCases[m] != renderer.method {
             perform(.togglePointMethod)
         }
-        var c = PointCloudColorBy.allCases.firstIndex(of: renderer.colorBy) ?? 0
-        if UI.combo("3D color by", &c, PointCloudColorBy.allCases.map(\.rawValue)) {
-            renderer.colorBy = PointCloudColorBy.allCases[c]
+        var c = PanelLists.colorByCases.firstIndex(of: renderer.colorBy) ?? 0
+        if UI.combo("3D color by", &c, joined: PanelLists.colorBys) {
+            renderer.colorBy = PanelLists.colorByCases[c]
             if renderer.colorBy != .color { renderer.method = .compute }
         }
     }

@@ -1,5 +1,6 @@
 import CImGui
 import DepthKit
+import GPUKit
 import Foundation
 
 /// A line of text the render loop shows or looks things up by, rebuilt only when what it is made
@@ -64,6 +65,10 @@ enum PanelLists {
     static let colormaps = UI.joined(Colormap.allCases.map(\.rawValue))
     static let backendCases = ViewerBackend.allCases
     static let backends = UI.joined(ViewerBackend.allCases.map(\.rawValue))
+    static let pointMethodCases = PointCloudMethod.allCases
+    static let pointMethods = UI.joined(PointCloudMethod.allCases.map(\.rawValue))
+    static let colorByCases = PointCloudColorBy.allCases
+    static let colorBys = UI.joined(PointCloudColorBy.allCases.map(\.rawValue))
 }
 
 /// Calls `body` with "prefix" + the decimal digits of `n` + "suffix" as a C string built on the

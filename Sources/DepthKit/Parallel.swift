@@ -21,8 +21,8 @@ public func parallelBands(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (In
     let bands = bandCount(rows, minimumRowsPerBand: minimumRowsPerBand)
     if bands <= 1 { body(0, 0..<rows); return }
     parallelFor(bands) { i in
-        let start = rows * i / bands, end = rows * (i + 1) / bands
-        if start < end { body(i, start..<end) }
+        let r = bandRows(i, of: bands, rows: rows)
+        if !r.isEmpty { body(i, r) }
     }
 }
 
@@ -42,6 +42,23 @@ public func parallelFor(_ count: Int, _ body: (Int) -> Void) {
 }
 
 private struct ParallelJob { let body: (Int) -> Void }
+
+/// `parallelFor` for the kernels that run every frame: `body` is a C-convention function (a closure
+/// literal that captures nothing) called with a pointer to `context`, a struct holding the call's
+/// values, and the band index in `0..<count`. Nothing is allocated per call, where a Swift closure
+/// handed to the pool is boxed on the heap (`withoutActuallyEscaping`, 32 bytes a call).
+@inline(__always)
+public func parallelFor<Context>(_ count: Int, context: inout Context,
+                                 _ body: @convention(c) (UnsafeMutableRawPointer?, Int32) -> Void) {
+    guard count > 0 else { return }
+    withUnsafeMutablePointer(to: &context) { dl_parallel_run(Int32(count), body, $0) }
+}
+
+/// Rows `0..<rows` split into `bands` contiguous bands (as `parallelBands` splits them): band `i`.
+@inline(__always)
+public func bandRows(_ i: Int, of bands: Int, rows: Int) -> Range<Int> {
+    (rows * i / bands)..<(rows * (i + 1) / bands)
+}
 
 /// Runs `body` over `0..<rows` split into contiguous bands, two a core.
 /// Kernels use it so each row loop runs without per-pixel dispatch or allocation.

@@ -15,13 +15,21 @@ struct SteadyState {
 
     /// After each frame: `frame` frames shown so far, `allocations` the loop thread's total counts.
     mutating func frameDone(frame: Int, allocations: Counts) {
-        defer { last = allocations }
+        var seen = allocations
+        defer { last = seen }
         if let start, frame > start.frame {
             worst = (max(worst.own, allocations.own &- last.own), max(worst.driver, allocations.driver &- last.driver))
             if allocations.own != last.own { ownFrames += 1 }
         } else if frame == warmUp {
-            start = (frame, allocations, AllocationCounter.residentMiB())
-            if AllocationCounter.traceLimit > 0 { AllocationCounter.trace(AllocationCounter.traceLimit) }
+            // The counts are taken after what this measurement itself allocates, so it does not show
+            // up as the next frame's: `traceLimit` is a lazy static whose first read builds the
+            // environment dictionary (about 120 allocations, once).
+            let traceLimit = AllocationCounter.traceLimit
+            let rss = AllocationCounter.residentMiB()
+            let now = AllocationCounter.counts
+            start = (frame, now, rss)
+            seen = now
+            if traceLimit > 0 { AllocationCounter.trace(traceLimit) }
         }
     }
 

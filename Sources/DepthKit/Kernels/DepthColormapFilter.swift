@@ -97,17 +97,28 @@ public final class DepthColormapFilter: FilterRenderer {
         let last = Float(nbins - 1)
 
         // 1. Histograms, two per band (even and odd samples) so bands never share a counter.
+        // Both parallel passes go through C-convention bodies of a `Job`: nothing allocated per frame.
+        struct Job {
+            let src, out: PixelBuffer; let w, h, nbins, nbands: Int
+            let minDepth, binsPerMeter, last: Float
+            let histograms: UnsafeMutablePointer<UInt32>, plane: UnsafeMutablePointer<UInt16>?
+            var lut: UnsafePointer<UInt32>?, black: UInt32 = 0
+        }
         let stride = nbins + 1, copies = 2 * nbands, plane = binPlane
-        parallelFor(nbands) { band in
-            let hist0 = histograms + 2 * band * stride, hist1 = hist0 + stride
+        var job = Job(src: src, out: out, w: w, h: h, nbins: nbins, nbands: nbands, minDepth: minDepth,
+                      binsPerMeter: binsPerMeter, last: last, histograms: histograms, plane: plane)
+        parallelFor(nbands, context: &job) { ctx, band in
+            let j = ctx!.assumingMemoryBound(to: Job.self).pointee
+            let stride = j.nbins + 1, w = j.w
+            let hist0 = j.histograms + 2 * Int(band) * stride, hist1 = hist0 + stride
             hist0.initialize(repeating: 0, count: 2 * stride)
-            for y in (h * band / nbands)..<(h * (band + 1) / nbands) {
-                let r = src.row(y, as: Float.self)
-                if let plane {
-                    dl_k_depth_bins(r, plane + y * w, w, minDepth, binsPerMeter, last, UInt16(nbins))
+            for y in bandRows(Int(band), of: j.nbands, rows: j.h) {
+                let r = j.src.row(y, as: Float.self)
+                if let plane = j.plane {
+                    dl_k_depth_bins(r, plane + y * w, w, j.minDepth, j.binsPerMeter, j.last, UInt16(j.nbins))
                     dl_k_histogram16(plane + y * w, w, hist0, hist1)
                 } else {
-                    dl_k_histogram(r, w, hist0, minDepth, binsPerMeter, last)
+                    dl_k_histogram(r, w, hist0, j.minDepth, j.binsPerMeter, j.last)
                 }
             }
         }
@@ -146,14 +157,17 @@ public final class DepthColormapFilter: FilterRenderer {
         // 4. Lookup. With the bin plane, invalid samples are the black entry `nbins`; without
         // it, they read a harmless bin, then a select makes them black.
         lut[nbins] = black
-        let lutPtr = UnsafePointer(lut)
-        parallelRows(h) { rows in
-            for y in rows {
-                if let plane {
-                    dl_k_lut16(plane + y * w, out.row(y, as: UInt32.self), w, lutPtr)
+        job.lut = UnsafePointer(lut)
+        job.black = black
+        parallelFor(bandCount(h), context: &job) { ctx, band in
+            let j = ctx!.assumingMemoryBound(to: Job.self).pointee
+            let w = j.w
+            for y in bandRows(Int(band), of: bandCount(j.h), rows: j.h) {
+                if let plane = j.plane {
+                    dl_k_lut16(plane + y * w, j.out.row(y, as: UInt32.self), w, j.lut)
                 } else {
-                    dl_k_lut_lookup(src.row(y, as: Float.self), out.row(y, as: UInt32.self), w, lutPtr,
-                                    minDepth, binsPerMeter, last, black)
+                    dl_k_lut_lookup(j.src.row(y, as: Float.self), j.out.row(y, as: UInt32.self), w, j.lut,
+                                    j.minDepth, j.binsPerMeter, j.last, j.black)
                 }
             }
         }

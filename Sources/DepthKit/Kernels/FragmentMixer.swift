@@ -52,10 +52,14 @@ public final class FragmentMixer: MixerRenderer {
         if let columns, let rowsAxis {
             mixScaled(a, b, out, f, g, columns, rowsAxis)
         } else {
-            let n = w * 4
-            parallelRows(a.height) { rows in
-                for y in rows {
-                    dl_k_mix(a.row(y, as: UInt8.self), b.row(y, as: UInt8.self), out.row(y, as: UInt8.self), n, f, g)
+            // Per band through a C-convention body: nothing allocated per frame.
+            struct Job { let a, b, out: PixelBuffer; let n: Int; let f, g: Float; let bands: Int }
+            var job = Job(a: a, b: b, out: out, n: w * 4, f: f, g: g, bands: bandCount(a.height))
+            parallelFor(job.bands, context: &job) { ctx, band in
+                let j = ctx!.assumingMemoryBound(to: Job.self)
+                for y in bandRows(Int(band), of: j.pointee.bands, rows: j.pointee.a.height) {
+                    dl_k_mix(j.pointee.a.row(y, as: UInt8.self), j.pointee.b.row(y, as: UInt8.self),
+                             j.pointee.out.row(y, as: UInt8.self), j.pointee.n, j.pointee.f, j.pointee.g)
                 }
             }
         }
@@ -86,11 +90,23 @@ public final class FragmentMixer: MixerRenderer {
         rowsAxis.i0.withUnsafeBufferPointer { r0 in
         rowsAxis.i1.withUnsafeBufferPointer { r1 in
         rowsAxis.f.withUnsafeBufferPointer { fy in
-            parallelBands(a.height) { band, rows in
-                dl_k_mix_scaled(a.row(0, as: UInt8.self), a.bytesPerRow, b.row(0, as: UInt8.self), b.bytesPerRow,
-                                out.row(0, as: UInt8.self), out.bytesPerRow, w, Int32(rows.lowerBound), Int32(rows.upperBound),
-                                x0.baseAddress, x1.baseAddress, fx.baseAddress, r0.baseAddress, r1.baseAddress, fy.baseAddress,
-                                scratch + band * 8 * w, f, g)
+            // Per band through a C-convention body: nothing allocated per frame.
+            struct Job {
+                let a, b, out: PixelBuffer; let w, bands: Int; let f, g: Float
+                let x0, x1, r0, r1: UnsafePointer<Int32>?; let fx, fy: UnsafePointer<Float>?
+                let scratch: UnsafeMutablePointer<Float>
+            }
+            var job = Job(a: a, b: b, out: out, w: w, bands: bandCount(a.height), f: f, g: g,
+                          x0: x0.baseAddress, x1: x1.baseAddress, r0: r0.baseAddress, r1: r1.baseAddress,
+                          fx: fx.baseAddress, fy: fy.baseAddress, scratch: scratch)
+            parallelFor(job.bands, context: &job) { ctx, band in
+                let j = ctx!.assumingMemoryBound(to: Job.self)
+                let rows = bandRows(Int(band), of: j.pointee.bands, rows: j.pointee.a.height), w = j.pointee.w
+                guard !rows.isEmpty else { return }
+                dl_k_mix_scaled(j.pointee.a.row(0, as: UInt8.self), j.pointee.a.bytesPerRow, j.pointee.b.row(0, as: UInt8.self),
+                                j.pointee.b.bytesPerRow, j.pointee.out.row(0, as: UInt8.self), j.pointee.out.bytesPerRow, w,
+                                Int32(rows.lowerBound), Int32(rows.upperBound), j.pointee.x0, j.pointee.x1, j.pointee.fx,
+                                j.pointee.r0, j.pointee.r1, j.pointee.fy, j.pointee.scratch + Int(band) * 8 * w, j.pointee.f, j.pointee.g)
             }
         }}}}}}
     }

@@ -59,7 +59,8 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
     if (expect_width && (cinfo.image_width != expect_width || cinfo.image_height != expect_height)) {
         snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height,
                  expect_width, expect_height);
-        longjmp(ctx.jump, 1);
+        jpeg_destroy_decompress(&cinfo);
+        return -2;
     }
     if ((uint64_t)cinfo.image_width * cinfo.image_height > DL_MAX_IMAGE_PIXELS) {
         snprintf(error, error_len, "image size %ux%u is more than %llu pixels", cinfo.image_width,

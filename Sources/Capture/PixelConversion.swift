@@ -121,12 +121,9 @@ public enum PixelConversion {
         let r = dl_jpeg_decode(data.assumingMemoryBound(to: UInt8.self), count, UInt32(dst.width), UInt32(dst.height),
                                &image, &message, message.count)
         defer { dl_image_free(&image) }
-        guard r == 0 else {
+        guard r == 0, let px = image.pixels else {
             let problem = String(cString: message)
-            throw ConversionProblem(problem.hasPrefix("frame is ") ? "MJPEG \(problem)" : "corrupt MJPEG frame: \(problem)")
-        }
-        guard Int(image.width) == dst.width, Int(image.height) == dst.height, let px = image.pixels else {
-            throw ConversionProblem("MJPEG frame is \(image.width)x\(image.height), expected \(dst.width)x\(dst.height)")
+            throw ConversionProblem(r == -2 ? "MJPEG \(problem)" : "corrupt MJPEG frame: \(problem)")
         }
         if image.channels == 1 {
             greyToRGBA(px, bytesPerLine: image.row_bytes, into: dst)

@@ -185,25 +185,6 @@ public final class ComputeKernel {
         let gy = (threads.y + localSize.y - 1) / localSize.y
         vkCmdDispatch(cb, UInt32(max(gx, 1)), UInt32(max(gy, 1)), 1)
     }
-
-    /// The same with an array of sets and words (allocates per call; the per-frame kernels use the
-    /// inline form above).
-    func dispatch(_ cb: VkCommandBuffer, sets: [VkDescriptorSet], push: [UInt32], threads: (x: Int, y: Int)) {
-        precondition(push.count * 4 == layout.pushConstantSize, "\(name): push constants are \(push.count * 4) bytes, layout has \(layout.pushConstantSize)")
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle)
-        let s: [VkDescriptorSet?] = sets
-        s.withUnsafeBufferPointer { sp in
-            vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout.handle, 0, UInt32(sp.count), sp.baseAddress, 0, nil)
-        }
-        if !push.isEmpty {
-            push.withUnsafeBytes { pp in
-                vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_COMPUTE_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
-            }
-        }
-        let gx = (threads.x + localSize.x - 1) / localSize.x
-        let gy = (threads.y + localSize.y - 1) / localSize.y
-        vkCmdDispatch(cb, UInt32(max(gx, 1)), UInt32(max(gy, 1)), 1)
-    }
 }
 
 /// Push-constant words: floats by bit pattern, in declaration order (std430 scalars and vec4s).
@@ -227,8 +208,6 @@ struct PushWords {
     func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try Swift.withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0[0..<(count * 4)])) }
     }
-    /// A copy as an array (allocates; for code that is not per frame).
-    var words: [UInt32] { withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) } }
 }
 
 /// Up to six descriptor sets for one dispatch, held inline: `dispatch(sets: DescriptorSets(a, b), …)`

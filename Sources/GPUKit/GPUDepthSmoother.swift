@@ -100,11 +100,11 @@ public final class GPUDepthSmoother: DepthSmoothing {
         var p = PushWords()
         p.i(w); p.i(h); p.f(s.alpha); p.f(s.threshold)
         p.u(s.temporal ? 1 : 0); p.u(s.holeFill ? 1 : 0); p.i(s.holeFrames)
-        temporal.dispatch(cb, sets: [r.sets.input, r.sets.state, r.sets.stage], push: p.words, threads: (w, h))
+        temporal.dispatch(cb, sets: DescriptorSets(r.sets.input, r.sets.state, r.sets.stage), push: p, threads: (w, h))
         Barrier.computeToCompute(cb)
         var q = PushWords()
         q.i(w); q.i(h); q.f(s.threshold); q.u(s.spatial ? 1 : 0); q.i(s.radius); q.i(DepthSmoothingSettings.spatialMinNeighbours)
-        spatial.dispatch(cb, sets: [r.sets.stage, r.sets.output], push: q.words, threads: (w, h))
+        spatial.dispatch(cb, sets: DescriptorSets(r.sets.stage, r.sets.output), push: q, threads: (w, h))
         Barrier.memory(cb, from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
                        to: VK_PIPELINE_STAGE_HOST_BIT.rawValue, VK_ACCESS_HOST_READ_BIT.rawValue)
         stream.timestamp(1)

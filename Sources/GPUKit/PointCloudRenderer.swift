@@ -176,12 +176,12 @@ public final class PointCloudRenderer {
             vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, layout.handle, 0, 2, sp.baseAddress, 0, nil)
         }
         var p = PushWords()
-        camera.viewProjection.forEach { p.f($0) }
+        for v in camera.viewProjection { p.f(v) }
         p.f(k.fx); p.f(k.fy); p.f(k.cx); p.f(k.cy)
         p.i(depth.width); p.i(depth.height); p.i(color.width); p.i(color.height)
         p.f(pointSize)
-        precondition(p.words.count * 4 == Self.pushConstantSize)
-        p.words.withUnsafeBytes { pp in
+        precondition(p.count * 4 == Self.pushConstantSize)
+        p.withUnsafeBytes { pp in
             vkCmdPushConstants(cb, layout.handle, VK_SHADER_STAGE_VERTEX_BIT.rawValue, 0, UInt32(pp.count), pp.baseAddress)
         }
         vkCmdDraw(cb, UInt32(depth.width * depth.height), 1, 0, 0)

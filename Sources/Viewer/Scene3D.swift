@@ -137,15 +137,9 @@ final class Scene3D {
         var camera: SIMD4<Float>?   // distance, yaw, pitch, roll (radians)
         var pointSize: Float
         var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy
-        var drawn: (Int, Int)?
+        var drawn: SIMD2<Int>?      // points drawn, of the point list's total
         var measured: Float?
         var picks: Int
-
-        static func == (a: Self, b: Self) -> Bool {
-            a.camera == b.camera && a.pointSize == b.pointSize && a.method == b.method && a.atomicBits == b.atomicBits
-                && a.colorBy == b.colorBy && a.drawn?.0 == b.drawn?.0 && a.drawn?.1 == b.drawn?.1
-                && a.measured == b.measured && a.picks == b.picks
-        }
     }
     private var overlayMemo: (parts: OverlayParts, lines: [String])?
 
@@ -153,7 +147,7 @@ final class Scene3D {
         let parts = OverlayParts(
             camera: camera.map { SIMD4($0.distance, $0.pose.yaw, $0.pose.pitch, $0.pose.roll) },
             pointSize: renderer.pointSize, method: renderer.method, atomicBits: renderer.atomicBits,
-            colorBy: renderer.colorBy, drawn: pointList.map { (renderer.drawnPoints($0.cloud), $0.cloud.count) },
+            colorBy: renderer.colorBy, drawn: pointList.map { SIMD2(renderer.drawnPoints($0.cloud), $0.cloud.count) },
             measured: measuredDistance, picks: picks.count)
         if let memo = overlayMemo, memo.parts == parts { return memo.lines }
         var lines: [String] = []

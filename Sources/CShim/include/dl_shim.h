@@ -53,7 +53,8 @@ int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len)
 /// `dl_jpeg_read` uses it too. Returns 0, or -1 with `error` filled: libjpeg's errors, a size
 /// over DL_MAX_IMAGE_PIXELS, and scan data that ends before the image does (libjpeg only warns
 /// and fills the rest with gray; a missing end-of-image marker alone is fine). (jpeg_mem.c)
-/// With `expect_width` non-zero, a frame of another size is refused before anything is allocated.
+/// With `expect_width` non-zero, a frame of another size is refused before anything is allocated:
+/// -2, with `error` "frame is WxH, expected WxH".
 int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
                    char *error, size_t error_len);
 

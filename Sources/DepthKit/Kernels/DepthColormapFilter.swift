@@ -102,7 +102,7 @@ public final class DepthColormapFilter: FilterRenderer {
             let src, out: PixelBuffer; let w, h, nbins, nbands: Int
             let minDepth, binsPerMeter, last: Float
             let histograms: UnsafeMutablePointer<UInt32>, plane: UnsafeMutablePointer<UInt16>?
-            var lut: UnsafePointer<UInt32>?, black: UInt32 = 0
+            var lut: UnsafePointer<UInt32>?, black: UInt32 = 0, lookupBands = 1
         }
         let stride = nbins + 1, copies = 2 * nbands, plane = binPlane
         var job = Job(src: src, out: out, w: w, h: h, nbins: nbins, nbands: nbands, minDepth: minDepth,
@@ -159,10 +159,11 @@ public final class DepthColormapFilter: FilterRenderer {
         lut[nbins] = black
         job.lut = UnsafePointer(lut)
         job.black = black
-        parallelFor(bandCount(h), context: &job) { ctx, band in
+        job.lookupBands = bandCount(h)
+        parallelFor(job.lookupBands, context: &job) { ctx, band in
             let j = ctx!.assumingMemoryBound(to: Job.self).pointee
             let w = j.w
-            for y in bandRows(Int(band), of: bandCount(j.h), rows: j.h) {
+            for y in bandRows(Int(band), of: j.lookupBands, rows: j.h) {
                 if let plane = j.plane {
                     dl_k_lut16(plane + y * w, j.out.row(y, as: UInt32.self), w, j.lut)
                 } else {

@@ -88,11 +88,14 @@ final class CommandStream {
         while try vkCheck(vkWaitForFences(context.device, 1, &f, VkBool32(VK_TRUE), 10_000_000_000), "vkWaitForFences") == VK_TIMEOUT {}
         try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
         guard let queryPool, let period = context.timestampPeriod else { return nil }
-        var stamps = [UInt64](repeating: 0, count: 2)
-        let r = vkGetQueryPoolResults(context.device, queryPool, 0, 2, 16, &stamps, 8,
-                                      Vk.flags(VK_QUERY_RESULT_64_BIT, VK_QUERY_RESULT_WAIT_BIT))
+        // A tuple, not an array: this runs every frame where the viewer smooths depth on the GPU.
+        var stamps: (UInt64, UInt64) = (0, 0)
+        let r = withUnsafeMutableBytes(of: &stamps) {
+            vkGetQueryPoolResults(context.device, queryPool, 0, 2, 16, $0.baseAddress, 8,
+                                  Vk.flags(VK_QUERY_RESULT_64_BIT, VK_QUERY_RESULT_WAIT_BIT))
+        }
         guard try vkCheck(r, "vkGetQueryPoolResults") == VK_SUCCESS else { return nil }
-        let ticks = (stamps[1] & timestampMask) &- (stamps[0] & timestampMask)
+        let ticks = (stamps.1 & timestampMask) &- (stamps.0 & timestampMask)
         return Double(ticks & timestampMask) * period / 1e6
     }
 }

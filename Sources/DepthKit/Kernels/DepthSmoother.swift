@@ -140,20 +140,28 @@ public final class DepthSmoother: DepthSmoothing {
         value.withUnsafeMutableBufferPointer { vp in
             age.withUnsafeMutableBufferPointer { ap in
                 stage.withUnsafeMutableBufferPointer { sp in
-                    let v = vp.baseAddress!, a = ap.baseAddress!, st = sp.baseAddress!
-                    parallelRows(h) { rows in
-                        for y in rows {
-                            let r = depth.row(y, as: Float.self)
-                            for x in 0..<w {
-                                let i = y * w + x
-                                st[i] = Self.temporalStep(d: r[x], value: &v[i], age: &a[i], s)
+                    // Both passes through C-convention bodies of a `Job`: nothing allocated per frame.
+                    struct Job {
+                        let depth, out: PixelBuffer; let w, h, bands: Int; let s: DepthSmoothingSettings
+                        let v: UnsafeMutablePointer<Float>, a: UnsafeMutablePointer<UInt32>, st: UnsafeMutablePointer<Float>
+                    }
+                    var job = Job(depth: depth, out: out, w: w, h: h, bands: bandCount(h), s: s,
+                                  v: vp.baseAddress!, a: ap.baseAddress!, st: sp.baseAddress!)
+                    parallelFor(job.bands, context: &job) { ctx, band in
+                        let j = ctx!.assumingMemoryBound(to: Job.self).pointee
+                        for y in bandRows(Int(band), of: j.bands, rows: j.h) {
+                            let r = j.depth.row(y, as: Float.self)
+                            for x in 0..<j.w {
+                                let i = y * j.w + x
+                                j.st[i] = DepthSmoother.temporalStep(d: r[x], value: &j.v[i], age: &j.a[i], j.s)
                             }
                         }
                     }
-                    parallelRows(h) { rows in
-                        for y in rows {
-                            let o = out.row(y, as: Float.self)
-                            for x in 0..<w { o[x] = Self.spatialStep(st, x: x, y: y, width: w, height: h, s) }
+                    parallelFor(job.bands, context: &job) { ctx, band in
+                        let j = ctx!.assumingMemoryBound(to: Job.self).pointee
+                        for y in bandRows(Int(band), of: j.bands, rows: j.h) {
+                            let o = j.out.row(y, as: Float.self)
+                            for x in 0..<j.w { o[x] = DepthSmoother.spatialStep(j.st, x: x, y: y, width: j.w, height: j.h, j.s) }
                         }
                     }
                 }

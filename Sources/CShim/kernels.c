@@ -1,5 +1,5 @@
-// CPU kernel loops, each body compiled for baseline x86-64 and for AVX2 (see dl_kernels.h).
-// The bodies are plain loops that clang vectorizes; selects mirror Swift's `min`/`max`
+// CPU kernel loops, each body compiled for baseline x86-64, for AVX2 and for AVX-512 (see
+// dl_kernels.h). The bodies are plain loops that clang vectorizes; selects mirror Swift's `min`/`max`
 // (`y < x ? y : x`, `y >= x ? y : x`) so NaN and ±0 behave as in the Swift reference.
 #include "dl_kernels.h"
 #include <stdlib.h>
@@ -9,38 +9,63 @@
 #include <emmintrin.h>
 #endif
 
+// No a·b + c is ever fused, on any path (AVX-512 implies FMA): every path rounds the same
+// products and sums, so every path gives the same bytes.
 #pragma STDC FP_CONTRACT OFF
 
 #if defined(__x86_64__) || defined(__i386__)
 #define DL_X86 1
 #define DL_AVX2 __attribute__((target("avx2")))
+// 512-bit vectors (clang otherwise prefers 256-bit ones on AVX-512 targets); F for the
+// arithmetic, BW for byte and word lanes, VL and DQ for the conversions clang picks.
+#define DL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), min_vector_width(512)))
 #else
 #define DL_AVX2
+#define DL_AVX512
 #endif
 
-static int use_avx2 = -1;
+static int active_path = -1;
 
-int dl_kernels_avx2_supported(void) {
+int dl_kernels_path_supported(int path) {
+    switch (path) {
+    case DL_PATH_BASELINE: return 1;
 #if DL_X86
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") ? 1 : 0;
-#else
-    return 0;
+    case DL_PATH_AVX2:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") ? 1 : 0;
+    case DL_PATH_AVX512:
+        // compiler-rt reports AVX-512 features only when the OS saves the ZMM registers too.
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") ? 1 : 0;
 #endif
-}
-
-int dl_kernels_set_avx2(int on) {
-    use_avx2 = on && dl_kernels_avx2_supported() ? 1 : 0;
-    return use_avx2;
-}
-
-int dl_kernels_avx2(void) {
-    // First use: AVX2 when the CPU has it, unless DEPTHLENS_CPU_PATH=baseline.
-    if (use_avx2 < 0) {
-        const char *env = getenv("DEPTHLENS_CPU_PATH");
-        dl_kernels_set_avx2(!(env && strcmp(env, "baseline") == 0));
+    default: return 0;
     }
-    return use_avx2;
+}
+
+int dl_kernels_best_path(void) {
+    for (int p = DL_PATH_AVX512; p > DL_PATH_BASELINE; p--)
+        if (dl_kernels_path_supported(p)) return p;
+    return DL_PATH_BASELINE;
+}
+
+int dl_kernels_set_path(int path) {
+    active_path = dl_kernels_path_supported(path) ? path : DL_PATH_BASELINE;
+    return active_path;
+}
+
+int dl_kernels_path(void) {
+    // First use: the widest path the CPU has, unless DEPTHLENS_CPU_PATH names a narrower one.
+    if (active_path < 0) {
+        const char *env = getenv("DEPTHLENS_CPU_PATH");
+        int best = dl_kernels_best_path();
+        int want = best;
+        if (env && strcmp(env, "baseline") == 0) want = DL_PATH_BASELINE;
+        else if (env && strcmp(env, "avx2") == 0) want = DL_PATH_AVX2;
+        else if (env && strcmp(env, "avx512") == 0) want = DL_PATH_AVX512;
+        dl_kernels_set_path(want <= best ? want : best);
+    }
+    return active_path;
 }
 
 #define INLINE static inline __attribute__((always_inline))
@@ -51,21 +76,38 @@ INLINE float clamp01(float v) { return smin(smax(v, 0.0f), 1.0f); }
 /// unorm8 of v: clamp to [0, 1], ·255, + 0.5, floor (truncation: the value is ≥ 0.5).
 INLINE uint32_t unorm8(float v) { return (uint32_t)(int32_t)(clamp01(v) * 255.0f + 0.5f); }
 /// d > 0 && d < ∞ (false for NaN), on the bits: positive finite floats are exactly the patterns
-/// 1…0x7F7FFFFF, so one unsigned compare (fewer vector instructions than two float compares).
+/// 1…0x7F7FFFFF, so bits − 1 < 0x7F7FFFFF unsigned. Flipping the sign bit of both sides makes it
+/// a signed compare, which SSE2 and AVX2 have (they have no unsigned one): (bits − 1) ^ 2³¹ is
+/// bits + 0x7FFFFFFF, and 0x7F7FFFFF ^ 2³¹ is 0xFF7FFFFF. Two vector instructions, not three.
 INLINE int valid_depth(float d) {
     uint32_t bits;
     memcpy(&bits, &d, 4);
-    return bits - 1u < 0x7F7FFFFFu;
+    return (int32_t)(bits + 0x7FFFFFFFu) < (int32_t)0xFF7FFFFFu;
 }
+/// clamp01 for values that are never NaN (or where NaN may become 0): `v > 0 ? v : 0` and
+/// `v < 1 ? v : 1` are exactly x86's maxps/minps, one instruction each; smax/smin's NaN order
+/// needs a compare and a mask. Equal to clamp01 for every non-NaN v, ±0 and ±∞ included.
+INLINE float clamp01_fast(float v) {
+    v = v > 0.0f ? v : 0.0f;
+    return v < 1.0f ? v : 1.0f;
+}
+/// unorm8 of v already in [0, 1] (the clamp inside unorm8 would change nothing).
+INLINE uint32_t unorm8_unit(float v) { return (uint32_t)(int32_t)(v * 255.0f + 0.5f); }
 INLINE uint32_t load32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 INLINE void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
-/// Declares `name(params)` dispatching to `name_base` and `name_avx2`, both `name_body(args)`.
+/// Declares `name(params)` dispatching to `name_base`, `name_avx2` and `name_avx512`, each
+/// `name_body(args)` compiled for its instruction set.
 #define DL_DISPATCH(name, params, args)                                  \
     static void name##_base params { name##_body args; }                 \
     DL_AVX2 static void name##_avx2 params { name##_body args; }          \
+    DL_AVX512 static void name##_avx512 params { name##_body args; }      \
     void name params {                                                    \
-        if (dl_kernels_avx2()) name##_avx2 args; else name##_base args;   \
+        switch (dl_kernels_path()) {                                      \
+        case DL_PATH_AVX512: name##_avx512 args; break;                   \
+        case DL_PATH_AVX2: name##_avx2 args; break;                       \
+        default: name##_base args; break;                                 \
+        }                                                                 \
     }
 
 // MARK: Color matrix
@@ -122,11 +164,15 @@ DL_DISPATCH(dl_k_depth_range, (const float *src, size_t n, int64_t *count, float
 // MARK: Grayscale
 
 INLINE void dl_k_grayscale_body(const float *src, uint32_t *dst, size_t n, float off, float scale, float divisor) {
+    // The same bytes as unorm8(valid ? ((d − off)·scale)/divisor : 0) for every input: the value
+    // is clamped with maxps/minps (a NaN quotient, possible only from ∞·0, gives 0, which is what
+    // unorm8's vector conversion made of it too: black), and g·0x010101 spreads g over R, G, B
+    // in one multiply instead of two shifts and two ors.
     for (size_t i = 0; i < n; i++) {
         float d = src[i];
-        float v = valid_depth(d) ? ((d - off) * scale) / divisor : 0.0f;
-        uint32_t g = unorm8(v);
-        dst[i] = 0xFF000000u | g | g << 8 | g << 16;
+        uint32_t g = unorm8_unit(clamp01_fast(((d - off) * scale) / divisor));
+        g = valid_depth(d) ? g : 0;
+        dst[i] = g * 0x010101u | 0xFF000000u;
     }
 }
 DL_DISPATCH(dl_k_grayscale, (const float *src, uint32_t *dst, size_t n, float off, float scale, float divisor),
@@ -195,15 +241,20 @@ DL_DISPATCH(dl_k_lut_lookup, (const float *src, uint32_t *dst, size_t n, const u
             (src, dst, n, lut, lo, perMeter, last, black))
 
 // MARK: Fixed-range colormaps (Colormap.color in FilterSpec.swift, same operation order)
+//
+// Each map takes x already in [0, 1]: Colormap.color clamps its t first, but here t is
+// 1 − clamp01(q), which is in [0, 1] exactly, so that clamp and the one inside unorm8 (of
+// channels already clamped) change nothing and are left out. No value here is NaN (q is clamped
+// with maxps/minps, which turn NaN into 0), so every clamp is one maxps and one minps.
 
-INLINE uint32_t pack_rgb(float r, float g, float b) {
-    return unorm8(r) | unorm8(g) << 8 | unorm8(b) << 16 | 0xFF000000u;
+INLINE uint32_t pack_unit(float r, float g, float b) {
+    return unorm8_unit(r) | unorm8_unit(g) << 8 | unorm8_unit(b) << 16 | 0xFF000000u;
 }
 
-INLINE uint32_t jet(float t) {
-    float x = clamp01(t), x4 = 4.0f * x;
-    return pack_rgb(clamp01(smin(x4 - 1.5f, 4.5f - x4)), clamp01(smin(x4 - 0.5f, 3.5f - x4)),
-                    clamp01(smin(x4 + 0.5f, 2.5f - x4)));
+INLINE uint32_t jet(float x) {
+    float x4 = 4.0f * x;
+    return pack_unit(clamp01_fast(smin(x4 - 1.5f, 4.5f - x4)), clamp01_fast(smin(x4 - 0.5f, 3.5f - x4)),
+                     clamp01_fast(smin(x4 + 0.5f, 2.5f - x4)));
 }
 
 INLINE float turbo_poly(float x, float x2, float x3, float y0, float y1,
@@ -211,15 +262,15 @@ INLINE float turbo_poly(float x, float x2, float x3, float y0, float y1,
     return (((c0 + x * c1) + x2 * c2) + x3 * c3) + (y0 * e0 + y1 * e1);
 }
 
-INLINE uint32_t turbo(float t) {
-    float x = clamp01(t), x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
+INLINE uint32_t turbo(float x) {
+    float x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
     float r = turbo_poly(x, x2, x3, y0, y1, 0.13572138f, 4.61539260f, -42.66032258f, 132.13108234f,
                          -152.94239396f, 59.28637943f);
     float g = turbo_poly(x, x2, x3, y0, y1, 0.09140261f, 2.19418839f, 4.84296658f, -14.18503333f,
                          4.27729857f, 2.82956604f);
     float b = turbo_poly(x, x2, x3, y0, y1, 0.10667330f, 12.64194608f, -60.58204836f, 110.36276771f,
                          -89.90310912f, 27.34824973f);
-    return pack_rgb(clamp01(r), clamp01(g), clamp01(b));
+    return pack_unit(clamp01_fast(r), clamp01_fast(g), clamp01_fast(b));
 }
 
 INLINE float horner6(float x, float c0, float c1, float c2, float c3, float c4, float c5, float c6) {
@@ -230,12 +281,11 @@ INLINE float horner6(float x, float c0, float c1, float c2, float c3, float c4, 
     v = c2 + x * v;
     v = c1 + x * v;
     v = c0 + x * v;
-    return clamp01(v);
+    return clamp01_fast(v);
 }
 
-INLINE uint32_t viridis(float t) {
-    float x = clamp01(t);
-    return pack_rgb(
+INLINE uint32_t viridis(float x) {
+    return pack_unit(
         horner6(x, 0.2777273272234177f, 0.1050930431085774f, -0.3308618287255563f, -4.634230498983486f,
                 6.228269936347081f, 4.776384997670288f, -5.435455855934631f),
         horner6(x, 0.005407344544966578f, 1.404613529898575f, 0.214847559468213f, -5.799100973351585f,
@@ -244,19 +294,15 @@ INLINE uint32_t viridis(float t) {
                 56.69055260068105f, -65.35303263337234f, 26.3124352495832f));
 }
 
-INLINE uint32_t gray(float t) {
-    uint32_t g = unorm8(clamp01(t));
-    return g | g << 8 | g << 16 | 0xFF000000u;
-}
+INLINE uint32_t gray(float x) { return unorm8_unit(x) * 0x010101u | 0xFF000000u; }
 
-/// One loop per colormap, so each vectorizes without a switch inside.
+/// One loop per colormap, so each vectorizes without a switch inside. For valid d with
+/// 0 < span < ∞, q = (d − lo)/span is never NaN; an invalid d's q may be anything: it is replaced.
 #define FIXED_LOOP(FN)                                                  \
     for (size_t i = 0; i < n; i++) {                                    \
         float d = src[i];                                               \
-        int v = valid_depth(d);                                         \
-        float dd = v ? d : lo;                                          \
-        uint32_t c = FN(1.0f - clamp01((dd - lo) / span));              \
-        dst[i] = v ? c : black;                                         \
+        uint32_t c = FN(1.0f - clamp01_fast((d - lo) / span));          \
+        dst[i] = valid_depth(d) ? c : black;                            \
     }
 
 INLINE void dl_k_colormap_fixed_body(const float *src, uint32_t *dst, size_t n, float lo, float span, int map,
@@ -356,8 +402,8 @@ DL_DISPATCH(dl_k_mix_scaled, (const uint8_t *a, size_t aStride, const uint8_t *b
         float d = src[i];                                                                 \
         int v = valid_depth(d);                                                           \
         float dd = v ? d : 1.0f;                                                          \
-        float p = smin(smax(((1.0f / dd - invMax) * numScale) / div + pBias, 0.0f), 1.0f); \
-        float mv = smin(smax(0.5f + slope * (M), 0.0f), 1.0f);                            \
+        float p = clamp01_fast(((1.0f / dd - invMax) * numScale) / div + pBias);         \
+        float mv = clamp01_fast(0.5f + slope * (M));                                      \
         float o = v ? mv : 0.0f;                                                          \
         STORE;                                                                            \
     }
@@ -365,8 +411,8 @@ DL_DISPATCH(dl_k_mix_scaled, (const uint8_t *a, size_t aStride, const uint8_t *b
 INLINE void dl_k_depth_mask_body(const float *src, size_t n, int bandpass, float invMax, float numScale, float div,
                                  float pBias, float focus, float slope, float halfWidth, float *fdst, uint8_t *bdst) {
     if (bdst) {
-        if (bandpass) { MASK_LOOP(halfWidth - fabsf(p - focus), bdst[i] = (uint8_t)unorm8(o)) }
-        else { MASK_LOOP(p - focus, bdst[i] = (uint8_t)unorm8(o)) }
+        if (bandpass) { MASK_LOOP(halfWidth - fabsf(p - focus), bdst[i] = (uint8_t)unorm8_unit(o)) }
+        else { MASK_LOOP(p - focus, bdst[i] = (uint8_t)unorm8_unit(o)) }
     } else if (fdst) {
         if (bandpass) { MASK_LOOP(halfWidth - fabsf(p - focus), fdst[i] = o) }
         else { MASK_LOOP(p - focus, fdst[i] = o) }

@@ -149,7 +149,8 @@ extension DepthRange {
             }
             return max(1, Int(n))
         case let .fixed(lo, hi):
-            guard lo.isFinite, hi.isFinite, lo < hi else {
+            // The CPU loop needs 0 < max − min < ∞ (its quotient is then never NaN).
+            guard lo.isFinite, hi.isFinite, lo < hi, (hi - lo).isFinite else {
                 throw RenderError.invalidParameter("\(kernel): fixed range needs min < max")
             }
             return 1

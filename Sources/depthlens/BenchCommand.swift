@@ -47,7 +47,8 @@ struct BenchCommand: ParsableCommand {
             }
         }
         if !json { FileHandle.standardError.write(Data("\n".utf8)) }
-        let report = BenchReport(device: gpu?.backendName ?? "none (cpu only)", results: results)
+        let report = BenchReport(device: gpu?.backendName ?? "none (cpu only)",
+                                 cpu_path: CPUVectorPath.active.rawValue, results: results)
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -138,6 +139,8 @@ struct BenchKernel {
         .filter("rosy", .rosy),
         .filter("colorMatrix", .colorMatrix(.rosy)),
         .filter("grayscale", .grayscale(offset: nil, range: nil)),
+        // The same with the range given (`process --min/--max`): no pass for the frame's min and max.
+        .filter("grayscaleFixed", .grayscale(offset: 0.5, range: 3.5)),
         .filter("jet", .colormap(.jet, .defaultEqualized)),
         .filter("jetFixed", .colormap(.jet, .fixed(min: 0.5, max: 4))),
         .filter("turbo", .colormap(.turbo, .defaultEqualized)),
@@ -165,6 +168,8 @@ struct BenchResult: Codable {
 
 struct BenchReport: Codable {
     var device: String
+    /// Which compiled copy of the CPU loops ran (`CPUVectorPath`: baseline, avx2, avx512).
+    var cpu_path: String?
     var results: [BenchResult]
 
     func table() -> String {
@@ -173,7 +178,7 @@ struct BenchReport: Codable {
             guard let a, let b, b > 0 else { return "-" }
             return String(format: "%.2fx", a / b)
         }
-        var lines = ["device: \(device)",
+        var lines = ["device: \(device)" + (cpu_path.map { ", cpu loops: \($0)" } ?? ""),
                      pad(["kernel", "size", "copy ms", "cpu ms", "cpu/copy", "gpu ms", "dispatch ms", "gpu/cpu", "max diff"])]
         for x in results {
             lines.append(pad([x.kernel, x.size, f(x.copy_ms), f(x.cpu_ms), r(x.cpu_ms, x.copy_ms),
@@ -184,7 +189,7 @@ struct BenchReport: Codable {
     }
 
     private func pad(_ cols: [String]) -> String {
-        let widths = [12, 10, 9, 9, 9, 9, 12, 8, 8]
+        let widths = [14, 10, 9, 9, 9, 9, 12, 8, 8]
         return zip(cols, widths).map { c, w in c.padding(toLength: max(w, c.count), withPad: " ", startingAt: 0) }
             .joined(separator: " ")
     }

@@ -59,6 +59,60 @@ final class VectorPathTests: XCTestCase {
         return out
     }
 
+    func testTheWidestPathRunsByDefault() {
+        let available = CPUVectorPath.available
+        XCTAssertEqual(available.first, .baseline)
+        XCTAssertEqual(available.last, CPUVectorPath.best)
+        // Each path needs the ones before it (AVX-512 implies AVX2).
+        XCTAssertEqual(available, Array(CPUVectorPath.allCases.prefix(available.count)))
+        CPUVectorPath.active = .avx512
+        XCTAssertEqual(CPUVectorPath.active, available.contains(.avx512) ? .avx512 : .baseline)
+    }
+
+    /// Arbitrary bit patterns (every NaN payload, denormals, huge values) and ordinary depths, in
+    /// rows long enough for the 512-bit loops and their tails: grayscale (per-frame and given
+    /// range, and a zero range) and the fixed-range colormaps are DESIGN's scalar formulas on
+    /// every path.
+    func testEveryPathMatchesTheFormulasOnArbitraryBits() throws {
+        let w = 203, h = 9
+        var s: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let depths: [Float] = (0..<(w * h)).map { i in
+            s ^= s << 13; s ^= s >> 7; s ^= s << 17
+            return i % 3 == 0 ? Float(bitPattern: UInt32(truncatingIfNeeded: s)) : 0.3 + Float(s % 90_000) / 10_000
+        }
+        let d = makeDepth(w, h, depths)
+        let valid = depths.filter { $0 > 0 && $0 < .infinity }
+        let lo = valid.min()!, hi = valid.max()!
+        func gray(_ v: Float, off: Float, range: Float) -> [UInt8] {
+            guard v > 0 && v < .infinity else { return [0, 0, 0, 255] }
+            let g = range > 0 ? unorm8((v - off) / range) : 0
+            return [g, g, g, 255]
+        }
+        for path in CPUVectorPath.available {
+            CPUVectorPath.active = path
+            for (filter, off, range) in [(DepthToGrayscaleFilter(), lo, hi - lo),
+                                         (DepthToGrayscaleFilter(offset: 0.7, range: 2.5), 0.7, 2.5),
+                                         (DepthToGrayscaleFilter(offset: 1, range: 0), 1, 0)] {
+                let out = try renderOnce(filter, d).packedBytes()
+                for (i, v) in depths.enumerated() where Array(out[(4 * i)..<(4 * i + 4)]) != gray(v, off: off, range: range) {
+                    XCTFail("grayscale offset \(off) range \(range) pixel \(i) d=\(v) (bits \(v.bitPattern)) on \(path)")
+                    break
+                }
+            }
+            for map in Colormap.allCases {
+                let out = try renderOnce(DepthColormapFilter(colormap: map, range: .fixed(min: 0.5, max: 6)), d).packedBytes()
+                for (i, v) in depths.enumerated() {
+                    let col = map.color(1 - clamp01((v - 0.5) / 5.5))
+                    let e: [UInt8] = v > 0 && v < .infinity ? [unorm8(col.x), unorm8(col.y), unorm8(col.z), 255] : [0, 0, 0, 255]
+                    if Array(out[(4 * i)..<(4 * i + 4)]) != e {
+                        XCTFail("\(map) pixel \(i) d=\(v) (bits \(v.bitPattern)) on \(path)")
+                        break
+                    }
+                }
+            }
+        }
+    }
+
     func testEveryPathGivesTheSameBytes() throws {
         XCTAssertTrue(CPUVectorPath.available.contains(.baseline))
         CPUVectorPath.active = .baseline

@@ -1,10 +1,10 @@
 #ifndef DL_KERNELS_H
 #define DL_KERNELS_H
 // The CPU kernels' inner loops, in C because Swift cannot compile one function for several
-// instruction sets and pick one at run time. Each loop is compiled twice from one body: for
-// baseline x86-64 (SSE2) and with `target("avx2")`; `dl_kernels_set_avx2` picks which one runs.
-// Both give the same bytes: the same float operations in the same order, and no FMA (the
-// avx2 target does not enable it, so nothing is contracted).
+// instruction sets and pick one at run time. Each loop is compiled three times from one body:
+// for baseline x86-64 (SSE2), with `target("avx2")` and with AVX-512 (F, BW, VL, DQ; 512-bit
+// vectors); `dl_kernels_set_path` picks which one runs. All give the same bytes: the same float
+// operations in the same order, and nothing contracted into an FMA (`FP_CONTRACT OFF`).
 // Every function works on `n` contiguous samples (one row, or a band of packed rows).
 
 #include <stddef.h>
@@ -14,12 +14,17 @@
 extern "C" {
 #endif
 
-/// 1 when the CPU and OS can run the AVX2 loops (`__builtin_cpu_supports`).
-int dl_kernels_avx2_supported(void);
-/// Which loops run: 1 = AVX2 (ignored, returns 0, when unsupported), 0 = baseline. Returns the new setting.
-int dl_kernels_set_avx2(int on);
-/// 1 while the AVX2 loops run.
-int dl_kernels_avx2(void);
+/// The compiled copies of the loops (the order of `CPUVectorPath`).
+enum { DL_PATH_BASELINE = 0, DL_PATH_AVX2 = 1, DL_PATH_AVX512 = 2 };
+/// 1 when the CPU and OS can run that path's loops (`__builtin_cpu_supports`).
+int dl_kernels_path_supported(int path);
+/// The widest path the CPU can run.
+int dl_kernels_best_path(void);
+/// Which loops run from now on; a path the CPU cannot run gives baseline. Returns the new setting.
+int dl_kernels_set_path(int path);
+/// The path that runs: on first use the widest the CPU has, or a narrower one that
+/// `DEPTHLENS_CPU_PATH=baseline|avx2|avx512` names.
+int dl_kernels_path(void);
 
 /// Color matrix: out = unorm8(((((bias + m0·p0) + m1·p1) + m2·p2) + m3·p3)) per channel, p = byte·(1/255).
 /// `m` is 20 floats: bias (4), then columns 0–3 (4 each), all in memory channel order.
@@ -47,6 +52,7 @@ void dl_k_lut_lookup(const float *src, uint32_t *dst, size_t n, const uint32_t *
 /// Colormaps of `dl_k_colormap_fixed` (same order as Swift's `Colormap`).
 enum { DL_MAP_JET = 0, DL_MAP_TURBO = 1, DL_MAP_VIRIDIS = 2, DL_MAP_GRAY = 3 };
 /// Fixed range: t = 1 − clamp01((d − lo)/span), out = map(t) as RGBA (unorm8), invalid → black.
+/// Needs 0 < span < ∞ (`DepthRange.validatedBinCount` checks it).
 void dl_k_colormap_fixed(const float *src, uint32_t *dst, size_t n, float lo, float span, int map, uint32_t black);
 
 /// Mix of same-size bytes: out = floor(a·g + b·f + 0.5).

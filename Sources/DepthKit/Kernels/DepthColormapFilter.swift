@@ -177,9 +177,10 @@ public final class DepthColormapFilter: FilterRenderer {
     private func renderFixed(_ src: PixelBuffer, _ out: PixelBuffer, _ lo: Float, _ hi: Float, _ map: Int32) {
         let w = src.width, span = hi - lo
         let black = UInt32(littleEndian: 0xFF00_0000)
+        let packed = src.isPacked && out.isPacked
         parallelRows(src.height) { rows in
-            for y in rows {
-                dl_k_colormap_fixed(src.row(y, as: Float.self), out.row(y, as: UInt32.self), w, lo, span, map, black)
+            forRowRuns(rows, width: w, packed: packed) { y, n in
+                dl_k_colormap_fixed(src.row(y, as: Float.self), out.row(y, as: UInt32.self), n, lo, span, map, black)
             }
         }
     }

@@ -42,9 +42,10 @@ public final class DepthToGrayscaleFilter: FilterRenderer {
         let scale: Float = positive ? 1 : 0
         let w = buffer.width
         // Invalid samples are replaced before any arithmetic, so no NaN reaches the conversion.
+        let packed = buffer.isPacked && out.isPacked
         parallelRows(buffer.height) { rows in
-            for y in rows {
-                dl_k_grayscale(buffer.row(y, as: Float.self), out.row(y, as: UInt32.self), w, off, scale, divisor)
+            forRowRuns(rows, width: w, packed: packed) { y, n in
+                dl_k_grayscale(buffer.row(y, as: Float.self), out.row(y, as: UInt32.self), n, off, scale, divisor)
             }
         }
         out.markModified()

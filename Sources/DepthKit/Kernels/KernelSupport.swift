@@ -37,6 +37,18 @@ func requireFormat(_ format: FrameFormat, _ allowed: [PixelFormat], kernel: Stri
     }
 }
 
+/// Runs `body(y, n)` over `rows` of width `width`: once, with n = rows × width samples from row
+/// `rows.lowerBound`, when every buffer involved is packed (so a C loop runs over the whole band
+/// in one call: no per-row call, prologue or vector tail), else once a row with n = width.
+@inline(__always)
+func forRowRuns(_ rows: Range<Int>, width: Int, packed: Bool, _ body: (_ y: Int, _ n: Int) -> Void) {
+    if packed {
+        if !rows.isEmpty { body(rows.lowerBound, rows.count * width) }
+    } else {
+        for y in rows { body(y, width) }
+    }
+}
+
 /// Statistics over the valid depths (finite, > 0) of a depthFloat32 buffer, rows in parallel.
 func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Float) {
     let w = depth.width
@@ -47,7 +59,9 @@ func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Floa
     slots.initialize(repeating: (0, .infinity, -.infinity), count: nb)
     parallelBands(h) { band, rows in
         var n: Int64 = 0, lo = Float.infinity, hi = -Float.infinity
-        for y in rows { dl_k_depth_range(depth.row(y, as: Float.self), w, &n, &lo, &hi) }
+        forRowRuns(rows, width: w, packed: depth.isPacked) { y, count in
+            dl_k_depth_range(depth.row(y, as: Float.self), count, &n, &lo, &hi)
+        }
         slots[band] = (Int(n), lo, hi)
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity

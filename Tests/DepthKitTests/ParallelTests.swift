@@ -18,6 +18,24 @@ final class ParallelTests: XCTestCase {
         }
     }
 
+    /// Jobs one after another (the workers still spinning from the last one) and jobs after a
+    /// pause longer than the spin (the workers asleep on the condition variable): each runs every
+    /// index exactly once, and none is lost between a worker's spin and its sleep.
+    func testBackToBackAndSpacedJobsRunEveryIndexOnce() {
+        let jobs = 3000, bands = 8
+        let hits = UnsafeMutablePointer<Int32>.allocate(capacity: jobs * bands)
+        hits.initialize(repeating: 0, count: jobs * bands)
+        defer { hits.deallocate() }
+        for job in 0..<jobs {
+            if job % 50 == 0 { usleep(job % 100 == 0 ? 300 : 90) }   // past the 100 µs spin, and near its end
+            parallelFor(bands) { i in hits[job * bands + i] += 1 }
+        }
+        for i in 0..<(jobs * bands) where hits[i] != 1 {
+            XCTFail("job \(i / bands) band \(i % bands) ran \(hits[i]) times")
+            break
+        }
+    }
+
     func testBandsCoverTheRowsOnce() {
         for rows in [1, 15, 16, 17, 100, 1081] {
             var seen = [Int](repeating: 0, count: rows)

@@ -329,14 +329,21 @@ INLINE void dl_k_mix_body(const uint8_t *a, const uint8_t *b, uint8_t *dst, size
 DL_DISPATCH(dl_k_mix, (const uint8_t *a, const uint8_t *b, uint8_t *dst, size_t n, float f, float g),
             (a, b, dst, n, f, g))
 
-/// One row of b interpolated across: h[4x+c] = b[4·i0[x]+c]·(1 − fx[x]) + b[4·i1[x]+c]·fx[x].
-INLINE void hlerp_row(const uint8_t *b, const int32_t *i0, const int32_t *i1, const float *fx, float *h, size_t w) {
+/// A pixel word with its first and third bytes exchanged (RGBA ↔ BGRA).
+INLINE uint32_t swap_rb(uint32_t p) { return (p & 0xFF00FF00u) | (p >> 16 & 0xFFu) | (p & 0xFFu) << 16; }
+
+/// One row of b interpolated across: h[4x+c] = b[4·i0[x]+c]·(1 − fx[x]) + b[4·i1[x]+c]·fx[x]
+/// (with `swap`, the first and third channels of b exchanged first).
+INLINE void hlerp_row(const uint8_t *b, const int32_t *i0, const int32_t *i1, const float *fx, float *h, size_t w,
+                      int swap) {
 #if defined(__SSE2__)
     // One pixel's four channels as one vector (the same IEEE products and sum as below).
     const __m128i zero = _mm_setzero_si128();
     for (size_t x = 0; x < w; x++) {
-        __m128i p = _mm_cvtsi32_si128((int)load32(b + 4 * (size_t)i0[x]));
-        __m128i q = _mm_cvtsi32_si128((int)load32(b + 4 * (size_t)i1[x]));
+        uint32_t pw = load32(b + 4 * (size_t)i0[x]), qw = load32(b + 4 * (size_t)i1[x]);
+        if (swap) { pw = swap_rb(pw); qw = swap_rb(qw); }
+        __m128i p = _mm_cvtsi32_si128((int)pw);
+        __m128i q = _mm_cvtsi32_si128((int)qw);
         __m128 pf = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(p, zero), zero));
         __m128 qf = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_unpacklo_epi8(q, zero), zero));
         __m128 wx = _mm_set1_ps(fx[x]), vx = _mm_set1_ps(1.0f - fx[x]);
@@ -344,9 +351,11 @@ INLINE void hlerp_row(const uint8_t *b, const int32_t *i0, const int32_t *i1, co
     }
 #else
     for (size_t x = 0; x < w; x++) {
-        const uint8_t *p = b + 4 * (size_t)i0[x], *q = b + 4 * (size_t)i1[x];
+        uint32_t pw = load32(b + 4 * (size_t)i0[x]), qw = load32(b + 4 * (size_t)i1[x]);
+        if (swap) { pw = swap_rb(pw); qw = swap_rb(qw); }
         float wx = fx[x], vx = 1.0f - wx;
-        for (int c = 0; c < 4; c++) h[4 * x + c] = (float)(int32_t)p[c] * vx + (float)(int32_t)q[c] * wx;
+        for (int c = 0; c < 4; c++)
+            h[4 * x + c] = (float)(int32_t)(pw >> 8 * c & 255) * vx + (float)(int32_t)(qw >> 8 * c & 255) * wx;
     }
 #endif
 }
@@ -362,30 +371,41 @@ INLINE void vmix_row(const uint8_t *a, const float *top, const float *bottom, ui
     }
 }
 
+/// The two rows of b (interpolated across) that output row y blends, from the two slots of
+/// `scratch` (4·w floats each), refilling only a slot whose row the other one does not hold:
+/// consecutive output rows mostly share their rows of b.
+typedef struct { float *slot[2]; int32_t held[2]; } row_pair_cache;
+
+INLINE void row_pair(row_pair_cache *c, const uint8_t *b, size_t bStride, int32_t r0, int32_t r1,
+                     const int32_t *x0, const int32_t *x1, const float *fx, size_t w, int swap,
+                     const float **top, const float **bottom) {
+    const float *rows[2];
+    int32_t want[2] = { r0, r1 };
+    int used = -1;
+    for (int k = 0; k < 2; k++) {
+        int s = c->held[0] == want[k] ? 0 : c->held[1] == want[k] ? 1 : -1;
+        if (s < 0) {
+            s = used == 0 ? 1 : used == 1 ? 0 : (c->held[0] == want[1 - k] ? 1 : 0);
+            hlerp_row(b + (size_t)want[k] * bStride, x0, x1, fx, c->slot[s], w, swap);
+            c->held[s] = want[k];
+        }
+        used = s;
+        rows[k] = c->slot[s];
+    }
+    *top = rows[0];
+    *bottom = rows[1];
+}
+
 INLINE void dl_k_mix_scaled_body(const uint8_t *a, size_t aStride, const uint8_t *b, size_t bStride,
                                  uint8_t *dst, size_t dstStride, size_t w, int32_t y0, int32_t y1,
                                  const int32_t *x0, const int32_t *x1, const float *fx,
                                  const int32_t *r0, const int32_t *r1, const float *fy,
                                  float *scratch, float f, float g) {
-    // Two rows of b interpolated across, kept while consecutive output rows read them.
-    float *slot[2] = { scratch, scratch + 4 * w };
-    int32_t held[2] = { -1, -1 };
+    row_pair_cache c = { { scratch, scratch + 4 * w }, { -1, -1 } };
     for (int32_t y = y0; y < y1; y++) {
-        const float *rows[2];
-        int32_t want[2] = { r0[y], r1[y] };
-        int used = -1;
-        for (int k = 0; k < 2; k++) {
-            int s = held[0] == want[k] ? 0 : held[1] == want[k] ? 1 : -1;
-            if (s < 0) {
-                // Refill a slot the other row does not use.
-                s = used == 0 ? 1 : used == 1 ? 0 : (held[0] == want[1 - k] ? 1 : 0);
-                hlerp_row(b + (size_t)want[k] * bStride, x0, x1, fx, slot[s], w);
-                held[s] = want[k];
-            }
-            used = s;
-            rows[k] = slot[s];
-        }
-        vmix_row(a + (size_t)y * aStride, rows[0], rows[1], dst + (size_t)y * dstStride, 4 * w, fy[y], f, g);
+        const float *top, *bottom;
+        row_pair(&c, b, bStride, r0[y], r1[y], x0, x1, fx, w, 0, &top, &bottom);
+        vmix_row(a + (size_t)y * aStride, top, bottom, dst + (size_t)y * dstStride, 4 * w, fy[y], f, g);
     }
 }
 DL_DISPATCH(dl_k_mix_scaled, (const uint8_t *a, size_t aStride, const uint8_t *b, size_t bStride,
@@ -394,6 +414,35 @@ DL_DISPATCH(dl_k_mix_scaled, (const uint8_t *a, size_t aStride, const uint8_t *b
                               const int32_t *r0, const int32_t *r1, const float *fy,
                               float *scratch, float f, float g),
             (a, aStride, b, bStride, dst, dstStride, w, y0, y1, x0, x1, fx, r0, r1, fy, scratch, f, g))
+
+// MARK: Scale (the window's letterbox on the CPU)
+
+/// out = floor(top·(1 − fy) + bottom·fy + 0.5) over n bytes.
+INLINE void vlerp_row(const float *top, const float *bottom, uint8_t *dst, size_t n, float fy) {
+    float vy = 1.0f - fy;
+    for (size_t i = 0; i < n; i++) dst[i] = (uint8_t)(int32_t)(top[i] * vy + bottom[i] * fy + 0.5f);
+}
+
+INLINE void dl_k_scale_body(const uint8_t *b, size_t bStride, uint8_t *dst, size_t dstStride, size_t w,
+                            int32_t y0, int32_t y1, const int32_t *x0, const int32_t *x1, const float *fx,
+                            const int32_t *r0, const int32_t *r1, const float *fy, float *scratch, int swap) {
+    row_pair_cache c = { { scratch, scratch + 4 * w }, { -1, -1 } };
+    for (int32_t y = y0; y < y1; y++) {
+        const float *top, *bottom;
+        row_pair(&c, b, bStride, r0[y], r1[y], x0, x1, fx, w, swap, &top, &bottom);
+        vlerp_row(top, bottom, dst + (size_t)y * dstStride, 4 * w, fy[y]);
+    }
+}
+DL_DISPATCH(dl_k_scale, (const uint8_t *b, size_t bStride, uint8_t *dst, size_t dstStride, size_t w,
+                         int32_t y0, int32_t y1, const int32_t *x0, const int32_t *x1, const float *fx,
+                         const int32_t *r0, const int32_t *r1, const float *fy, float *scratch, int swap),
+            (b, bStride, dst, dstStride, w, y0, y1, x0, x1, fx, r0, r1, fy, scratch, swap))
+
+INLINE void dl_k_copy_pixels_body(const uint32_t *src, uint32_t *dst, size_t n, int swap) {
+    if (swap) { for (size_t i = 0; i < n; i++) dst[i] = swap_rb(src[i]); }
+    else memcpy(dst, src, n * 4);
+}
+DL_DISPATCH(dl_k_copy_pixels, (const uint32_t *src, uint32_t *dst, size_t n, int swap), (src, dst, n, swap))
 
 // MARK: Depth masks
 

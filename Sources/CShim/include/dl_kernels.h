@@ -68,6 +68,16 @@ void dl_k_mix_scaled(const uint8_t *a, size_t aStride, const uint8_t *b, size_t 
                      const int32_t *r0, const int32_t *r1, const float *fy,
                      float *scratch, float f, float g);
 
+/// Scale of rgba8 pixels (b) to another size, rows y0..<y1 of the output: as dl_k_mix_scaled's
+/// b (rows r0[y] and r1[y] interpolated across with x0, x1, fx, then blended by fy[y]), out =
+/// floor(bv + 0.5). With `swap`, the first and third channels are exchanged (RGBA ↔ BGRA).
+/// `scratch` holds 8·w floats.
+void dl_k_scale(const uint8_t *b, size_t bStride, uint8_t *dst, size_t dstStride, size_t w,
+                int32_t y0, int32_t y1, const int32_t *x0, const int32_t *x1, const float *fx,
+                const int32_t *r0, const int32_t *r1, const float *fy, float *scratch, int swap);
+/// n pixel words copied, with their first and third bytes exchanged when `swap` is set.
+void dl_k_copy_pixels(const uint32_t *src, uint32_t *dst, size_t n, int swap);
+
 /// Depth mask (p = clamp(((1/d − invMax)·numScale)/div + pBias), m = clamp(0.5 + s·(p − f)) for
 /// high-pass, clamp(0.5 + s·(hb − |p − f|)) for band-pass, invalid → 0). Writes floats to
 /// `fdst`, or unorm8 bytes to `bdst` when that is not NULL.

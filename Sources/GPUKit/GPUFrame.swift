@@ -73,6 +73,26 @@ public final class GPUFrameRecorder {
         return owner
     }
 
+    /// True when `copyPicture` can run: the device imports host memory, so the buffer is copied
+    /// from its own pages.
+    public var canCopyPictures: Bool { cache.usesHostImport }
+
+    /// Draws a picture made on the CPU into a window's swapchain image by copying it, bytes as they
+    /// are (so `picture` is already in the image's channel order and size), to (x, y): no sampled
+    /// fragment pass, which on a CPU Vulkan driver costs milliseconds a frame. The image's old
+    /// contents are discarded; it is left in COLOR_ATTACHMENT_OPTIMAL for a render pass that loads
+    /// it (and clears what the picture does not cover). The submit must wait for the image's
+    /// acquire semaphore at the transfer stage. Vulkan: `vkCmdCopyBufferToImage`.
+    public func copyPicture(_ cb: VkCommandBuffer, _ picture: PixelBuffer, into image: VkImage, x: Int, y: Int) throws {
+        Barrier.image(cb, image, VK_IMAGE_LAYOUT_UNDEFINED, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
+                      from: Barrier.transfer, 0, to: Barrier.transfer, VK_ACCESS_TRANSFER_WRITE_BIT.rawValue)
+        try cache.recordCopy(cb, from: picture, to: image, x: Int32(x), y: Int32(y))
+        Barrier.image(cb, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
+                      from: Barrier.transfer, VK_ACCESS_TRANSFER_WRITE_BIT.rawValue,
+                      to: VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue,
+                      Vk.flags(VK_ACCESS_COLOR_ATTACHMENT_READ_BIT, VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT))
+    }
+
     private func toShaderRead(_ cb: VkCommandBuffer, _ t: GPUTexture, from layout: VkImageLayout,
                               stage: VkPipelineStageFlags, access: VkAccessFlags) {
         Barrier.image(cb, t.image, layout, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,

@@ -131,6 +131,8 @@ public final class TextureCache: @unchecked Sendable {
     let renderPass: VkRenderPass
     private var pools: [DescriptorPool] = []
     private var entries: [ObjectIdentifier: GPUTexture] = [:]
+    /// Buffers imported only to be copied from (`recordCopy`), with no image of their own.
+    private var copySources: [ObjectIdentifier: CopySource] = [:]
     private var staging: GPUBuffer?
     private var stagingOffset = 0
     private var retiredStaging: [GPUBuffer] = []
@@ -205,6 +207,7 @@ public final class TextureCache: @unchecked Sendable {
     public func flush() {
         lock.withLock {
             entries = entries.filter { _, t in t.owner != nil && t.lastUsedEpoch > flushEpoch }
+            copySources = copySources.filter { _, c in c.owner != nil && c.lastUsedEpoch > flushEpoch }
             flushEpoch = epoch
             epoch += 1
         }
@@ -350,6 +353,41 @@ public final class TextureCache: @unchecked Sendable {
         vkCmdCopyBufferToImage(cb, s.buffer, t.image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &reg)
     }
 
+    /// Records the copy of `buffer`'s pixels, bytes as they are, into `image` (TRANSFER_DST_OPTIMAL,
+    /// a 4-byte color format, large enough) at (x, y), from the buffer's own imported pages: made
+    /// once per buffer, like a texture, with no image of its own. Only with host import (the
+    /// caller checks `usesHostImport`): a staging copy would need the frame's staging ring, and
+    /// this may be recorded outside the frame that filled it. Vulkan: `vkCmdCopyBufferToImage`.
+    func recordCopy(_ cb: VkCommandBuffer, from buffer: PixelBuffer, to image: VkImage, x: Int32, y: Int32) throws {
+        guard usesHostImport else { throw GPUError.unsupported("copying a buffer into an image needs host import") }
+        guard buffer.format.bytesPerPixel == 4, buffer.bytesPerRow % 4 == 0 else {
+            throw GPUError.unsupported("only 4-byte pixels are copied into images, not \(buffer.format)")
+        }
+        let key = ObjectIdentifier(buffer)
+        let source: CopySource
+        if let c = copySources[key], c.owner === buffer {
+            source = c
+        } else {
+            copySources = copySources.filter { $0.value.owner != nil }
+            guard let host = GPUBuffer(context: context, importing: buffer.baseAddress, size: buffer.allocationSize) else {
+                throw GPUError.unsupported("the device did not import the buffer's memory")
+            }
+            host.importedStorage = buffer.storage
+            _counters.hostImports += 1
+            _counters.memoryAllocations += 1
+            source = CopySource(owner: buffer, buffer: host)
+            copySources[key] = source
+        }
+        source.lastUsedEpoch = epoch
+        _counters.uploads += 1
+        var reg = VkBufferImageCopy(bufferOffset: 0, bufferRowLength: UInt32(buffer.bytesPerRow / 4), bufferImageHeight: 0,
+                                    imageSubresource: VkImageSubresourceLayers(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue,
+                                                                               mipLevel: 0, baseArrayLayer: 0, layerCount: 1),
+                                    imageOffset: VkOffset3D(x: x, y: y, z: 0),
+                                    imageExtent: VkExtent3D(width: UInt32(buffer.width), height: UInt32(buffer.height), depth: 1))
+        vkCmdCopyBufferToImage(cb, source.buffer.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &reg)
+    }
+
     /// Records the copy of the texture into `buffer` (finished by `withFrame`). Vulkan: `vkCmdCopyImageToBuffer`.
     func recordReadback(_ cb: VkCommandBuffer, _ t: GPUTexture, into buffer: PixelBuffer) throws {
         _counters.readbacks += 1
@@ -374,5 +412,16 @@ public final class TextureCache: @unchecked Sendable {
         } else {
             for y in 0..<buffer.height { memcpy(buffer.row(y), mapped + offset + y * rowBytes, rowBytes) }
         }
+    }
+}
+
+/// A `PixelBuffer`'s pages imported as a `VkBuffer` to copy from (`TextureCache.recordCopy`).
+private final class CopySource {
+    weak var owner: PixelBuffer?
+    let buffer: GPUBuffer
+    var lastUsedEpoch = 0
+    init(owner: PixelBuffer, buffer: GPUBuffer) {
+        self.owner = owner
+        self.buffer = buffer
     }
 }

@@ -22,6 +22,9 @@ final class FrameProcessor {
         /// this the colormapped depth, mixed by `mixFactor` while drawing into the swapchain image.
         var mixWith: GPUTexture? = nil
         var mixFactor: Float = 0
+        /// The CPU buffer `texture` was uploaded from, when the picture was made on the CPU (or is
+        /// the source's own color): the window may copy it in instead of drawing the texture.
+        var picture: PixelBuffer? = nil
     }
 
     let recorder: GPUFrameRecorder
@@ -108,7 +111,7 @@ final class FrameProcessor {
             let t = try timed("upload") { try recorder.upload(cb, color) }
             mark("upload")
             return Output(texture: t, width: color.width, height: color.height, label: "original",
-                          note: s.depthOn ? "this frame has no depth" : "depth is off")
+                          note: s.depthOn ? "this frame has no depth" : "depth is off", picture: color)
         }
         let onGPU = s.backend == .auto ? (autoChoices[autoKey(stage, s, color: color, depth: depthMap)] ?? true) : s.kernelsOnGPU
         let backendName = onGPU ? "GPU" : "CPU"
@@ -116,7 +119,7 @@ final class FrameProcessor {
         case .original:
             let t = try timed("upload") { try recorder.upload(cb, color) }
             mark("upload")
-            return Output(texture: t, width: color.width, height: color.height, label: "original", note: nil)
+            return Output(texture: t, width: color.width, height: color.height, label: "original", note: nil, picture: color)
 
         case .rosy:
             let spec: FilterSpec = s.rosyMatrix ? .colorMatrix(.rosy) : .rosy
@@ -134,7 +137,7 @@ final class FrameProcessor {
             let b = try timed(name) { try f.render(color) }
             let t = try timed("upload") { try recorder.upload(cb, b) }
             mark("upload")
-            return Output(texture: t, width: b.width, height: b.height, label: outputLabel(name, gpu: false), note: nil)
+            return Output(texture: t, width: b.width, height: b.height, label: outputLabel(name, gpu: false), note: nil, picture: b)
 
         case .grayscale:
             let d = depthMap!
@@ -152,7 +155,7 @@ final class FrameProcessor {
             let b = try timed("grayscale") { try f.render(d) }
             let t = try timed("upload") { try recorder.upload(cb, b) }
             mark("upload")
-            return Output(texture: t, width: b.width, height: b.height, label: "depth grayscale (CPU)", note: nil)
+            return Output(texture: t, width: b.width, height: b.height, label: "depth grayscale (CPU)", note: nil, picture: b)
 
         case .colormap:
             let d = depthMap!
@@ -207,7 +210,8 @@ final class FrameProcessor {
             let out = b
             let t = try timed("upload") { try recorder.upload(cb, out) }
             mark("upload")
-            return Output(texture: t, width: out.width, height: out.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: false), note: nil)
+            return Output(texture: t, width: out.width, height: out.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: false),
+                          note: nil, picture: out)
 
         case .mask, .effect, .portrait:
             let d = depthMap!
@@ -235,7 +239,7 @@ final class FrameProcessor {
             }
             let t = try timed("upload") { try recorder.upload(cb, buffer) }
             mark("upload")
-            return Output(texture: t, width: buffer.width, height: buffer.height, label: label, note: nil)
+            return Output(texture: t, width: buffer.width, height: buffer.height, label: label, note: nil, picture: buffer)
         }
     }
 

@@ -1,4 +1,5 @@
 import CVulkan
+import DepthKit
 import Foundation
 import GPUKit
 
@@ -11,6 +12,12 @@ final class Swapchain {
     let format: VkSurfaceFormatKHR
     /// Clears to the letterbox color, then the present pass and ImGui draw; ends in PRESENT_SRC.
     let renderPass: VkRenderPass
+    /// The same, compatible, but loading what a copy left in the image (COLOR_ATTACHMENT_OPTIMAL):
+    /// for pictures copied in (`GPUFrameRecorder.copyPicture`), the bars cleared inside the pass.
+    let loadRenderPass: VkRenderPass
+    /// The `PixelFormat` whose bytes the images take as they are (a copy is bytes, not colors),
+    /// or nil when pictures cannot be copied in (an sRGB or other format, or no TRANSFER_DST usage).
+    private(set) var copyFormat: PixelFormat?
     private(set) var handle: VkSwapchainKHR?
     private(set) var extent = VkExtent2D(width: 0, height: 0)
     private(set) var images: [VkImage] = []
@@ -43,13 +50,20 @@ final class Swapchain {
             throw ViewerError.noVulkan("the window surface offers no pixel format")
         }
         format = f
-        renderPass = try Self.makeRenderPass(context.device, format: f.format)
+        renderPass = try Self.makeRenderPass(context.device, format: f.format, load: false)
+        do {
+            loadRenderPass = try Self.makeRenderPass(context.device, format: f.format, load: true)
+        } catch {
+            vkDestroyRenderPass(context.device, renderPass, nil)
+            throw error
+        }
     }
 
     deinit {
         destroySwapchainObjects()
         if let handle { vkDestroySwapchainKHR(context.device, handle, nil) }
         vkDestroyRenderPass(context.device, renderPass, nil)
+        vkDestroyRenderPass(context.device, loadRenderPass, nil)
         vkDestroySurfaceKHR(context.instance, surface, nil)
     }
 
@@ -111,6 +125,16 @@ final class Swapchain {
         info.imageExtent = e
         info.imageArrayLayers = 1
         info.imageUsage = VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT.rawValue
+        // Pictures made on the CPU are copied in (no fragment pass) where the images take
+        // transfers and store bytes as the picture has them (UNORM, RGBA or BGRA order).
+        let copyable: PixelFormat? = format.format == VK_FORMAT_B8G8R8A8_UNORM ? .bgra8
+            : format.format == VK_FORMAT_R8G8B8A8_UNORM ? .rgba8 : nil
+        if copyable != nil, caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT.rawValue != 0 {
+            info.imageUsage |= VK_IMAGE_USAGE_TRANSFER_DST_BIT.rawValue
+            copyFormat = copyable
+        } else {
+            copyFormat = nil
+        }
         info.imageSharingMode = VK_SHARING_MODE_EXCLUSIVE
         info.preTransform = caps.currentTransform
         info.compositeAlpha = VK_COMPOSITE_ALPHA_OPAQUE_BIT_KHR
@@ -150,10 +174,12 @@ final class Swapchain {
         framebuffers = []; views = []; images = []
     }
 
-    /// Vulkan: `vkCreateRenderPass` (one color attachment: clear, store, UNDEFINED → PRESENT_SRC).
-    private static func makeRenderPass(_ device: VkDevice, format: VkFormat) throws -> VkRenderPass {
-        let color = RenderPass.attachment(format: format, load: VK_ATTACHMENT_LOAD_OP_CLEAR,
+    /// Vulkan: `vkCreateRenderPass` (one color attachment: clear, store, UNDEFINED → PRESENT_SRC;
+    /// with `load`, load, store, COLOR_ATTACHMENT_OPTIMAL → PRESENT_SRC).
+    private static func makeRenderPass(_ device: VkDevice, format: VkFormat, load: Bool) throws -> VkRenderPass {
+        var color = RenderPass.attachment(format: format, load: load ? VK_ATTACHMENT_LOAD_OP_LOAD : VK_ATTACHMENT_LOAD_OP_CLEAR,
                                           store: VK_ATTACHMENT_STORE_OP_STORE, finalLayout: VK_IMAGE_LAYOUT_PRESENT_SRC_KHR)
+        if load { color.initialLayout = VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL }
         // The acquire semaphore is waited at COLOR_ATTACHMENT_OUTPUT: the layout change must wait too.
         let dependency = VkSubpassDependency(
             srcSubpass: VK_SUBPASS_EXTERNAL, dstSubpass: 0,

@@ -14,6 +14,8 @@ public final class ViewerApp {
     let context: GPUContext
     let swapchain: Swapchain
     let present: PresentPipeline
+    /// CPU-made pictures copied into the swapchain image instead of drawn (`PictureCopy`).
+    let pictureCopy = PictureCopy()
     let processor: FrameProcessor
     var imgui: ImGuiLayer!
     var settings: ViewSettings
@@ -380,18 +382,37 @@ public final class ViewerApp {
             lap("kernels")
             stats.add(stage: "kernels", ms: -uploadMs)
 
+            // A picture made on the CPU is copied into the swapchain image rather than drawn.
+            var copied = false, touchedByTransfer = false
+            if !drew3D, let out = output, out.mixWith == nil, let picture = out.picture, PictureCopy.enabled,
+               let format = swapchain.copyFormat, processor.recorder.canCopyPictures {
+                touchedByTransfer = true
+                do {
+                    copied = try processor.recorder.frame {
+                        try pictureCopy.record(cb, recorder: processor.recorder, picture: picture, box: imageBox(out),
+                                               image: swapchain.images[Int(imageIndex)], extent: swapchain.extent, format: format)
+                    }
+                    if copied { mark("copy") }
+                } catch {
+                    notice("copying the picture into the window failed (\(error)); drawing it instead", isError: true, seconds: 3)
+                }
+            }
+            let background = VkClearColorValue(float32: (0.08, 0.08, 0.09, 1))
+
             var rpBegin = VkRenderPassBeginInfo()
             rpBegin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
-            rpBegin.renderPass = swapchain.renderPass
+            rpBegin.renderPass = copied ? swapchain.loadRenderPass : swapchain.renderPass
             rpBegin.framebuffer = swapchain.framebuffers[Int(imageIndex)]
             rpBegin.renderArea = VkRect2D(offset: VkOffset2D(x: 0, y: 0), extent: swapchain.extent)
-            var clear = VkClearValue(color: VkClearColorValue(float32: (0.08, 0.08, 0.09, 1)))
+            var clear = VkClearValue(color: background)
             withUnsafePointer(to: &clear) { cp in
                 rpBegin.clearValueCount = 1
                 rpBegin.pClearValues = cp
                 vkCmdBeginRenderPass(cb, &rpBegin, VK_SUBPASS_CONTENTS_INLINE)
             }
-            if drew3D, let out = scene3D?.output {
+            if copied {
+                pictureCopy.clearBars(cb, extent: swapchain.extent, color: background)
+            } else if drew3D, let out = scene3D?.output {
                 present.draw(cb, texture: out, sampler: processor.factory.textureCache.linearSampler,
                              rect: Letterbox.Rect(x: 0, y: 0, width: Float(swapchain.extent.width), height: Float(swapchain.extent.height)))
             } else if let out = output {
@@ -413,7 +434,9 @@ public final class ViewerApp {
             try vkCheck(vkResetFences(context.device, 1, &f), "vkResetFences")
             var waitSem: VkSemaphore? = acquireSemaphore
             var signalSem: VkSemaphore? = renderDone[Int(imageIndex)]
+            // The copy writes the acquired image at the transfer stage: the acquire must be waited for there too.
             var waitStage = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue
+                | (touchedByTransfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
             var cbs: VkCommandBuffer? = cb
             var submit = VkSubmitInfo()
             submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO

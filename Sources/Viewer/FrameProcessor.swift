@@ -11,7 +11,9 @@ import GPUKit
 /// cached while paused, and upload their result.
 final class FrameProcessor {
     struct Output {
-        let texture: GPUTexture
+        /// The picture on the GPU; nil for a picture made on the CPU that the window copies in
+        /// (`picturesByCopy`) until something needs it there (`FrameProcessor.texture(of:_:)`).
+        var texture: GPUTexture?
         let width: Int
         let height: Int
         /// What was shown, for the status line ("jet blend 0.50 (GPU)").
@@ -49,6 +51,26 @@ final class FrameProcessor {
     /// The last output label and auto key, rebuilt only when their parts change (no allocation per frame).
     private var labelMemo = TextMemo<OutputLabelParts>(), autoKeyMemo = TextMemo<AutoKeyParts>()
     private var cpuColormapKeyMemo = TextMemo<CPUColormapKeyParts>()
+
+    /// Set by the window each frame: pictures made on the CPU will be copied into the swapchain
+    /// image (`PictureCopy`), so they are not uploaded as textures (a GPU copy a frame saved).
+    var picturesByCopy = false
+
+    /// A picture made on the CPU (or the source's own color) as a texture, unless the window
+    /// copies it in (`picturesByCopy`): then nil, and no upload.
+    private func pictureTexture(_ cb: VkCommandBuffer, _ picture: PixelBuffer, mark: (String) -> Void) throws -> GPUTexture? {
+        guard !picturesByCopy else { return nil }
+        let t = try timed("upload") { try recorder.upload(cb, picture) }
+        mark("upload")
+        return t
+    }
+
+    /// `out`'s texture, uploading its picture now if it was left to the window's copy.
+    func texture(of out: Output, _ cb: VkCommandBuffer) throws -> GPUTexture {
+        if let t = out.texture { return t }
+        guard let picture = out.picture else { throw GPUError.unsupported("the frame's output has neither a texture nor a picture") }
+        return try recorder.upload(cb, picture)
+    }
 
     init(factory: GPUFilterFactory) {
         self.factory = factory
@@ -108,8 +130,7 @@ final class FrameProcessor {
         let stage: PreviewMode.Stage = s.filterOn ? s.mode.stage : .original
         let needsDepth = stage != .original && stage != .rosy
         if needsDepth && depthMap == nil {
-            let t = try timed("upload") { try recorder.upload(cb, color) }
-            mark("upload")
+            let t = try pictureTexture(cb, color, mark: mark)
             return Output(texture: t, width: color.width, height: color.height, label: "original",
                           note: s.depthOn ? "this frame has no depth" : "depth is off", picture: color)
         }
@@ -117,8 +138,7 @@ final class FrameProcessor {
         let backendName = onGPU ? "GPU" : "CPU"
         switch stage {
         case .original:
-            let t = try timed("upload") { try recorder.upload(cb, color) }
-            mark("upload")
+            let t = try pictureTexture(cb, color, mark: mark)
             return Output(texture: t, width: color.width, height: color.height, label: "original", note: nil, picture: color)
 
         case .rosy:
@@ -135,8 +155,7 @@ final class FrameProcessor {
             }
             let f = try cpuFilter(name, spec, input: color.frameFormat)
             let b = try timed(name) { try f.render(color) }
-            let t = try timed("upload") { try recorder.upload(cb, b) }
-            mark("upload")
+            let t = try pictureTexture(cb, b, mark: mark)
             return Output(texture: t, width: b.width, height: b.height, label: outputLabel(name, gpu: false), note: nil, picture: b)
 
         case .grayscale:
@@ -153,8 +172,7 @@ final class FrameProcessor {
             }
             let f = try cpuFilter("grayscale", spec, input: d.frameFormat)
             let b = try timed("grayscale") { try f.render(d) }
-            let t = try timed("upload") { try recorder.upload(cb, b) }
-            mark("upload")
+            let t = try pictureTexture(cb, b, mark: mark)
             return Output(texture: t, width: b.width, height: b.height, label: "depth grayscale (CPU)", note: nil, picture: b)
 
         case .colormap:
@@ -208,8 +226,7 @@ final class FrameProcessor {
                 b = try timed("mix") { try m.render(color, jet) }
             }
             let out = b
-            let t = try timed("upload") { try recorder.upload(cb, out) }
-            mark("upload")
+            let t = try pictureTexture(cb, out, mark: mark)
             return Output(texture: t, width: out.width, height: out.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: false),
                           note: nil, picture: out)
 
@@ -237,8 +254,7 @@ final class FrameProcessor {
                 label = "\(s.mode.name) (CPU)"
                 cpuCache = (key, keep, label)
             }
-            let t = try timed("upload") { try recorder.upload(cb, buffer) }
-            mark("upload")
+            let t = try pictureTexture(cb, buffer, mark: mark)
             return Output(texture: t, width: buffer.width, height: buffer.height, label: label, note: nil, picture: buffer)
         }
     }

@@ -349,6 +349,7 @@ public final class ViewerApp {
             }
             var output: FrameProcessor.Output?
             var drew3D = false
+            processor.picturesByCopy = PictureCopy.enabled && swapchain.copyFormat != nil && processor.recorder.canCopyPictures
             if view == .threeD, let scene3D, scene3D.pointList != nil {
                 drew3D = recordPointList(cb, scene3D, now: now, mark: mark)
             } else if let frame = current {
@@ -398,6 +399,17 @@ public final class ViewerApp {
                 }
             }
             let background = VkClearColorValue(float32: (0.08, 0.08, 0.09, 1))
+            // Not copied after all (an empty rectangle, or the copy failed): the picture is drawn, so it needs its texture.
+            if !copied, !drew3D, var out = output, out.texture == nil {
+                do {
+                    out.texture = try processor.recorder.frame { try processor.texture(of: out, cb) }
+                    output = out
+                    lastOutput = out
+                } catch {
+                    notice("frame failed: \(error)", isError: true, seconds: 3)
+                    output = nil
+                }
+            }
 
             var rpBegin = VkRenderPassBeginInfo()
             rpBegin.sType = VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO
@@ -417,11 +429,11 @@ public final class ViewerApp {
                              rect: Letterbox.Rect(x: 0, y: 0, width: Float(swapchain.extent.width), height: Float(swapchain.extent.height)))
             } else if let out = output {
                 let box = imageBox(out)
-                if let b = out.mixWith {
-                    present.drawMix(cb, a: out.texture, b: b, mixFactor: out.mixFactor,
+                if let b = out.mixWith, let a = out.texture {
+                    present.drawMix(cb, a: a, b: b, mixFactor: out.mixFactor,
                                     sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
-                } else {
-                    present.draw(cb, texture: out.texture, sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
+                } else if let t = out.texture {
+                    present.draw(cb, texture: t, sampler: processor.factory.textureCache.linearSampler, rect: box.rect)
                 }
             }
             imgui.render(cb)
@@ -569,7 +581,9 @@ public final class ViewerApp {
                 if let texture3D { image = try processor.recorder.readback(cb, texture3D); return }
                 guard let output else { return }
                 let out = output.mixWith == nil ? output : try processor.record(cb, frame: frame, settings: settings) { _ in }
-                image = try processor.recorder.readback(cb, out.texture)
+                // A picture made on the CPU is already what a readback of its texture would give.
+                if let picture = out.picture { image = picture; return }
+                image = try processor.recorder.readback(cb, try processor.texture(of: out, cb))
             }
         }
         return image

@@ -11,9 +11,17 @@ import GPUKit
 /// shading a frame at 1280×720; the scale and the copy cost a fraction of that. GPU-made
 /// pictures (and the GPU blend of `presentMix.frag`) are still drawn by `PresentPipeline`.
 final class PictureCopy {
-    /// `DEPTHLENS_PRESENT=draw` turns the copy off (every picture goes through the fragment pass),
-    /// for A/B runs of the two ways.
-    static let enabled = ProcessInfo.processInfo.environment["DEPTHLENS_PRESENT"] != "draw"
+    /// Whether CPU pictures are copied in on `context`'s device: on a CPU Vulkan device (lavapipe),
+    /// where the fragment pass is CPU time too and costlier than the scale; a real GPU draws them
+    /// for free and keeps the CPU for the kernels. `DEPTHLENS_PRESENT=copy|draw` decides instead
+    /// (A/B runs of the two ways).
+    static func enabled(on context: GPUContext) -> Bool {
+        switch ProcessInfo.processInfo.environment["DEPTHLENS_PRESENT"] {
+        case "draw": return false
+        case "copy": return true
+        default: return context.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+        }
+    }
 
     private let scaler = ImageScaler()
     /// The picture at the rectangle's size in the swapchain's byte order, reused while the size holds.

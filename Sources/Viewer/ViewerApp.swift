@@ -16,6 +16,8 @@ public final class ViewerApp {
     let present: PresentPipeline
     /// CPU-made pictures copied into the swapchain image instead of drawn (`PictureCopy`).
     let pictureCopy = PictureCopy()
+    /// Whether this device copies CPU pictures in (`PictureCopy.enabled(on:)`), read once.
+    lazy var copiesPictures = PictureCopy.enabled(on: context)
     let processor: FrameProcessor
     var imgui: ImGuiLayer!
     var settings: ViewSettings
@@ -349,7 +351,7 @@ public final class ViewerApp {
             }
             var output: FrameProcessor.Output?
             var drew3D = false
-            processor.picturesByCopy = PictureCopy.enabled && swapchain.copyFormat != nil && processor.recorder.canCopyPictures
+            processor.picturesByCopy = copiesPictures && swapchain.copyFormat != nil && processor.recorder.canCopyPictures
             if view == .threeD, let scene3D, scene3D.pointList != nil {
                 drew3D = recordPointList(cb, scene3D, now: now, mark: mark)
             } else if let frame = current {
@@ -385,8 +387,8 @@ public final class ViewerApp {
 
             // A picture made on the CPU is copied into the swapchain image rather than drawn.
             var copied = false, touchedByTransfer = false
-            if !drew3D, let out = output, out.mixWith == nil, let picture = out.picture, PictureCopy.enabled,
-               let format = swapchain.copyFormat, processor.recorder.canCopyPictures {
+            if !drew3D, let out = output, out.mixWith == nil, let picture = out.picture, processor.picturesByCopy,
+               let format = swapchain.copyFormat {
                 touchedByTransfer = true
                 do {
                     copied = try processor.recorder.frame {

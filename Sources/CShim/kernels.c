@@ -99,27 +99,12 @@ INLINE uint32_t unorm8_unit(float v) { return (uint32_t)(int32_t)(v * 255.0f + 0
 INLINE uint32_t load32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 INLINE void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 
-#define DL_UNPAREN(...) __VA_ARGS__
-/// As DL_DISPATCH, for bodies whose first parameter `wide` says whether 256-bit helpers (compiled
-/// for AVX2 on their own, called rather than inlined) may run: 0 on the baseline path.
-#define DL_DISPATCH_WIDE(name, params, args)                                      \
-    static void name##_base params { name##_body(0, DL_UNPAREN args); }           \
-    DL_AVX2 static void name##_avx2 params { name##_body(1, DL_UNPAREN args); }    \
-    DL_AVX512 static void name##_avx512 params { name##_body(1, DL_UNPAREN args); }\
-    void name params {                                                            \
-        switch (dl_kernels_path()) {                                              \
-        case DL_PATH_AVX512: name##_avx512 args; break;                           \
-        case DL_PATH_AVX2: name##_avx2 args; break;                               \
-        default: name##_base args; break;                                         \
-        }                                                                         \
-    }
-
-/// Declares `name(params)` dispatching to `name_base`, `name_avx2` and `name_avx512`, each
-/// `name_body(args)` compiled for its instruction set.
-#define DL_DISPATCH(name, params, args)                                  \
-    static void name##_base params { name##_body args; }                 \
-    DL_AVX2 static void name##_avx2 params { name##_body args; }          \
-    DL_AVX512 static void name##_avx512 params { name##_body args; }      \
+/// Declares `name(params)` dispatching to `name_base`, `name_avx2` and `name_avx512`, whose
+/// bodies are `base` and `wide` compiled for their instruction sets.
+#define DL_DISPATCH_CALLS(name, params, args, base, wide)                \
+    static void name##_base params { base; }                             \
+    DL_AVX2 static void name##_avx2 params { wide; }                      \
+    DL_AVX512 static void name##_avx512 params { wide; }                  \
     void name params {                                                    \
         switch (dl_kernels_path()) {                                      \
         case DL_PATH_AVX512: name##_avx512 args; break;                   \
@@ -127,6 +112,15 @@ INLINE void store32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
         default: name##_base args; break;                                 \
         }                                                                 \
     }
+
+/// Each path runs `name_body(args)`, compiled for its instruction set.
+#define DL_DISPATCH(name, params, args) DL_DISPATCH_CALLS(name, params, args, name##_body args, name##_body args)
+
+#define DL_UNPAREN(...) __VA_ARGS__
+/// As DL_DISPATCH, for bodies whose first parameter `wide` says whether 256-bit helpers (compiled
+/// for AVX2 on their own, called rather than inlined) may run: 0 on the baseline path.
+#define DL_DISPATCH_WIDE(name, params, args) \
+    DL_DISPATCH_CALLS(name, params, args, name##_body(0, DL_UNPAREN args), name##_body(1, DL_UNPAREN args))
 
 // MARK: Color matrix
 

@@ -292,12 +292,8 @@ public final class DepthEffectRenderer {
             }
             let (cols, rowsAxis) = axes(&maskAxes, mask.width, mask.height, w, h)
             let sw = mask.width
-            cols.i0.withUnsafeBufferPointer { x0 in
-            cols.i1.withUnsafeBufferPointer { x1 in
-            cols.f.withUnsafeBufferPointer { fx in
-            rowsAxis.i0.withUnsafeBufferPointer { y0 in
-            rowsAxis.i1.withUnsafeBufferPointer { y1 in
-            rowsAxis.f.withUnsafeBufferPointer { fyp in
+            withBilinearPointers(cols, rowsAxis) { p in
+                let x0 = p.x0!, x1 = p.x1!, fx = p.fx!, y0 = p.r0!, y1 = p.r1!, fyp = p.fy!
                 parallelRows(h) { rows in
                     for y in rows {
                         let r0 = src + Int(y0[y]) * sw, r1 = src + Int(y1[y]) * sw
@@ -311,7 +307,7 @@ public final class DepthEffectRenderer {
                         }
                     }
                 }
-            }}}}}}
+            }
         }
     }
 }

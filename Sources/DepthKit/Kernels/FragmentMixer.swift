@@ -84,30 +84,24 @@ public final class FragmentMixer: MixerRenderer {
         let w = a.width
         if scratch == nil || scratchBands < bandCount(a.height) { prepareScratch(width: w, height: a.height) }
         let scratch = scratch!
-        cols.i0.withUnsafeBufferPointer { x0 in
-        cols.i1.withUnsafeBufferPointer { x1 in
-        cols.f.withUnsafeBufferPointer { fx in
-        rowsAxis.i0.withUnsafeBufferPointer { r0 in
-        rowsAxis.i1.withUnsafeBufferPointer { r1 in
-        rowsAxis.f.withUnsafeBufferPointer { fy in
+        withBilinearPointers(cols, rowsAxis) { p in
             // Per band through a C-convention body: nothing allocated per frame.
             struct Job {
                 let a, b, out: PixelBuffer; let w, bands: Int; let f, g: Float
-                let x0, x1, r0, r1: UnsafePointer<Int32>?; let fx, fy: UnsafePointer<Float>?
+                let p: BilinearPointers
                 let scratch: UnsafeMutablePointer<Float>
             }
-            var job = Job(a: a, b: b, out: out, w: w, bands: bandCount(a.height), f: f, g: g,
-                          x0: x0.baseAddress, x1: x1.baseAddress, r0: r0.baseAddress, r1: r1.baseAddress,
-                          fx: fx.baseAddress, fy: fy.baseAddress, scratch: scratch)
+            var job = Job(a: a, b: b, out: out, w: w, bands: bandCount(a.height), f: f, g: g, p: p, scratch: scratch)
             parallelFor(job.bands, context: &job) { ctx, band in
                 let j = ctx!.assumingMemoryBound(to: Job.self)
                 let rows = bandRows(Int(band), of: j.pointee.bands, rows: j.pointee.a.height), w = j.pointee.w
                 guard !rows.isEmpty else { return }
+                let p = j.pointee.p
                 dl_k_mix_scaled(j.pointee.a.row(0, as: UInt8.self), j.pointee.a.bytesPerRow, j.pointee.b.row(0, as: UInt8.self),
                                 j.pointee.b.bytesPerRow, j.pointee.out.row(0, as: UInt8.self), j.pointee.out.bytesPerRow, w,
-                                Int32(rows.lowerBound), Int32(rows.upperBound), j.pointee.x0, j.pointee.x1, j.pointee.fx,
-                                j.pointee.r0, j.pointee.r1, j.pointee.fy, j.pointee.scratch + Int(band) * 8 * w, j.pointee.f, j.pointee.g)
+                                Int32(rows.lowerBound), Int32(rows.upperBound), p.x0, p.x1, p.fx,
+                                p.r0, p.r1, p.fy, j.pointee.scratch + Int(band) * 8 * w, j.pointee.f, j.pointee.g)
             }
-        }}}}}}
+        }
     }
 }

@@ -92,6 +92,28 @@ struct BilinearAxis {
     }
 }
 
+/// Raw pointers into a column and a row `BilinearAxis`, for the C loops; valid only inside
+/// `withBilinearPointers`.
+struct BilinearPointers {
+    let x0, x1: UnsafePointer<Int32>?
+    let fx: UnsafePointer<Float>?
+    let r0, r1: UnsafePointer<Int32>?
+    let fy: UnsafePointer<Float>?
+}
+
+/// Runs `body` with pointers into `columns` and `rows` (no copy, nothing allocated).
+func withBilinearPointers<R>(_ columns: BilinearAxis, _ rows: BilinearAxis, _ body: (BilinearPointers) -> R) -> R {
+    columns.i0.withUnsafeBufferPointer { x0 in
+    columns.i1.withUnsafeBufferPointer { x1 in
+    columns.f.withUnsafeBufferPointer { fx in
+    rows.i0.withUnsafeBufferPointer { r0 in
+    rows.i1.withUnsafeBufferPointer { r1 in
+    rows.f.withUnsafeBufferPointer { fy in
+        body(BilinearPointers(x0: x0.baseAddress, x1: x1.baseAddress, fx: fx.baseAddress,
+                              r0: r0.baseAddress, r1: r1.baseAddress, fy: fy.baseAddress))
+    }}}}}}
+}
+
 // MARK: Trap-free conversions
 //
 // `UInt8(x)` and `Int(x)` on a Float check range and trap, which keeps LLVM from vectorizing a

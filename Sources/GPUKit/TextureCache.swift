@@ -241,18 +241,22 @@ public final class TextureCache: @unchecked Sendable {
         }
         // A new buffer: drop textures of buffers that are gone (their pages may be freed).
         entries = entries.filter { $0.value.owner != nil }
-        var host: GPUBuffer?
-        if usesHostImport {
-            host = GPUBuffer(context: context, importing: buffer.baseAddress, size: buffer.allocationSize)
-            host?.importedStorage = buffer.storage
-            if host != nil { _counters.hostImports += 1; _counters.memoryAllocations += 1 }
-        }
-        let t = try GPUTexture(context: context, buffer: buffer, hostBuffer: host)
+        let t = try GPUTexture(context: context, buffer: buffer, hostBuffer: usesHostImport ? importHost(buffer) : nil)
         _counters.imagesCreated += 1
         _counters.memoryAllocations += 1
         t.lastUsedEpoch = epoch
         entries[key] = t
         return t
+    }
+
+    /// `buffer`'s pages imported as a `VkBuffer` that holds its storage (imported pages must stay
+    /// allocated while imported), counted; nil when the device refuses them.
+    private func importHost(_ buffer: PixelBuffer) -> GPUBuffer? {
+        guard let host = GPUBuffer(context: context, importing: buffer.baseAddress, size: buffer.allocationSize) else { return nil }
+        host.importedStorage = buffer.storage
+        _counters.hostImports += 1
+        _counters.memoryAllocations += 1
+        return host
     }
 
     /// The pool a texture's sets come from: each texture reserves two slots (sampled + storage)
@@ -325,11 +329,16 @@ public final class TextureCache: @unchecked Sendable {
     }
 
     private func region(_ t: GPUTexture, bufferOffset: Int, rowLength: Int) -> VkBufferImageCopy {
+        region(width: t.width, height: t.height, at: (0, 0), bufferOffset: bufferOffset, rowLength: rowLength)
+    }
+
+    /// A `width`×`height` copy between a buffer (rows `rowLength` texels apart) and an image at `at`.
+    private func region(width: Int, height: Int, at: (x: Int32, y: Int32), bufferOffset: Int, rowLength: Int) -> VkBufferImageCopy {
         VkBufferImageCopy(bufferOffset: VkDeviceSize(bufferOffset), bufferRowLength: UInt32(rowLength), bufferImageHeight: 0,
                           imageSubresource: VkImageSubresourceLayers(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue,
                                                                      mipLevel: 0, baseArrayLayer: 0, layerCount: 1),
-                          imageOffset: VkOffset3D(x: 0, y: 0, z: 0),
-                          imageExtent: VkExtent3D(width: UInt32(t.width), height: UInt32(t.height), depth: 1))
+                          imageOffset: VkOffset3D(x: at.x, y: at.y, z: 0),
+                          imageExtent: VkExtent3D(width: UInt32(width), height: UInt32(height), depth: 1))
     }
 
     /// Records the copy of `buffer`'s pixels into its texture. Vulkan: `vkCmdCopyBufferToImage`.
@@ -369,22 +378,13 @@ public final class TextureCache: @unchecked Sendable {
             source = c
         } else {
             copySources = copySources.filter { $0.value.owner != nil }
-            guard let host = GPUBuffer(context: context, importing: buffer.baseAddress, size: buffer.allocationSize) else {
-                throw GPUError.unsupported("the device did not import the buffer's memory")
-            }
-            host.importedStorage = buffer.storage
-            _counters.hostImports += 1
-            _counters.memoryAllocations += 1
+            guard let host = importHost(buffer) else { throw GPUError.unsupported("the device did not import the buffer's memory") }
             source = CopySource(owner: buffer, buffer: host)
             copySources[key] = source
         }
         source.lastUsedEpoch = epoch
         _counters.uploads += 1
-        var reg = VkBufferImageCopy(bufferOffset: 0, bufferRowLength: UInt32(buffer.bytesPerRow / 4), bufferImageHeight: 0,
-                                    imageSubresource: VkImageSubresourceLayers(aspectMask: VK_IMAGE_ASPECT_COLOR_BIT.rawValue,
-                                                                               mipLevel: 0, baseArrayLayer: 0, layerCount: 1),
-                                    imageOffset: VkOffset3D(x: x, y: y, z: 0),
-                                    imageExtent: VkExtent3D(width: UInt32(buffer.width), height: UInt32(buffer.height), depth: 1))
+        var reg = region(width: buffer.width, height: buffer.height, at: (x, y), bufferOffset: 0, rowLength: buffer.bytesPerRow / 4)
         vkCmdCopyBufferToImage(cb, source.buffer.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &reg)
     }
 

@@ -194,8 +194,8 @@ public final class DepthEffectRenderer {
     private var luma: UnsafeMutablePointer<UInt8>?
     private var sat: UnsafeMutablePointer<SIMD4<UInt32>>?
     /// Bilinear tables from a source size to the image size, kept for the last size seen.
-    private var maskAxes: (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?
-    private var backgroundAxes: (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?
+    private var maskAxes = BilinearAxesCache()
+    private var backgroundAxes = BilinearAxesCache()
 
     public init(kind: DepthEffectKind) { self.kind = kind }
 
@@ -223,23 +223,15 @@ public final class DepthEffectRenderer {
             sat!.initialize(repeating: .zero, count: (w + 1) * (h + 1))
         case .greenscreen: break
         }
-        if let mw = maskWidth, let mh = maskHeight, mw > 0, mh > 0 { _ = axes(&maskAxes, mw, mh, w, h) }
-        if kind == .greenscreen, let b = background { _ = axes(&backgroundAxes, b.width, b.height, w, h) }
+        if let mw = maskWidth, let mh = maskHeight, mw > 0, mh > 0 { _ = maskAxes.axes(from: mw, mh, to: w, h) }
+        if kind == .greenscreen, let b = background { _ = backgroundAxes.axes(from: b.width, b.height, to: w, h) }
     }
 
     public func reset() { free(); state = nil }
 
     private func free() {
         maskPlane?.deallocate(); luma?.deallocate(); sat?.deallocate()
-        maskPlane = nil; luma = nil; sat = nil; maskAxes = nil; backgroundAxes = nil
-    }
-
-    private func axes(_ cache: inout (width: Int, height: Int, cols: BilinearAxis, rows: BilinearAxis)?,
-                      _ sw: Int, _ sh: Int, _ w: Int, _ h: Int) -> (BilinearAxis, BilinearAxis) {
-        if let c = cache, c.width == sw, c.height == sh { return (c.cols, c.rows) }
-        let c = (width: sw, height: sh, cols: BilinearAxis(source: sw, target: w), rows: BilinearAxis(source: sh, target: h))
-        cache = c
-        return (c.cols, c.rows)
+        maskPlane = nil; luma = nil; sat = nil; maskAxes = BilinearAxesCache(); backgroundAxes = BilinearAxesCache()
     }
 
     /// Applies the effect to `image` with `mask` (any size; scaled bilinearly to the image size,
@@ -263,7 +255,7 @@ public final class DepthEffectRenderer {
         case .blur: DepthEffect.blur(image, mp, out, sat: sat!)
         case .greenscreen:
             if let background {
-                let (cols, rows) = axes(&backgroundAxes, background.width, background.height, w, h)
+                let (cols, rows) = backgroundAxes.axes(from: background.width, background.height, to: w, h)
                 DepthEffect.greenscreen(image, mp, background, out, cols, rows)
             } else {
                 DepthEffect.solidGreen(image, mp, out)
@@ -290,7 +282,7 @@ public final class DepthEffectRenderer {
                 }
                 return
             }
-            let (cols, rowsAxis) = axes(&maskAxes, mask.width, mask.height, w, h)
+            let (cols, rowsAxis) = maskAxes.axes(from: mask.width, mask.height, to: w, h)
             let sw = mask.width
             withBilinearPointers(cols, rowsAxis) { p in
                 let x0 = p.x0!, x1 = p.x1!, fx = p.fx!, y0 = p.r0!, y1 = p.r1!, fyp = p.fy!

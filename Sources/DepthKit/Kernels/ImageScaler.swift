@@ -10,9 +10,7 @@ import CShim
 /// image instead of a sampled fragment pass, which costs lavapipe milliseconds). Sampling
 /// positions and per-band scratch are made when the sizes change; a frame allocates nothing.
 public final class ImageScaler {
-    private var key: (sw: Int, sh: Int, dw: Int, dh: Int)?
-    private var columns: BilinearAxis?
-    private var rowsAxis: BilinearAxis?
+    private var axesCache = BilinearAxesCache()
     private var scratch: UnsafeMutablePointer<Float>?
     private var scratchCapacity = 0
 
@@ -22,8 +20,9 @@ public final class ImageScaler {
 
     /// Writes `src` scaled to `dst`'s size into `dst`. Both rgba8 or bgra8.
     public func scale(_ src: PixelBuffer, into dst: PixelBuffer) throws {
-        for b in [src, dst] where b.format != .rgba8 && b.format != .bgra8 {
-            throw RenderError.formatMismatch(kernel: "scale", expected: "rgba8 or bgra8", got: b.frameFormat)
+        func isColor(_ b: PixelBuffer) -> Bool { b.format == .rgba8 || b.format == .bgra8 }
+        if let bad = !isColor(src) ? src : !isColor(dst) ? dst : nil {
+            throw RenderError.formatMismatch(kernel: "scale", expected: "rgba8 or bgra8", got: bad.frameFormat)
         }
         let swap: Int32 = src.format == dst.format ? 0 : 1
         let w = dst.width, h = dst.height
@@ -40,18 +39,14 @@ public final class ImageScaler {
             dst.markModified()
             return
         }
-        if key == nil || key! != (src.width, src.height, w, h) {
-            columns = BilinearAxis(source: src.width, target: w)
-            rowsAxis = BilinearAxis(source: src.height, target: h)
-            key = (src.width, src.height, w, h)
-        }
+        let (cols, rowsAxis) = axesCache.axes(from: src.width, src.height, to: w, h)
         let bands = bandCount(h), need = bands * 8 * w
         if scratchCapacity < need {
             scratch?.deallocate()
             scratch = .allocate(capacity: need)
             scratchCapacity = need
         }
-        guard let cols = columns, let rowsAxis, let scratch else { return }
+        guard let scratch else { return }
         withBilinearPointers(cols, rowsAxis) { p in
             // Per band through a C-convention body: nothing allocated per frame.
             struct Job {

@@ -92,6 +92,22 @@ struct BilinearAxis {
     }
 }
 
+/// Column and row sampling positions for scaling one size to another, kept for the last pair of
+/// sizes asked for and made again only when one changes (nothing allocated while they hold).
+struct BilinearAxesCache {
+    private var key: (sw: Int, sh: Int, tw: Int, th: Int)?
+    private var columns: BilinearAxis?
+    private var rows: BilinearAxis?
+
+    /// The axes from `sw`×`sh` to `tw`×`th`.
+    mutating func axes(from sw: Int, _ sh: Int, to tw: Int, _ th: Int) -> (columns: BilinearAxis, rows: BilinearAxis) {
+        if let key, let columns, let rows, key == (sw, sh, tw, th) { return (columns, rows) }
+        let c = BilinearAxis(source: sw, target: tw), r = BilinearAxis(source: sh, target: th)
+        key = (sw, sh, tw, th); columns = c; rows = r
+        return (c, r)
+    }
+}
+
 /// Raw pointers into a column and a row `BilinearAxis`, for the C loops; valid only inside
 /// `withBilinearPointers`.
 struct BilinearPointers {

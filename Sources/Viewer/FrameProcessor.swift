@@ -244,7 +244,7 @@ final class FrameProcessor {
                 buffer = c.buffer; label = c.label
             } else {
                 let result: PixelBuffer = try timed(s.mode.name) {
-                    try Self.cpuEffect(stage: stage, color: color, depth: d, focus: s.focus)
+                    try cpuEffect(stage: stage, color: color, depth: d, focus: s.focus)
                 }
                 let keep = cpuCache?.buffer.width == result.width && cpuCache?.buffer.height == result.height
                     ? cpuCache!.buffer : PixelBuffer(width: result.width, height: result.height, format: .rgba8)
@@ -336,21 +336,39 @@ final class FrameProcessor {
         }
     }
 
-    /// The CPU kernels of the depth-mask modes (DepthKit), rgba8 at the color size.
-    static func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float) throws -> PixelBuffer {
-        let sharp = stage == .portrait
-        let mask = DepthMaskFilter(kind: .highpass, focus: focus, slope: sharp ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope,
-                                   width: 0.1, outputWidth: color.width, outputHeight: color.height)
-        try mask.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 1)
+    /// The depth-mask modes' CPU mask filter and effect renderers, kept while their settings and
+    /// sizes hold (made per frame, their pools, locks and tables were most of a frame's allocations).
+    private var cpuMask: DepthMaskFilter?
+    private var cpuEffectRenderers: [DepthEffectKind: DepthEffectRenderer] = [:]
+
+    /// The CPU kernels of the depth-mask modes (DepthKit), rgba8 at the color size: the same
+    /// filters `DepthEffect.apply` would make, prepared once instead of every frame.
+    func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float) throws -> PixelBuffer {
+        let slope = stage == .portrait ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope
+        let mask: DepthMaskFilter
+        if let m = cpuMask, m.focus == focus, m.slope == slope, m.outputWidth == color.width, m.outputHeight == color.height {
+            mask = m
+        } else {
+            mask = DepthMaskFilter(kind: .highpass, focus: focus, slope: slope, width: 0.1,
+                                   outputWidth: color.width, outputHeight: color.height)
+            cpuMask = mask
+        }
+        if mask.inputFormat != depth.frameFormat { try mask.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 1) }
+        func effect(_ kind: DepthEffectKind) throws -> PixelBuffer {
+            let values = try mask.floatMask(depth)
+            let r = cpuEffectRenderers[kind] ?? DepthEffectRenderer(kind: kind)
+            cpuEffectRenderers[kind] = r
+            if r.inputFormat != color.frameFormat {
+                try r.prepare(image: color.frameFormat, maskWidth: values.width, maskHeight: values.height,
+                              outputRetainedBufferCountHint: 1)
+            }
+            return try r.render(image: color, mask: values)
+        }
         switch stage {
-        case .mask:
-            return ImageIO.toRGBA8(try mask.render(depth))
-        case .effect(let kind):
-            return try DepthEffect.apply(kind: kind, image: color, mask: try mask.floatMask(depth))
-        case .portrait:
-            return try DepthEffect.apply(kind: .blur, image: color, mask: try mask.floatMask(depth))
-        default:
-            return color
+        case .mask: return ImageIO.toRGBA8(try mask.render(depth))
+        case .effect(let kind): return try effect(kind)
+        case .portrait: return try effect(.blur)
+        default: return color
         }
     }
 }

@@ -31,7 +31,8 @@ let package = Package(
         .target(
             name: "CShim",
             cSettings: [.headerSearchPath("include")],
-            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2")] + glslangLinker
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2"),
+                             .linkedLibrary("lz4"), .linkedLibrary("bz2")] + glslangLinker
         ),
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(

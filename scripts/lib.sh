@@ -7,11 +7,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # without a GPU (Mesa's lavapipe Vulkan driver).
 BUILD_PACKAGES=(pkg-config libvulkan-dev libglfw3-dev glslang-dev spirv-tools libv4l-dev
                 libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers
-                ffmpeg)  # ffmpeg: `record --video` and the viewer's Ctrl+R encode H.264 through it
+                ffmpeg   # ffmpeg: `record --video` and the viewer's Ctrl+R encode H.264 through it
+                liblz4-dev libbz2-dev  # ROS bag chunks (bag: sources)
+                libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # Matroska in and out (mkv: sources, record --mkv)
 # What the tests need on top: validation layers, a virtual X server, a window driver, screenshots.
 TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
 # gnuplot draws `bench --plot` (its test runs it).
 TEST_PACKAGES+=(gnuplot-nox)
+# The independent reference for ROS bags: ROS's own Python reader (with its lz4 chunks).
+TEST_PACKAGES+=(python3-rosbag python3-roslz4)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

@@ -36,6 +36,72 @@ public protocol FrameSource: AnyObject {
     func stop()
     /// The next frame if one is due at time `now` (seconds, any monotonic clock), else nil.
     func nextFrame(now: Double) throws -> FrameSet?
+
+    /// Both cameras, depth→color extrinsics and depth units, as recorded or configured; nil when
+    /// the source knows none (consumers then assume `RGBDCalibration.assumed` and say so).
+    /// Valid after `start()`.
+    var calibration: RGBDCalibration? { get }
+    /// What the source knows about itself: kind, device, streams, duration. Valid after `start()`.
+    var metadata: SourceMetadata { get }
+    /// One line per skipped or bad frame, oldest first.
+    var warnings: [String] { get }
+    /// Called with each warning as it happens, on the thread that calls `nextFrame`.
+    var onWarning: ((String) -> Void)? { get set }
+    /// Frames per second of the recording or device, when known (recorders use it for video).
+    var nominalFrameRate: Double? { get }
+}
+
+/// Defaults for sources that know nothing more: no calibration, no warnings.
+public extension FrameSource {
+    var calibration: RGBDCalibration? { nil }
+    var metadata: SourceMetadata { SourceMetadata(kind: String(name.prefix { $0 != ":" })) }
+    var warnings: [String] { [] }
+    var onWarning: ((String) -> Void)? {
+        get { nil }
+        set {}
+    }
+    var nominalFrameRate: Double? { nil }
+}
+
+/// A source's description of itself, for `info`, `convert`'s calibration.json and the panel.
+public struct SourceMetadata: Sendable, Equatable {
+    public struct Device: Sendable, Equatable {
+        public var name: String?
+        public var serial: String?
+        public var firmware: String?
+        public init(name: String? = nil, serial: String? = nil, firmware: String? = nil) {
+            self.name = name; self.serial = serial; self.firmware = firmware
+        }
+    }
+    public struct Stream: Sendable, Equatable {
+        /// "color", "depth", "ir" (or the recording's own name for other streams).
+        public var name: String
+        public var width: Int
+        public var height: Int
+        public var fps: Double?
+        /// As recorded: "rgb8", "mono16", "MJPG", "b16g", "Z16"…
+        public var encoding: String
+        /// Frames in the recording; nil for live streams.
+        public var frames: Int?
+        public init(name: String, width: Int, height: Int, fps: Double? = nil, encoding: String, frames: Int? = nil) {
+            self.name = name; self.width = width; self.height = height; self.fps = fps
+            self.encoding = encoding; self.frames = frames
+        }
+    }
+    /// The `--source` kind: "synthetic", "tum", "pair", "v4l2", "bag", "mkv"…
+    public var kind: String
+    public var device: Device?
+    public var streams: [Stream]
+    /// Seconds from the first to the last frame; nil for live or unknown.
+    public var durationSeconds: Double?
+    /// Anything else the recording says (Azure Kinect's K4A_* tags, bag options), by name.
+    public var tags: [String: String]
+
+    public init(kind: String, device: Device? = nil, streams: [Stream] = [], durationSeconds: Double? = nil,
+                tags: [String: String] = [:]) {
+        self.kind = kind; self.device = device; self.streams = streams
+        self.durationSeconds = durationSeconds; self.tags = tags
+    }
 }
 
 /// Playback controls of recorded sources (`TUMSource`, `SyntheticSource`).

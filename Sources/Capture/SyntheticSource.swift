@@ -37,6 +37,7 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
     }
     /// The rate frame times are spaced at (frame i is scene time i / defaultFPS).
     public let defaultFPS: Double
+    public var nominalFrameRate: Double? { defaultFPS }
 
     public func start() throws {
         colorPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .rgba8),

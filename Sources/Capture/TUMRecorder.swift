@@ -85,7 +85,7 @@ public enum TUMRecorder {
         if let writer, let directory {
             do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
         }
-        if let tum = source as? TUMSource { summary.warnings = tum.warnings }
+        summary.warnings = source.warnings
         return summary
     }
 }
@@ -100,10 +100,7 @@ public func record(source: FrameSource, frames: Int, to directory: String) throw
 /// recorded rate (TUM timestamps), the camera's configured rate, or 30.
 public func nominalFrameRate(of source: FrameSource) -> Double {
     if let p = source as? PlaybackControl, let fps = p.fps, fps > 0 { return fps }
-    if let tum = source as? TUMSource, let fps = tum.recordedFrameRate { return fps }
-    if let cam = source as? V4L2Source, let fps = cam.color.configuration?.fps, fps > 0 { return fps }
-    if let synth = source as? SyntheticSource { return synth.defaultFPS }
-    return 30
+    return source.nominalFrameRate ?? 30
 }
 
 /// CLOCK_MONOTONIC in seconds: the clock to pass as `now` to `nextFrame`.

@@ -126,7 +126,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
     }
     public var frameCount: Int? { sequence?.count }
     /// Frames per second of the recording: the median interval of its timestamps (nil before `start` or for one frame).
-    public var recordedFrameRate: Double? {
+    public var nominalFrameRate: Double? {
         guard let e = sequence?.entries, e.count >= 2 else { return nil }
         let gaps = zip(e.dropFirst(), e).map { $0.timestamp - $1.timestamp }.filter { $0 > 0 }.sorted()
         guard !gaps.isEmpty else { return nil }

@@ -16,6 +16,8 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
     public private(set) var isConnected = false
     public var name: String { "v4l2:\(color.path)" + (depth.map { ",depth=\($0.path)" } ?? "") }
     public var isLive: Bool { true }
+    /// The color stream's configured rate once started.
+    public var nominalFrameRate: Double? { color.configuration?.fps.flatMap { $0 > 0 ? $0 : nil } }
     public var intrinsics: CameraIntrinsics {
         let c = color.configuration
         return .default(width: c?.width ?? colorRequest.width, height: c?.height ?? colorRequest.height)

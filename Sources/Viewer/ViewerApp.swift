@@ -142,7 +142,7 @@ public final class ViewerApp {
         }
         try showPointList()
         prefetcher = SourcePrefetcher(source)
-        if let tum = source as? TUMSource { tum.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) } }
+        source.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) }
     }
 
     deinit {
@@ -184,7 +184,7 @@ public final class ViewerApp {
             source.stop()
             source = s
             prefetcher = SourcePrefetcher(s)
-            if let tum = s as? TUMSource { tum.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) } }
+            s.onWarning = { [weak prefetcher] in prefetcher?.post(warning: $0) }
             applyDepthRateLimit(thermalHot ? ThermalState.reducedDepthFPS : nil)
             current = nil
             lastFrameIndex = nil

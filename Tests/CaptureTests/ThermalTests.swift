@@ -153,7 +153,7 @@ final class DepthRateTests: XCTestCase {
         let dir = try writeTUMFolder(self, timestamps: (0..<6).map { 1000 + Double($0) / 30 })
         let s = TUMSource(directory: dir)
         try s.start()
-        XCTAssertEqual(try XCTUnwrap(s.recordedFrameRate), 30, accuracy: 0.01)
+        XCTAssertEqual(try XCTUnwrap(s.nominalFrameRate), 30, accuracy: 0.01)
         s.depthRateLimit = 15
         var depths: [Float] = [], reds: [UInt8] = []
         for i in 0..<6 {

@@ -10,12 +10,15 @@ public struct FrameSet: @unchecked Sendable {
     public var timestamp: Double
     /// Frame number in the sequence (playback), or count of frames delivered (live).
     public var index: Int
+    /// The frame's own name in its recording (a color/ + depth/ folder's file name), if it has one.
+    public var name: String?
 
-    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int) {
+    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int, name: String? = nil) {
         self.color = color
         self.depth = depth
         self.timestamp = timestamp
         self.index = index
+        self.name = name
     }
 }
 
@@ -49,6 +52,9 @@ public protocol FrameSource: AnyObject {
     var onWarning: ((String) -> Void)? { get set }
     /// Frames per second of the recording or device, when known (recorders use it for video).
     var nominalFrameRate: Double? { get }
+    /// Units per meter of the 16-bit depth the source reads (what a writer of the same units uses);
+    /// nil for sources whose depth is not stored as integers (the synthetic scene).
+    var depthUnitsPerMeter: Float? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -61,6 +67,7 @@ public extension FrameSource {
         set {}
     }
     var nominalFrameRate: Double? { nil }
+    var depthUnitsPerMeter: Float? { calibration?.depthScale }
 }
 
 /// A source's description of itself, for `info`, `convert`'s calibration.json and the panel.

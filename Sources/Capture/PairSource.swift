@@ -8,6 +8,7 @@ public final class PairSource: FrameSource {
     public var name: String { "pair:\(colorPath),\(depthPath)" }
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
+    public var depthUnitsPerMeter: Float? { depthScale ?? DepthIO.defaultDepthScale }
     private var frame: RGBDFrame?
     private var delivered = false
 

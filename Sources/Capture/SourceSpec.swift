@@ -1,27 +1,120 @@
 import DepthKit
 
-/// A parsed `--source` string: `synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM]`.
-public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
-    case synthetic
-    case tum(directory: String)
-    case pair(color: String, depth: String)
-    case v4l2(color: String, depth: String?)
+/// A width × height in pixels (`synthetic:1280x720,640x480`).
+public struct PixelSize: Equatable, Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(_ width: Int, _ height: Int) { self.width = width; self.height = height }
+    public var description: String { "\(width)x\(height)" }
 
-    static let usage = "expected synthetic, tum:DIR, pair:COLOR,DEPTH or v4l2:/dev/videoN[,depth=/dev/videoM]"
+    /// "WxH" with both in 1…8192, else nil.
+    public static func parse<S: StringProtocol>(_ text: S) -> PixelSize? {
+        let n = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
+        guard n.count == 2, let w = n[0], let h = n[1], (1...8192).contains(w), (1...8192).contains(h) else { return nil }
+        return PixelSize(w, h)
+    }
+}
+
+/// A parsed `--source` string. Every command that reads frames (view, record, process, export-ply,
+/// render3d, convert, info) parses its `--source` here and nowhere else; the usage text, `--help`
+/// and the README's table come from `SourceSpec.kinds`.
+///
+/// Adding a kind: a case here, its row in `kinds` and its parse branch, and its source in its own
+/// file; the switches below are exhaustive, so the compiler lists every place that must change.
+public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
+    /// The built-in animated scene; color and depth at their own sizes (default 640×480 both).
+    case synthetic(color: PixelSize, depth: PixelSize)
+    /// A data-set folder: TUM RGB-D (rgb.txt, depth.txt) or color/ + depth/ subfolders paired by name.
+    case tum(directory: String)
+    /// One color + depth pair of files.
+    case pair(color: String, depth: String)
+    /// A V4L2 camera, with an optional second node for depth.
+    case v4l2(color: String, depth: String?)
+    /// A viewer snapshot's NAME.json: its color and depth files with its scale and intrinsics.
+    case snapshot(json: String)
+    /// A PLY point list: a layer of the 3D scene, not a stream of frames.
+    case ply(path: String)
+
+    public static let defaultSyntheticSize = PixelSize(640, 480)
+    public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
+
+    /// One row of the source table.
+    public struct Kind: Sendable {
+        /// The prefix before the colon ("tum"), or the whole word ("synthetic").
+        public let name: String
+        /// The forms it takes, as typed.
+        public let syntax: String
+        /// What it is, one line.
+        public let summary: String
+        /// False for kinds that give a point list rather than frames (`ply:`).
+        public let hasFrames: Bool
+    }
+
+    /// Every kind, in the order the help lists them.
+    public static let kinds: [Kind] = [
+        Kind(name: "synthetic", syntax: "synthetic[:WxH[,WxH]]",
+             summary: "the built-in animated RGB-D scene; color and depth sizes (default 640x480 both)", hasFrames: true),
+        Kind(name: "tum", syntax: "tum:DIR",
+             summary: "a data-set folder: TUM RGB-D (rgb.txt, depth.txt) or color/ and depth/ subfolders paired by name",
+             hasFrames: true),
+        Kind(name: "pair", syntax: "pair:COLOR,DEPTH", summary: "one color image and one depth image", hasFrames: true),
+        Kind(name: "v4l2", syntax: "v4l2:/dev/videoN[,depth=/dev/videoM]",
+             summary: "a V4L2 camera, with a second node for depth", hasFrames: true),
+        Kind(name: "snapshot", syntax: "snapshot:NAME.json",
+             summary: "a viewer snapshot: its color and depth PNGs with its depth scale and intrinsics", hasFrames: true),
+        Kind(name: "ply", syntax: "ply:FILE", summary: "a PLY point list, shown in the 3D view", hasFrames: false),
+    ]
+
+    /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
+    public static var usage: String { kinds.map(\.syntax).joined(separator: " | ") }
+
+    /// The `--source` help of every command.
+    public static var help: String { "Where frames come from: \(usage)." }
+
+    /// The README's table of sources (Markdown), kept equal to the README by a test.
+    public static var markdownTable: String {
+        "| `--source` | what it opens |\n| --- | --- |\n"
+            + kinds.map { "| `\($0.syntax)` | \($0.summary) |" }.joined(separator: "\n") + "\n"
+    }
+
+    /// The row of this spec's kind.
+    public var kind: Kind {
+        let name: String
+        switch self {
+        case .synthetic: name = "synthetic"
+        case .tum: name = "tum"
+        case .pair: name = "pair"
+        case .v4l2: name = "v4l2"
+        case .snapshot: name = "snapshot"
+        case .ply: name = "ply"
+        }
+        return Self.kinds.first { $0.name == name }!
+    }
 
     /// Parses a `--source` value. Throws `CaptureError.invalidSource` with a one-line reason.
     public init(parsing text: String) throws {
         let s = text.trimmingSpaces()
         func bad(_ why: String) -> CaptureError { .invalidSource("--source '\(text)': \(why)") }
+        let usage = "expected \(Self.usage)"
         if s == "synthetic" { self = .synthetic; return }
         guard let colon = s.firstIndex(of: ":") else {
-            throw bad(s.isEmpty ? "empty (\(Self.usage))" : "unknown source '\(s)' (\(Self.usage))")
+            throw bad(s.isEmpty ? "empty (\(usage))" : "unknown source '\(s)' (\(usage))")
         }
         let kind = String(s[..<colon]), rest = String(s[s.index(after: colon)...])
+        func path(_ what: String) throws -> String {
+            guard !rest.isEmpty else { throw bad("missing \(what) after '\(kind):'") }
+            return rest
+        }
         switch kind {
-        case "tum":
-            guard !rest.isEmpty else { throw bad("missing directory after 'tum:'") }
-            self = .tum(directory: rest)
+        case "synthetic":
+            let sizes = rest.split(separator: ",", omittingEmptySubsequences: false).map { PixelSize.parse($0) }
+            guard (1...2).contains(sizes.count), let c = sizes[0], let d = sizes.count == 2 ? sizes[1] : c else {
+                throw bad("expected synthetic:COLORWxH[,DEPTHWxH] with sizes 1…8192, e.g. synthetic:1280x720,640x480")
+            }
+            self = .synthetic(color: c, depth: d)
+        case "tum": self = .tum(directory: try path("directory"))
+        case "snapshot": self = .snapshot(json: try path("NAME.json"))
+        case "ply": self = .ply(path: try path("file"))
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -44,35 +137,58 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 depth = d
             }
             self = .v4l2(color: device, depth: depth)
-        case "synthetic":
-            throw bad("synthetic takes no argument")
         default:
-            throw bad("unknown source kind '\(kind)' (\(Self.usage))")
+            throw bad("unknown source kind '\(kind)' (\(usage))")
         }
     }
 
     public var description: String {
         switch self {
-        case .synthetic: return "synthetic"
+        case let .synthetic(c, d):
+            if c == Self.defaultSyntheticSize && d == c { return "synthetic" }
+            return d == c ? "synthetic:\(c)" : "synthetic:\(c),\(d)"
         case let .tum(d): return "tum:\(d)"
         case let .pair(c, d): return "pair:\(c),\(d)"
         case let .v4l2(c, d): return "v4l2:\(c)" + (d.map { ",depth=\($0)" } ?? "")
+        case let .snapshot(j): return "snapshot:\(j)"
+        case let .ply(p): return "ply:\(p)"
+        }
+    }
+
+    /// The file or folder this spec reads, for one-line errors (nil for the scene and cameras).
+    public var path: String? {
+        switch self {
+        case .synthetic, .v4l2: return nil
+        case let .tum(d): return d
+        case let .pair(c, _): return c
+        case let .snapshot(j): return j
+        case let .ply(p): return p
         }
     }
 
     /// The source this spec names (not started). `depthScale` (`--depth-scale`, units per meter)
-    /// defaults per source: TUM 5000, pair and V4L2 1000.
+    /// defaults per source: TUM 5000, pair and V4L2 1000; a snapshot brings its own. A `ply:` spec
+    /// has no frames: the 3D view loads it as a layer (`PLYReader`), so this throws for it.
     public func makeSource(depthScale: Float? = nil, system: V4L2System? = nil) throws -> FrameSource {
         if let s = depthScale, !(s > 0 && s.isFinite) {
             throw CaptureError.invalidSource("--depth-scale must be a positive number, got \(s)")
         }
         switch self {
-        case .synthetic: return SyntheticSource()
-        case let .tum(d): return TUMSource(directory: d, depthScale: depthScale ?? TUMSequence.depthScale)
+        case let .synthetic(c, d):
+            if c == d { return SyntheticSource(width: c.width, height: c.height) }
+            return SizedSyntheticSource(colorSize: c, depthSize: d)
+        case let .tum(d): return TUMSource(directory: d, depthScale: depthScale)
         case let .pair(c, d): return PairSource(color: c, depth: d, depthScale: depthScale)
         case let .v4l2(c, d):
             return V4L2Source(colorPath: c, depthPath: d, system: system ?? LinuxV4L2System(),
                               depthScale: depthScale ?? DepthIO.defaultDepthScale)
+        case let .snapshot(j):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a snapshot brings its own depth scale; drop --depth-scale")
+            }
+            return SnapshotSource(json: j)
+        case let .ply(p):
+            throw CaptureError.invalidSource("--source 'ply:\(p)': a PLY point list has no color or depth frames (open it with view or render3d)")
         }
     }
 }

@@ -9,7 +9,7 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
     public let height: Int
     public let renderDepth: Bool
     public let scene = SyntheticScene()
-    public var name: String { "synthetic" }
+    public var name: String { width == 640 && height == 480 ? "synthetic" : "synthetic:\(width)x\(height)" }
     public var intrinsics: CameraIntrinsics { SyntheticScene.intrinsics(width: width, height: height) }
     public var isLive: Bool { false }
 
@@ -38,6 +38,11 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
     /// The rate frame times are spaced at (frame i is scene time i / defaultFPS).
     public let defaultFPS: Double
     public var nominalFrameRate: Double? { defaultFPS }
+    /// The scene's exact intrinsics; color and depth are one camera.
+    public var calibration: RGBDCalibration? {
+        RGBDCalibration(depth: CameraModel(intrinsics: intrinsics), color: CameraModel(intrinsics: intrinsics),
+                        origin: "synthetic scene")
+    }
 
     public func start() throws {
         colorPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .rgba8),

@@ -33,8 +33,7 @@ public enum TUMRecorder {
         if let directory {
             do { writer = try TUMWriter(directory: directory) } catch { throw CaptureError.wrapping(error, path: directory) }
         }
-        try source.start()
-        defer { source.stop() }
+        let reader = try FrameReader(source: source, timeout: timeout)
         var summary = RecordingSummary(directory: directory ?? "", framesWritten: 0, framesWithoutDepth: 0, warnings: [])
 
         func write(_ raw: FrameSet) throws {
@@ -54,34 +53,7 @@ public enum TUMRecorder {
             progress?(summary.framesWritten)
         }
 
-        if !source.isLive, let playback = source as? PlaybackControl {
-            playback.pause()
-            playback.loop = false
-            try playback.seek(toFrame: 0)
-            var now = 0.0
-            while summary.framesWritten < frames {
-                guard let f = try source.nextFrame(now: now) else { break }
-                try write(f)
-                if let n = playback.frameCount, playback.currentIndex >= n - 1 { break }
-                try playback.step(by: 1)
-                now += 1
-            }
-        } else {
-            var lastFrame = monotonicSeconds()
-            while summary.framesWritten < frames {
-                let now = monotonicSeconds()
-                if let f = try source.nextFrame(now: now) {
-                    try write(f)
-                    lastFrame = now
-                } else {
-                    if now - lastFrame > timeout {
-                        throw CaptureError.invalidState("\(source.name): no frame for \(Int(timeout)) s")
-                    }
-                    if !source.isLive { break }   // a still source (pair) has delivered its frame
-                    usleep(2000)
-                }
-            }
-        }
+        while summary.framesWritten < frames, let f = try reader.next() { try write(f) }
         if let writer, let directory {
             do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
         }

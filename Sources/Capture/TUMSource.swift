@@ -1,14 +1,22 @@
+import Foundation
 import DepthKit
 
-/// A TUM RGB-D folder played at its recorded timestamps (or at `fps`), with pause, step, seek and
-/// loop. A missing or unreadable frame is skipped: a warning goes to `warnings` and `onWarning`,
+/// A data-set folder (`tum:DIR`: TUM RGB-D, or color/ + depth/ pairs; see `TUMSequence`) played at
+/// its recorded timestamps (or at `fps`), with pause, step, seek and loop. A `calibration.json`
+/// beside the frames (the schema `info --json` prints) gives the cameras; else defaults are assumed. A missing or unreadable frame is skipped: a warning goes to `warnings` and `onWarning`,
 /// and playback goes on.
 public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
     public let directory: String
-    public let depthScale: Float
+    /// Units per meter given on the command line; nil for the folder's default (TUM 5000, pairs 1000).
+    public let requestedDepthScale: Float?
+    /// Units per meter of the folder's 16-bit depth (after `start()`; before it, the TUM default).
+    public var depthScale: Float { sequence?.depthScale ?? requestedDepthScale ?? TUMSequence.depthScale }
     public var name: String { "tum:\(directory)" }
+    /// From `calibration.json` beside the frames, when there is one.
+    public private(set) var calibration: RGBDCalibration?
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
+    public var depthUnitsPerMeter: Float? { depthScale }
     /// One line per skipped frame, oldest first.
     public private(set) var warnings: [String] = []
     /// Called with each warning as it happens.
@@ -27,17 +35,25 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
         set { depthGate.limit = newValue }
     }
 
-    /// - Parameter depthScale: units per meter of the 16-bit depth PNGs (TUM: 5000).
-    public init(directory: String, depthScale: Float = TUMSequence.depthScale) {
+    /// - Parameter depthScale: units per meter of the 16-bit depth PNGs (nil: TUM 5000, pairs 1000).
+    public init(directory: String, depthScale: Float? = nil) {
         self.directory = directory
-        self.depthScale = depthScale
+        self.requestedDepthScale = depthScale
     }
 
     /// Reads the index files. Throws `CaptureError.file` for a missing or malformed folder.
     public func start() throws {
         let seq: TUMSequence
-        do { seq = try TUMSequence(directory: directory, depthScale: depthScale) } catch {
+        do { seq = try TUMSequence(directory: directory, depthScale: requestedDepthScale) } catch {
             throw CaptureError.wrapping(error, path: directory)
+        }
+        let calibrationPath = seq.directory + "/calibration.json"
+        if FileManager.default.fileExists(atPath: calibrationPath) {
+            do { calibration = try RGBDCalibration.read(calibrationPath) } catch {
+                throw CaptureError.wrapping(error, path: calibrationPath)
+            }
+        } else {
+            calibration = nil
         }
         sequence = seq
         clock = PlaybackClock(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
@@ -72,13 +88,16 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
                 if !(depthGate.admits(timestamp: t) || lastDepth == nil), let last = lastDepth {
                     let color = try ImageIO.readColor(seq.entries[i].colorPath)
                     clock.delivered(i, now: now, explicit: explicit)
-                    return FrameSet(color: color, depth: last.depth, timestamp: t, index: i)
+                    return FrameSet(color: color, depth: last.depth, timestamp: t, index: i, name: seq.entries[i].name)
                 }
                 let f = try seq.loadFrame(at: i)
-                let depth = meters(f.depth)
+                var depth = meters(f.depth)
+                if let k = calibration?.depth.intrinsics, k.width == depth.map.width, k.height == depth.map.height {
+                    depth.intrinsics = k
+                }
                 lastDepth = (i, depth)
                 clock.delivered(i, now: now, explicit: explicit)
-                return FrameSet(color: f.color, depth: depth, timestamp: t, index: i)
+                return FrameSet(color: f.color, depth: depth, timestamp: t, index: i, name: seq.entries[i].name)
             } catch {
                 warn(i, error)
                 tries += 1

@@ -182,7 +182,7 @@ extension RGBDCalibration {
             throw bad("not a JSON object")
         }
         func number(_ v: Any?, _ key: String) throws -> Double {
-            guard let n = v as? NSNumber, !(v is Bool), n.doubleValue.isFinite else { throw bad("'\(key)' must be a number") }
+            guard let n = v as? NSNumber, n.doubleValue.isFinite else { throw bad("'\(key)' must be a number") }
             return n.doubleValue
         }
         func numbers(_ v: Any?, _ key: String, count: Int?) throws -> [Float] {

@@ -17,15 +17,6 @@ final class PointListSource: FrameSource {
         self.contents = contents
     }
 
-    /// The source for "ply:FILE" (`loaded` when the CLI already read it, with its progress bar),
-    /// nil for other specs. Throws the reader's one-line error naming the file.
-    static func parse(_ text: String, loaded: PLYContents?) throws -> PointListSource? {
-        guard text.hasPrefix("ply:") else { return nil }
-        let path = String(text.dropFirst("ply:".count))
-        guard !path.isEmpty else { throw CaptureError.invalidSource("--source '\(text)': missing file after 'ply:'") }
-        return PointListSource(path: path, contents: try loaded ?? PLYReader.load(path))
-    }
-
     /// The points, once: the caller uploads them and lets the host copy go.
     func take() -> PLYContents? {
         defer { contents = nil }

@@ -163,8 +163,13 @@ public final class ViewerApp {
     // MARK: Sources
 
     static func openSource(_ text: String, options: ViewerOptions) throws -> FrameSource {
-        let s = try PointListSource.parse(text, loaded: text == options.source ? options.pointList?.take() : nil)
-            ?? SizedSyntheticSource.parse(text) ?? makeFrameSource(text, depthScale: options.depthScale)
+        let spec = try SourceSpec(parsing: text)
+        let s: FrameSource
+        if case .ply(let path) = spec {
+            s = PointListSource(path: path, contents: try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path))
+        } else {
+            s = try spec.makeSource(depthScale: options.depthScale)
+        }
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop

@@ -1,25 +1,43 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Print size, format and depth statistics of image, depth, PLY files or data-set folders."
+        abstract: "Describe sources (device, streams, duration, calibration) and image, depth, PLY or snapshot files.",
+        discussion: """
+        An argument that is a --source (\(SourceSpec.usage)) is described as a source: kind, device,
+        streams, duration, depth scale, both cameras' intrinsics and the depth→color extrinsics
+        (one JSON object per source with --json). Other arguments are files and folders.
+        """
     )
 
     @Option(help: "Units per meter of 16-bit depth images (default 1000).")
     var depthScale: Float?
     @Flag(help: "16-bit PGM samples are little-endian.")
     var pgmLittleEndian = false
-    @Argument(help: "Files to describe.")
-    var files: [String]
+    @Flag(help: "Print one JSON object per source (the calibration.json schema plus source, kind, device, duration_s, streams).")
+    var json = false
+    @Option(help: ArgumentHelp("A source to describe (the same as giving it as an argument).", valueName: "source"))
+    var source: String?
+    @Argument(help: "Sources, files and folders to describe.")
+    var files: [String] = []
 
     func run() throws {
         if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
         var failed = 0
-        for path in files {
+        let items = (source.map { [$0] } ?? []) + files
+        guard !items.isEmpty else { throw DepthKitError.invalidArgument("info needs a source or a file to describe") }
+        for path in items {
             do {
+                if let spec = Self.sourceSpec(path) {
+                    let d = try SourceDescription(spec, depthScale: depthScale)
+                    print(json ? try d.jsonText() : d.text)
+                    continue
+                }
+                if json { throw DepthKitError.invalidArgument("--json describes sources (\(SourceSpec.usage)); '\(path)' is a file") }
                 print(try describe(path))
             } catch {
                 warn("\(error)")
@@ -29,10 +47,18 @@ struct InfoCommand: ParsableCommand {
         if failed > 0 { throw ExitCode.failure }
     }
 
+    /// The spec when `text` is a source with frames ("tum:DIR", "synthetic"…), nil for plain paths
+    /// (a file called "a:b.png" that exists is a file).
+    static func sourceSpec(_ text: String) -> SourceSpec? {
+        guard !FileManager.default.fileExists(atPath: text), let spec = try? SourceSpec(parsing: text),
+              spec.kind.hasFrames else { return nil }
+        return spec
+    }
+
     private func describe(_ path: String) throws -> String {
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
-            let folder = try DatasetFolder(path: path, depthScale: depthScale, pgmLittleEndian: pgmLittleEndian)
+            let folder = try TUMSequence(directory: path, depthScale: depthScale)
             return "\(path): data-set folder, \(folder.count) color/depth frames"
         }
         if path.lowercased().hasSuffix(".json") { return try describeSnapshot(path) }
@@ -78,5 +104,92 @@ struct InfoCommand: ParsableCommand {
         return "\(path): depthlens snapshot, frame \(m.frame) of \(m.source), mode \(m.mode), time \(m.timestamp)"
             + String(format: ", depth %dx%d fx %.2f fy %.2f cx %.2f cy %.2f", k.width, k.height, k.fx, k.fy, k.cx, k.cy)
             + ", depth scale \(m.depth_scale) units/m, files \(m.files.joined(separator: " "))"
+    }
+}
+
+/// `info SOURCE`: what a source says about itself after `start()`, completed from its first frame
+/// where it does not say (stream sizes, assumed intrinsics).
+struct SourceDescription {
+    let spec: SourceSpec
+    let metadata: SourceMetadata
+    let calibration: RGBDCalibration
+    let frameCount: Int?
+
+    init(_ spec: SourceSpec, depthScale: Float?) throws {
+        self.spec = spec
+        let source = try spec.makeSource(depthScale: depthScale)
+        let reader = try FrameReader(source: source)   // keeps the source started while it is read
+        guard let first = try reader.next() else { throw CaptureError.invalidState("\(source.name) has no frame") }
+        var meta = source.metadata
+        frameCount = (source as? PlaybackControl)?.frameCount
+        if meta.streams.isEmpty {
+            let fps = source.nominalFrameRate
+            meta.streams.append(.init(name: "color", width: first.color.width, height: first.color.height, fps: fps,
+                                      encoding: "\(first.color.format)", frames: frameCount))
+            if let d = first.depth {
+                meta.streams.append(.init(name: "depth", width: d.map.width, height: d.map.height, fps: fps,
+                                          encoding: "\(d.map.format)", frames: frameCount))
+            }
+        }
+        if meta.durationSeconds == nil, let p = source as? PlaybackControl, let n = p.frameCount, n > 1,
+           let fps = source.nominalFrameRate, fps > 0 {
+            meta.durationSeconds = Double(n - 1) / fps
+        }
+        metadata = meta
+        let depthSize = first.depth.map { ($0.map.width, $0.map.height) } ?? (first.color.width, first.color.height)
+        calibration = source.calibration ?? RGBDCalibration(
+            depth: CameraModel(intrinsics: first.depth?.intrinsics ?? .default(width: depthSize.0, height: depthSize.1)),
+            color: .default(width: first.color.width, height: first.color.height),
+            depthScale: source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale, origin: "default (assumed)")
+        withExtendedLifetime(reader) {}
+    }
+
+    var jsonObject: [String: Any] {
+        var o = calibration.jsonObject
+        o["source"] = spec.description
+        o["kind"] = metadata.kind
+        o["calibration_origin"] = calibration.origin
+        var device: [String: Any] = [:]
+        device["name"] = metadata.device?.name ?? NSNull()
+        device["serial"] = metadata.device?.serial ?? NSNull()
+        device["firmware"] = metadata.device?.firmware ?? NSNull()
+        o["device"] = device
+        o["duration_s"] = metadata.durationSeconds ?? NSNull()
+        o["streams"] = metadata.streams.map { s -> [String: Any] in
+            ["name": s.name, "width": s.width, "height": s.height, "fps": s.fps ?? NSNull(),
+             "encoding": s.encoding, "frames": s.frames ?? NSNull()]
+        }
+        if !metadata.tags.isEmpty { o["tags"] = metadata.tags }
+        return o
+    }
+
+    func jsonText() throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: jsonObject, options: [.prettyPrinted, .sortedKeys]),
+               as: UTF8.self)
+    }
+
+    var text: String {
+        var lines = ["\(spec): \(metadata.kind) source" + (frameCount.map { ", \($0) frames" } ?? "")
+                     + (metadata.durationSeconds.map { String(format: ", %.3f s", $0) } ?? "")]
+        if let d = metadata.device {
+            lines.append("  device: " + [d.name, d.serial.map { "serial \($0)" }, d.firmware.map { "firmware \($0)" }]
+                .compactMap { $0 }.joined(separator: ", "))
+        }
+        for s in metadata.streams {
+            lines.append("  \(s.name): \(s.width)x\(s.height) \(s.encoding)" + (s.fps.map { String(format: " @ %.2f fps", $0) } ?? "")
+                         + (s.frames.map { ", \($0) frames" } ?? ""))
+        }
+        func camera(_ name: String, _ m: CameraModel) -> String {
+            let k = m.intrinsics
+            return String(format: "  %@ intrinsics: %dx%d fx %.3f fy %.3f cx %.3f cy %.3f", name, k.width, k.height,
+                          k.fx, k.fy, k.cx, k.cy) + " \(m.model.rawValue)" + (m.coeffs.isEmpty ? "" : " \(m.coeffs)")
+        }
+        lines.append(camera("depth", calibration.depth))
+        lines.append(camera("color", calibration.color))
+        let t = calibration.depthToColor.translation
+        lines.append(String(format: "  depth→color: translation %.4f %.4f %.4f m, rotation ", t.x, t.y, t.z)
+                     + calibration.depthToColor.rotation.map { String(format: "%.5f", $0) }.joined(separator: " "))
+        lines.append("  depth scale \(calibration.depthScale) units/m; calibration: \(calibration.origin)")
+        return lines.joined(separator: "\n")
     }
 }

@@ -1,9 +1,16 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 
-/// Where one RGB-D frame comes from: a color + depth pair, a disparity map, or the synthetic scene.
+/// Where one RGB-D frame comes from: any `--source` (frame `--frame` of it), or the shorthands
+/// that map onto one — `--color/--depth` (pair:), `--synthetic` (synthetic), `--snapshot`
+/// (snapshot:) — plus the depth decodings only a pair of files has (disparity, inverse depth).
 struct RGBDInputOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
+    var source: String?
+    @Option(help: "Which frame of --source to use (0-based; default 0).")
+    var frame: Int?
     @Option(help: "Color image (PNG, JPEG, PPM).")
     var color: String?
     @Option(help: "Depth image: 16-bit PNG/PGM (with --depth-scale) or PFM in meters; a disparity PFM with --disparity.")
@@ -31,8 +38,29 @@ struct RGBDInputOptions: ParsableArguments {
     @Option(help: "A viewer snapshot's NAME.json: its color and depth files, depth scale and intrinsics (instead of --color/--depth).")
     var snapshot: String?
 
+    /// The `--source` these options name: --source itself, or the shorthand given; nil for a
+    /// pair of files with a disparity or inverse-depth decoding (only `load` reads those).
+    func sourceSpec() throws -> SourceSpec? {
+        if let source {
+            let others = [color != nil ? "--color" : nil, depth != nil ? "--depth" : nil, synthetic ? "--synthetic" : nil,
+                          snapshot != nil ? "--snapshot" : nil, disparity ? "--disparity" : nil,
+                          inverseDepth ? "--inverse-depth" : nil].compactMap { $0 }
+            if let first = others.first {
+                throw DepthKitError.invalidArgument("--source names the input; drop \(first)")
+            }
+            return try SourceSpec(parsing: source)
+        }
+        if frame != nil { throw DepthKitError.invalidArgument("--frame goes with --source") }
+        if let snapshot { return .snapshot(json: snapshot) }
+        if synthetic { return .synthetic }
+        if disparity || inverseDepth || pgmLittleEndian { return nil }
+        if let color, let depth { return .pair(color: color, depth: depth) }
+        return nil
+    }
+
     /// Checks the numbers; errors are `DepthKitError`s so they print as one line.
     func check() throws {
+        if let frame, frame < 0 { throw DepthKitError.invalidArgument("--frame must be ≥ 0, got \(frame)") }
         if snapshot != nil {
             let others = [color != nil ? "--color" : nil, depth != nil ? "--depth" : nil, depthScale != nil ? "--depth-scale" : nil,
                           disparity ? "--disparity" : nil, inverseDepth ? "--inverse-depth" : nil,
@@ -64,29 +92,20 @@ struct RGBDInputOptions: ParsableArguments {
     /// Loads the frame. `needDepth` false lets color-only filters run without --depth.
     func load(needDepth: Bool = true) throws -> LoadedFrame {
         try check()
-        if let snapshot { return try loadSnapshot(snapshot, needDepth: needDepth) }
-        if synthetic {
-            let f = SyntheticScene().render(width: 640, height: 480, time: 0)
-            return LoadedFrame(color: f.color, depth: f.depth, colorPath: "synthetic", depthPath: "synthetic")
-        }
-        guard let color else { throw DepthKitError.invalidArgument("--color is required (or --synthetic)") }
-        guard let depth else {
-            if needDepth { throw DepthKitError.invalidArgument("--depth is required for this command") }
-            return LoadedFrame(color: try ImageIO.readColor(color), depth: nil, colorPath: color, depthPath: nil)
-        }
         var frame: LoadedFrame
-        if disparity || inverseDepth {
-            let colorImage = try ImageIO.readColor(color)
-            let d = disparity
-                ? try DepthIO.readDisparityAsDepth(depth, focal: focal!, baseline: baseline!, doffs: doffs!, disparityScale: disparityScale)
-                : try DepthIO.readInverseDepth(depth)
-            try RGBDFrame.checkAspect(colorWidth: colorImage.width, colorHeight: colorImage.height,
-                                      depthWidth: d.map.width, depthHeight: d.map.height, colorPath: color, depthPath: depth)
-            frame = LoadedFrame(color: colorImage, depth: d, colorPath: color, depthPath: depth)
+        if let spec = try sourceSpec() {
+            frame = try Self.load(spec, frame: self.frame ?? 0, depthScale: depthScale)
+            if frame.depth == nil && needDepth {
+                throw DepthKitError.file(path: spec.path ?? spec.description, problem: "has no depth (this command needs depth)")
+            }
         } else {
-            let f = try RGBDFrame.loadPair(color: color, depth: depth, depthScale: depthScale,
-                                           pgmLittleEndian: pgmLittleEndian)
-            frame = LoadedFrame(color: f.color, depth: f.depth, colorPath: color, depthPath: depth)
+            guard let color else { throw DepthKitError.invalidArgument("--color is required (or --source, --synthetic, --snapshot)") }
+            guard let depth else {
+                if needDepth { throw DepthKitError.invalidArgument("--depth is required for this command") }
+                return LoadedFrame(color: try ImageIO.readColor(color), depth: nil, colorPath: color, depthPath: nil,
+                                   unitsPerMeter: try DepthIO.validatedScale(depthScale))
+            }
+            frame = try loadDecoded(color: color, depth: depth)
         }
         if let s = intrinsics, let d = frame.depth {
             guard let k = CameraIntrinsics.parse(s, width: d.map.width, height: d.map.height) else {
@@ -96,36 +115,32 @@ struct RGBDInputOptions: ParsableArguments {
         }
         return frame
     }
-}
 
-extension RGBDInputOptions {
-    /// Units per meter of 16-bit depth: the snapshot's depth_scale with --snapshot, else --depth-scale (default 1000).
-    func unitsPerMeter() throws -> Float {
-        if let snapshot { return try SnapshotMetadata.read(snapshot).depth_scale }
-        return try DepthIO.validatedScale(depthScale)
+    /// Frame `index` of a source, through the same `FrameReader` every command uses.
+    static func load(_ spec: SourceSpec, frame index: Int, depthScale: Float?) throws -> LoadedFrame {
+        let source = try spec.makeSource(depthScale: depthScale)
+        let f = try FrameReader.frame(index, of: source)
+        let name = spec.path ?? spec.description
+        let units = try source.depthUnitsPerMeter ?? DepthIO.validatedScale(depthScale)
+        return LoadedFrame(color: f.color, depth: f.depth, colorPath: name, depthPath: f.depth == nil ? nil : name,
+                           unitsPerMeter: units)
     }
 
-    /// The color and depth files a snapshot's JSON names (beside it), at its scale, with its intrinsics.
-    private func loadSnapshot(_ json: String, needDepth: Bool) throws -> LoadedFrame {
-        let meta = try SnapshotMetadata.read(json)
-        guard let colorName = meta.colorFile else {
-            throw DepthKitError.file(path: json, problem: "'files' names no *_color.png")
+    /// A pair of files whose depth is 16-bit with PGM byte-order overrides, disparity or inverse depth.
+    private func loadDecoded(color: String, depth: String) throws -> LoadedFrame {
+        if disparity || inverseDepth {
+            let colorImage = try ImageIO.readColor(color)
+            let d = disparity
+                ? try DepthIO.readDisparityAsDepth(depth, focal: focal!, baseline: baseline!, doffs: doffs!, disparityScale: disparityScale)
+                : try DepthIO.readInverseDepth(depth)
+            try RGBDFrame.checkAspect(colorWidth: colorImage.width, colorHeight: colorImage.height,
+                                      depthWidth: d.map.width, depthHeight: d.map.height, colorPath: color, depthPath: depth)
+            return LoadedFrame(color: colorImage, depth: d, colorPath: color, depthPath: depth,
+                               unitsPerMeter: try DepthIO.validatedScale(depthScale))
         }
-        let colorPath = SnapshotMetadata.sibling(colorName, of: json)
-        guard let depthName = meta.depthFile else {
-            if needDepth { throw DepthKitError.file(path: json, problem: "'files' names no *_depth.png (a snapshot without depth)") }
-            return LoadedFrame(color: try ImageIO.readColor(colorPath), depth: nil, colorPath: colorPath, depthPath: nil)
-        }
-        let depthPath = SnapshotMetadata.sibling(depthName, of: json)
-        let f = try RGBDFrame.loadPair(color: colorPath, depth: depthPath, depthScale: meta.depth_scale)
-        let k = meta.cameraIntrinsics
-        guard k.width == f.depth.map.width, k.height == f.depth.map.height else {
-            throw DepthKitError.file(path: json, problem:
-                "intrinsics are for \(k.width)x\(k.height) but \(depthName) is \(f.depth.map.width)x\(f.depth.map.height)")
-        }
-        var depth = f.depth
-        depth.intrinsics = k
-        return LoadedFrame(color: f.color, depth: depth, colorPath: colorPath, depthPath: depthPath)
+        let f = try RGBDFrame.loadPair(color: color, depth: depth, depthScale: depthScale, pgmLittleEndian: pgmLittleEndian)
+        return LoadedFrame(color: f.color, depth: f.depth, colorPath: color, depthPath: depth,
+                           unitsPerMeter: try DepthIO.validatedScale(depthScale))
     }
 }
 
@@ -135,4 +150,6 @@ struct LoadedFrame {
     var depth: DepthData?
     var colorPath: String
     var depthPath: String?
+    /// Units per meter of the input's 16-bit depth (what `--filter depth` writes back).
+    var unitsPerMeter: Float
 }

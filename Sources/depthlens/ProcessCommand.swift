@@ -1,11 +1,12 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 
 struct ProcessCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "process",
-        abstract: "Apply a filter to a color + depth frame (or every frame of a data-set folder) and write PNGs.",
+        abstract: "Apply a filter to a color + depth frame (or every frame of a recording or data-set folder) and write PNGs.",
         discussion: """
         Filters: rosy (color), grayscale | jet | turbo | viridis (depth → colors, at the depth size),
         mix (color blended with JET depth by --mix), highpass | bandpass (depth mask, gray, at the color size),
@@ -17,7 +18,7 @@ struct ProcessCommand: ParsableCommand {
 
     @OptionGroup var input: RGBDInputOptions
     @Option(name: .customLong("input"),
-            help: "A data-set folder (TUM layout, or color/ and depth/ subfolders of pairs); --out is then a folder.")
+            help: "A data-set folder (TUM layout, or color/ and depth/ subfolders of pairs): --source tum:DIR; --out is then a folder.")
     var inputFolder: String?
     @Option(help: "Filter name (see above).")
     var filter: String
@@ -39,7 +40,7 @@ struct ProcessCommand: ParsableCommand {
     var backend: String = "cpu"
     @Option(help: "Vulkan device for --backend gpu|auto: index or part of the name (see `depthlens devices`).")
     var device: String?
-    @Option(help: "Output PNG (or folder with --input-folder).")
+    @Option(help: "Output PNG; a folder for a source with many frames (a recording, a data-set folder) unless --frame picks one.")
     var out: String
     @OptionGroup var smoothing: SmoothingOptions
 
@@ -53,11 +54,19 @@ struct ProcessCommand: ParsableCommand {
         let smoothSettings = try smoothing.settings()
         let smoother = smoothSettings.enabled ? SmoothingOptions.makeSmoother(smoothSettings, gpu: choice == .gpu) : nil
         if let folder = inputFolder {
-            try processFolder(folder, filter: f, parameters: p, backend: choice, smoother: smoother)
+            if input.source != nil { throw DepthKitError.invalidArgument("--input is --source tum:DIR; give one of them") }
+            try processAll(.tum(directory: folder), filter: f, parameters: p, backend: choice, smoother: smoother)
             return
         }
-        p.depthScale = try input.unitsPerMeter()
+        if let text = input.source, input.frame == nil {
+            let spec = try SourceSpec(parsing: text)
+            if case .tum = spec {
+                try processAll(spec, filter: f, parameters: p, backend: choice, smoother: smoother)
+                return
+            }
+        }
         var frame = try input.load(needDepth: f.needsDepth)
+        p.depthScale = frame.unitsPerMeter
         if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
         let factory = f == .depth ? GPUBackend.cpu : try choice.factory(for: f, frame: frame, parameters: p)
         let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
@@ -65,34 +74,51 @@ struct ProcessCommand: ParsableCommand {
         print("wrote \(out) (\(result.width)x\(result.height), \(f.rawValue), \(factory.backendName))")
     }
 
-    private func processFolder(_ folder: String, filter f: ProcessFilter, parameters p: ProcessParameters,
-                               backend: BackendChoice, smoother: DepthSmoothing?) throws {
-        let frames = try DatasetFolder(path: folder, depthScale: input.depthScale, pgmLittleEndian: input.pgmLittleEndian)
+    /// Every frame of a recorded source into the folder `out`, named by the frame's own name or
+    /// its timestamp (`%.6f.png`); a bad frame is reported on its own line and the run ends with
+    /// exit 1 after the others are written.
+    private func processAll(_ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
+                            backend: BackendChoice, smoother: DepthSmoothing?) throws {
+        let source = try spec.makeSource(depthScale: input.depthScale)
+        var reported = 0
+        source.onWarning = { message in
+            warn("\(source.name): \(message)")
+            reported += 1
+        }
+        let reader = try FrameReader(source: source)
         var p = p
-        p.depthScale = frames.unitsPerMeter
+        p.depthScale = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        var progress = ProgressBar(total: frames.count, label: "process \(f.rawValue)")
-        var failures = 0
-        for i in 0..<frames.count {
+        let total = (source as? PlaybackControl)?.frameCount ?? 1
+        var progress = ProgressBar(total: total, label: "process \(f.rawValue)")
+        var failures = 0, written = 0
+        while let raw = try reader.next() {
             do {
-                var frame = try frames.load(i)
+                var frame = LoadedFrame(color: raw.color, depth: raw.depth, colorPath: source.name,
+                                        depthPath: raw.depth == nil ? nil : source.name, unitsPerMeter: p.depthScale)
+                if f.needsDepth && frame.depth == nil {
+                    throw DepthKitError.file(path: source.name, problem: "frame \(raw.index) has no depth")
+                }
                 if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
                 let factory = f == .depth ? GPUBackend.cpu : try backend.factory(for: f, frame: frame, parameters: p)
                 let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
-                try ImageIO.write(result, to: (out as NSString).appendingPathComponent(frames.outputName(i)))
+                let name = (raw.name ?? String(format: "%.6f", raw.timestamp)) + ".png"
+                try ImageIO.write(result, to: (out as NSString).appendingPathComponent(name))
+                written += 1
             } catch {
                 smoother?.reset()  // the next frame does not follow the last smoothed one
                 progress.interrupt()
                 warn("\(error)")
                 failures += 1
             }
-            progress.advance()
+            progress.update(to: raw.index + 1)
         }
         progress.finish()
+        failures += reported
         if failures > 0 {
-            throw DepthKitError.invalidArgument("\(failures) of \(frames.count) frames in \(folder) failed")
+            throw DepthKitError.invalidArgument("\(failures) of \(written + failures) frames in \(spec.path ?? spec.description) failed")
         }
-        print("wrote \(frames.count) frames to \(out)")
+        print("wrote \(written) frames to \(out)")
     }
 }
 

@@ -12,7 +12,7 @@ struct RecordCommand: ParsableCommand {
             + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs."
     )
 
-    @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM]")
+    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
     var source: String = "synthetic"
     @Option(help: "Units per meter of the source's 16-bit depth.")
     var depthScale: Float?
@@ -62,7 +62,7 @@ struct RecordCommand: ParsableCommand {
                 var view = f.color
                 if let filter {
                     if filter.needsDepth && f.depth == nil { withoutFilter += 1 } else {
-                        view = try runFilter(filter, frame: LoadedFrame(color: f.color, depth: f.depth, colorPath: src.name, depthPath: nil),
+                        view = try runFilter(filter, frame: LoadedFrame(color: f.color, depth: f.depth, colorPath: src.name, depthPath: nil, unitsPerMeter: src.depthUnitsPerMeter ?? DepthIO.defaultDepthScale),
                                              parameters: ProcessParameters(), factory: GPUBackend.cpu)
                     }
                 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 import GPUKit
@@ -65,7 +66,7 @@ struct Render3DCommand: ParsableCommand {
         }
         try Limits.pointSize.check(pointSize)
         if let a = atomics, a != 32 && a != 64 { throw DepthKitError.invalidArgument("--atomics must be 32 or 64, got \(a)") }
-        if ply != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute with --ply") }
+        if try plyPath() != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute with --ply") }
         if colorBy != nil && colorBy != .color && points == .raster {
             throw DepthKitError.invalidArgument("--color-by \(colorBy!.rawValue) needs --points compute")
         }
@@ -75,9 +76,18 @@ struct Render3DCommand: ParsableCommand {
         try requireFinite(pitch, "--pitch", in: -89...89)
     }
 
+    /// The PLY file to render: `--ply FILE`, or `--source ply:FILE` (the same thing).
+    func plyPath() throws -> String? {
+        if let text = input.source, case .ply(let path) = try SourceSpec(parsing: text) {
+            if ply != nil { throw DepthKitError.invalidArgument("--ply and --source both name the input; give one") }
+            return path
+        }
+        return ply
+    }
+
     func run() throws {
         try checkArguments()
-        if let ply { return try renderPLY(ply) }
+        if let ply = try plyPath() { return try renderPLY(ply) }
         let frame = try input.load()
         guard let depthData = frame.depth else { throw DepthKitError.invalidArgument("--depth is required for render3d") }
         let depth = depthData.depthFloat32()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Capture
 import DepthKit
 import Foundation
 import Viewer
@@ -14,7 +15,7 @@ struct ViewCommand: ParsableCommand {
         """
     )
 
-    @Option(help: "synthetic | tum:DIR | pair:COLOR,DEPTH | v4l2:/dev/videoN[,depth=/dev/videoM] | ply:FILE (a point list, 3D)")
+    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
     var source = "synthetic"
     @Option(help: "Units per meter of 16-bit depth (TUM 5000, RealSense/Kinect 1000).")
     var depthScale: Float?
@@ -71,10 +72,9 @@ struct ViewCommand: ParsableCommand {
         }
         var o = ViewerOptions()
         o.source = source
-        if source.hasPrefix("ply:") {
-            guard source.count > 4 else { throw DepthKitError.invalidArgument("--source 'ply:': missing file after 'ply:'") }
+        if case .ply(let path) = try SourceSpec(parsing: source) {
             // Read before the window opens: a bad PLY is one line and exit 1, with no window.
-            o.pointList = PointListHandoff(try PLYLoading.load(String(source.dropFirst(4))))
+            o.pointList = PointListHandoff(try PLYLoading.load(path))
             o.view = .threeD
         }
         o.depthScale = depthScale

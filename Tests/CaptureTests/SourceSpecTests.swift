@@ -27,7 +27,11 @@ final class SourceSpecTests: XCTestCase {
             ("v4l2:/dev/video0,fps=30", "unknown option 'fps=30'"),
             ("v4l2:/dev/video0,depth=video2", "depth device 'video2'"),
             ("v4l2:/dev/video0,depth=/dev/video0", "same device"),
-            ("synthetic:640x480", "takes no argument"),
+            ("synthetic:640", "expected synthetic:COLORWxH[,DEPTHWxH]"),
+            ("synthetic:0x480", "expected synthetic:COLORWxH[,DEPTHWxH]"),
+            ("synthetic:640x480,320x240,1x1", "expected synthetic:COLORWxH[,DEPTHWxH]"),
+            ("ply:", "missing file"),
+            ("snapshot:", "missing NAME.json"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try SourceSpec(parsing: text), text) { error in
@@ -39,9 +43,49 @@ final class SourceSpecTests: XCTestCase {
         }
     }
 
+    /// Every kind in the table parses from its own syntax and prints back the same string; the
+    /// usage text lists every kind; adding a kind without a table row fails here.
+    func testEveryKindInTheTableParsesAndPrintsBack() throws {
+        let examples: [String: String] = [
+            "synthetic": "synthetic:1280x720,640x480", "tum": "tum:/data/fr1", "pair": "pair:c.png,d.png",
+            "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
+        ]
+        XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
+        for kind in SourceSpec.kinds {
+            let text = try XCTUnwrap(examples[kind.name])
+            let spec = try SourceSpec(parsing: text)
+            XCTAssertEqual(spec.kind.name, kind.name)
+            XCTAssertEqual(spec.description, text)
+            XCTAssertTrue(SourceSpec.usage.contains(kind.syntax))
+            XCTAssertTrue(SourceSpec.markdownTable.contains("| `\(kind.syntax)` |"))
+        }
+        XCTAssertEqual(try SourceSpec(parsing: "synthetic:320x240"), .synthetic(color: PixelSize(320, 240), depth: PixelSize(320, 240)))
+        XCTAssertEqual(try SourceSpec(parsing: "synthetic:640x480"), .synthetic)
+        XCTAssertEqual(SourceSpec.synthetic.description, "synthetic")
+    }
+
+    func testSizedSyntheticSourcesHaveTheirSizes() throws {
+        let same = try makeFrameSource("synthetic:320x240")
+        XCTAssertEqual(same.name, "synthetic:320x240")
+        let sized = try makeFrameSource("synthetic:320x240,160x120")
+        XCTAssertEqual(sized.name, "synthetic:320x240,160x120")
+        let f = try FrameReader.frame(0, of: sized)
+        XCTAssertEqual(f.color.width, 320)
+        XCTAssertEqual(f.depth?.map.width, 160)
+        let cal = try XCTUnwrap(sized.calibration)
+        XCTAssertEqual(cal.depth.intrinsics.width, 160)
+        XCTAssertEqual(cal.color.intrinsics.width, 320)
+        XCTAssertFalse(cal.needsAlignment, "the same scene camera at two sizes needs no alignment")
+    }
+
+    func testPLYHasNoFrames() {
+        XCTAssertThrowsError(try makeFrameSource("ply:cloud.ply")) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
+    }
+
     func testMakesSourcesWithDepthScale() throws {
         XCTAssertTrue(try makeFrameSource("synthetic") is SyntheticSource)
         let tum = try XCTUnwrap(try makeFrameSource("tum:/x") as? TUMSource)
+        XCTAssertNil(tum.requestedDepthScale)
         XCTAssertEqual(tum.depthScale, 5000)
         XCTAssertEqual((try makeFrameSource("tum:/x", depthScale: 1000) as? TUMSource)?.depthScale, 1000)
         let system = ScriptedV4L2System()

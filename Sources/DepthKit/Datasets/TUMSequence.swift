@@ -1,8 +1,9 @@
 import Foundation
 
-/// A TUM RGB-D sequence folder: `rgb.txt` and `depth.txt` (lines `timestamp path`, `#` comments),
-/// optionally `associations.txt` (`t_rgb rgb_path t_depth depth_path`), 16-bit depth PNGs at
-/// 5000 units per meter.
+/// A data-set folder: a TUM RGB-D sequence — `rgb.txt` and `depth.txt` (lines `timestamp path`,
+/// `#` comments), optionally `associations.txt` (`t_rgb rgb_path t_depth depth_path`), 16-bit depth
+/// PNGs at 5000 units per meter — or a folder with `color/` and `depth/` subfolders whose files pair
+/// by name without extension (sorted by name, 1000 units per meter, frame i at i/30 s).
 ///
 /// With `associations.txt` its pairs are used as they are. Without it each color frame is paired
 /// with the depth frame of the nearest timestamp if that is within `maxTimeDifference` (0.02 s);
@@ -16,7 +17,15 @@ public final class TUMSequence: @unchecked Sendable {
         /// Absolute paths.
         public var colorPath: String
         public var depthPath: String
+        /// The pair's file name without extension (color/ + depth/ folders); nil for TUM entries.
+        public var name: String? = nil
     }
+
+    public enum Layout: Sendable { case tum, pairs }
+    /// Units per meter of a color/ + depth/ folder's 16-bit depth when none is given.
+    public static let pairsDepthScale: Float = 1000
+    /// Seconds between frames of a color/ + depth/ folder (it has no timestamps).
+    public static let pairsFrameInterval: Double = 1.0 / 30
 
     public static let depthScale: Float = 5000
     public static let maxTimeDifference: Double = 0.02
@@ -24,9 +33,12 @@ public final class TUMSequence: @unchecked Sendable {
     public let directory: String
     public let depthScale: Float
     public let entries: [Entry]
+    public let layout: Layout
     public var count: Int { entries.count }
 
-    public init(directory: String, depthScale: Float = TUMSequence.depthScale) throws {
+    /// - Parameter depthScale: units per meter of the 16-bit depth; nil for the layout's default
+    ///   (TUM 5000, color/ + depth/ 1000).
+    public init(directory: String, depthScale: Float? = nil) throws {
         let dir = TUMSequence.absolute(directory)
         guard FileManager.default.fileExists(atPath: dir) else {
             throw DepthKitError.file(path: directory, problem: "no such directory")
@@ -35,8 +47,17 @@ public final class TUMSequence: @unchecked Sendable {
             throw DepthKitError.file(path: directory, problem: "is not a directory (a TUM RGB-D folder holds rgb.txt and depth.txt)")
         }
         self.directory = dir
-        self.depthScale = try DepthIO.validatedScale(depthScale)
         let assocPath = dir + "/associations.txt"
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: assocPath) && !fm.fileExists(atPath: dir + "/rgb.txt")
+            && FileSupport.isDirectory(dir + "/color") && FileSupport.isDirectory(dir + "/depth") {
+            self.layout = .pairs
+            self.depthScale = try DepthIO.validatedScale(depthScale ?? TUMSequence.pairsDepthScale)
+            self.entries = try TUMSequence.pairsByName(in: dir, shownAs: directory)
+            return
+        }
+        self.layout = .tum
+        self.depthScale = try DepthIO.validatedScale(depthScale ?? TUMSequence.depthScale)
         var pairs: [Entry]
         if FileManager.default.fileExists(atPath: assocPath) {
             pairs = try TUMSequence.parseList(assocPath, fields: 4).map {
@@ -56,6 +77,29 @@ public final class TUMSequence: @unchecked Sendable {
                 "no color frame has a depth frame within \(TUMSequence.maxTimeDifference) s")
         }
         self.entries = pairs
+    }
+
+    /// The files of `color/` and `depth/` that share a name without extension, sorted by name.
+    static func pairsByName(in dir: String, shownAs directory: String) throws -> [Entry] {
+        let fm = FileManager.default
+        let colors = (try? fm.contentsOfDirectory(atPath: dir + "/color")) ?? []
+        let depths = (try? fm.contentsOfDirectory(atPath: dir + "/depth")) ?? []
+        func stem(_ name: String) -> String { (name as NSString).deletingPathExtension }
+        let depthByStem = Dictionary(depths.map { (stem($0), $0) }, uniquingKeysWith: { a, b in min(a, b) })
+        let pairs = colors.sorted().compactMap { c -> Entry? in
+            guard let d = depthByStem[stem(c)] else { return nil }
+            return Entry(timestamp: 0, depthTimestamp: 0, colorPath: dir + "/color/" + c, depthPath: dir + "/depth/" + d,
+                         name: stem(c))
+        }
+        guard !pairs.isEmpty else {
+            throw DepthKitError.file(path: directory, problem: "no color/depth pairs with matching names in color/ and depth/")
+        }
+        return pairs.enumerated().map { i, e in
+            var e = e
+            e.timestamp = Double(i) * pairsFrameInterval
+            e.depthTimestamp = e.timestamp
+            return e
+        }
     }
 
     /// Loads frame `index` (color as rgba8, depth in meters).

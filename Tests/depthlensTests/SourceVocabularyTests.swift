@@ -1,0 +1,102 @@
+import XCTest
+import Foundation
+import Capture
+import DepthKit
+
+/// Every command takes the same `--source` strings, and the README, `--help` and the usage text
+/// come from the one table in `SourceSpec`.
+final class SourceVocabularyTests: CLITestCase {
+    /// The package root, for README.md.
+    private var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func testReadmeAndHelpListEveryKindFromTheTable() throws {
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        XCTAssertTrue(readme.contains(SourceSpec.markdownTable), "README's source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
+        for command in ["view", "record", "process", "export-ply", "render3d", "info"] {
+            let help = try CLI.run([command, "--help"])
+            XCTAssertEqual(help.status, 0, command)
+            let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            for kind in SourceSpec.kinds {
+                XCTAssertTrue(flat.contains(kind.syntax), "\(command) --help lacks \(kind.syntax)")
+            }
+        }
+    }
+
+    /// `record --source synthetic:320x240` (which `view` always took) and the same string on every
+    /// headless command; a malformed one is the same one line from each.
+    func testSameStringsOnEveryCommand() throws {
+        let tum = dir.appendingPathComponent("rec").path
+        let r = try CLI.run(["record", "--source", "synthetic:320x240", "--frames", "3", "--out", tum])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let seq = try TUMSequence(directory: tum)
+        XCTAssertEqual(seq.count, 3)
+        XCTAssertEqual(try seq.loadFrame(at: 0).color.width, 320)
+
+        let png = dir.appendingPathComponent("jet.png").path
+        let p = try CLI.run(["process", "--source", "tum:\(tum)", "--frame", "1", "--filter", "jet", "--out", png])
+        XCTAssertEqual(p.status, 0, p.stderr)
+        XCTAssertEqual(try ImageIO.read(png).width, 320)
+
+        let folder = dir.appendingPathComponent("all").path
+        let all = try CLI.run(["process", "--source", "tum:\(tum)", "--filter", "grayscale", "--out", folder])
+        XCTAssertEqual(all.status, 0, all.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
+                       seq.entries.map { String(format: "%.6f.png", $0.timestamp) }.sorted())
+
+        let ply = dir.appendingPathComponent("c.ply").path
+        let e = try CLI.run(["export-ply", "--source", "synthetic:320x240,160x120", "--out", ply])
+        XCTAssertEqual(e.status, 0, e.stderr)
+        XCTAssertTrue(e.stdout.contains("wrote"), e.stdout)
+
+        let info = try CLI.run(["info", "--json", "tum:\(tum)"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        let o = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(o["kind"] as? String, "tum")
+        XCTAssertEqual(o["depth_scale"] as? Double, 5000)
+        let streams = try XCTUnwrap(o["streams"] as? [[String: Any]])
+        XCTAssertEqual(streams.first?["width"] as? Int, 320)
+        XCTAssertEqual(streams.first?["frames"] as? Int, 3)
+        let k = try XCTUnwrap((o["intrinsics"] as? [String: Any])?["depth"] as? [String: Any])
+        XCTAssertEqual(k["fx"] as? Double, 262.5)
+
+        for command in [["record", "--frames", "1", "--out", dir.appendingPathComponent("x").path],
+                        ["process", "--filter", "jet", "--out", dir.appendingPathComponent("x.png").path],
+                        ["export-ply", "--out", dir.appendingPathComponent("x.ply").path],
+                        ["render3d", "--out", dir.appendingPathComponent("r.png").path]] {
+            let bad = try CLI.run(command + ["--source", "synthetic:12"])
+            XCTAssertEqual(bad.status, 1, command[0])
+            XCTAssertEqual(bad.stderrLines.count, 1, "\(command[0]): \(bad.stderr)")
+            XCTAssertTrue(bad.stderr.contains("--source 'synthetic:12': expected synthetic:COLORWxH[,DEPTHWxH]"), bad.stderr)
+        }
+    }
+
+    /// A data-set folder's `calibration.json` is the source's calibration: `info` reports it and
+    /// the depth frames carry its depth intrinsics (the point cloud uses them).
+    func testCalibrationJSONBesideAFolder() throws {
+        let tum = dir.appendingPathComponent("rec").path
+        XCTAssertEqual(try CLI.run(["record", "--source", "synthetic:320x240", "--frames", "2", "--out", tum]).status, 0)
+        let cal = RGBDCalibration(depth: CameraModel(intrinsics: CameraIntrinsics(fx: 300, fy: 301, cx: 150, cy: 110, width: 320, height: 240)),
+                                  color: CameraModel(intrinsics: CameraIntrinsics(fx: 310, fy: 311, cx: 161, cy: 121, width: 320, height: 240),
+                                                     model: .brownConrady, coeffs: [0.1, -0.2, 0, 0, 0.01]),
+                                  depthToColor: RigidTransform(rotation: [1, 0, 0, 0, 1, 0, 0, 0, 1], translation: SIMD3(0.015, 0, 0)),
+                                  depthScale: 5000, origin: "test")
+        try Data(try cal.encodedJSON()).write(to: URL(fileURLWithPath: tum + "/calibration.json"))
+        let info = try CLI.run(["info", "--json", "tum:\(tum)"])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        let back = try RGBDCalibration.decode(Array(info.stdout.utf8), name: "info")
+        XCTAssertEqual(back.depth, cal.depth)
+        XCTAssertEqual(back.color, cal.color)
+        XCTAssertEqual(back.depthToColor, cal.depthToColor)
+        XCTAssertTrue(back.needsAlignment)
+        let source = TUMSource(directory: tum)
+        let f = try FrameReader.frame(0, of: source)
+        XCTAssertEqual(f.depth?.intrinsics, cal.depth.intrinsics)
+
+        try Data("{\"depth_scale\": 5000}".utf8).write(to: URL(fileURLWithPath: tum + "/calibration.json"))
+        let bad = try CLI.run(["info", "tum:\(tum)"])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertEqual(bad.stderrLines, ["depthlens: \(tum)/calibration.json: 'intrinsics' missing or not an object"])
+    }
+}

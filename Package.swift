@@ -21,6 +21,7 @@ let package = Package(
         /// For the fuzz targets in Fuzz/ (a separate package; see scripts/fuzz).
         .library(name: "DepthKit", targets: ["DepthKit"]),
         .library(name: "Capture", targets: ["Capture"]),
+        .library(name: "CaptureTesting", targets: ["CaptureTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -44,6 +45,8 @@ let package = Package(
         .target(name: "DepthKit", dependencies: ["CShim"]),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
         .target(name: "Capture", dependencies: ["DepthKit", "CShim"]),
+        /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
+        .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),
         .executableTarget(
             name: "depthlens",
@@ -53,7 +56,8 @@ let package = Package(
         .testTarget(name: "CShimTests", dependencies: ["CShim"]),
         .testTarget(name: "DepthKitTests", dependencies: ["DepthKit"]),
         .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "DepthKit"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CaptureTesting", "DepthKit"]),
+        .testTarget(name: "CaptureTestingTests", dependencies: ["CaptureTesting", "Capture"]),
         .testTarget(name: "ViewerTests", dependencies: ["Viewer"]),
         .testTarget(name: "depthlensTests", dependencies: ["DepthKit", "Capture"]),
     ],

@@ -15,7 +15,8 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "depthlens-fuzz",
-            dependencies: [.product(name: "DepthKit", package: main), .product(name: "Capture", package: main)]
+            dependencies: [.product(name: "DepthKit", package: main), .product(name: "Capture", package: main),
+                           .product(name: "CaptureTesting", package: main)]
         ),
     ],
     swiftLanguageModes: [.v5]

@@ -128,3 +128,20 @@ public struct CapturedFrame: @unchecked Sendable {
 func formatRate(_ r: Double) -> String {
     r == r.rounded() ? String(Int(r)) : String((r * 100).rounded() / 100)
 }
+
+/// Copies `s` NUL-terminated into a fixed C char array (imported as a tuple).
+package func copyCString<T>(_ s: String, into tuple: inout T) {
+    withUnsafeMutableBytes(of: &tuple) { raw in
+        raw.initializeMemory(as: UInt8.self, repeating: 0)
+        let bytes = Array(s.utf8.prefix(raw.count - 1))
+        raw.copyBytes(from: bytes)
+    }
+}
+
+/// Reads a NUL-terminated C char array (imported as a tuple) as a String.
+package func stringFromCTuple<T>(_ tuple: T) -> String {
+    withUnsafeBytes(of: tuple) { raw in
+        let bytes = raw.prefix { $0 != 0 }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

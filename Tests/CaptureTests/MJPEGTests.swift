@@ -1,5 +1,6 @@
 import XCTest
 @testable import Capture
+import CaptureTesting
 import DepthKit
 
 /// A 16x8 JPEG of solid rgb(200, 60, 30) (ImageMagick, quality 95), as an MJPEG camera sends it.

@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 @testable import Capture
+import CaptureTesting
 import DepthKit
 
 final class RecorderTests: XCTestCase {

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Capture
+import CaptureTesting
 import DepthKit
 
 final class SourceSpecTests: XCTestCase {

@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import Capture
+import CaptureTesting
 import DepthKit
 
 final class SourcesTests: XCTestCase {

@@ -2,6 +2,7 @@ import XCTest
 import Foundation
 import DepthKit
 @testable import Capture
+import CaptureTesting
 
 /// A fake `/sys/class/thermal`: zones with temperatures and trip points in millidegrees.
 func writeThermalTree(_ test: XCTestCase, zones: [(type: String, milli: String?, trips: [(String, Int)])]) throws -> String {

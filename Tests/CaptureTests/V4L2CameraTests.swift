@@ -1,6 +1,7 @@
 import XCTest
 import Glibc
 @testable import Capture
+import CaptureTesting
 import DepthKit
 
 /// V4L2Camera against ScriptedV4L2System, which plays the kernel.

@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 @testable import Capture
+import CaptureTesting
 
 final class V4L2DevicesTests: XCTestCase {
     func testListsFormatsSizesAndRatesThroughTheScriptedKernel() throws {

@@ -1,4 +1,5 @@
 import Capture
+import CaptureTesting
 import DepthKit
 import Foundation
 #if canImport(Glibc)

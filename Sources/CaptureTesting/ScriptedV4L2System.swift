@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CShim
+import Capture
 
 /// A `V4L2System` that plays the kernel: fake devices answer the ioctls a V4L2 driver answers,
 /// adjust requested formats to what they support (as drivers do), hand out mmap'ed buffers,
@@ -413,22 +414,5 @@ public final class ScriptedV4L2System: V4L2System {
         case DL_VIDIOC_STREAMOFF: return "VIDIOC_STREAMOFF"
         default: return "ioctl 0x\(String(r, radix: 16))"
         }
-    }
-}
-
-/// Copies `s` NUL-terminated into a fixed C char array (imported as a tuple).
-func copyCString<T>(_ s: String, into tuple: inout T) {
-    withUnsafeMutableBytes(of: &tuple) { raw in
-        raw.initializeMemory(as: UInt8.self, repeating: 0)
-        let bytes = Array(s.utf8.prefix(raw.count - 1))
-        raw.copyBytes(from: bytes)
-    }
-}
-
-/// Reads a NUL-terminated C char array (imported as a tuple) as a String.
-func stringFromCTuple<T>(_ tuple: T) -> String {
-    withUnsafeBytes(of: tuple) { raw in
-        let bytes = raw.prefix { $0 != 0 }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(name: "CShimTests", dependencies: ["CShim"]),
         .testTarget(name: "DepthKitTests", dependencies: ["DepthKit"]),
-        .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit"]),
+        .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit", "CShim"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "CaptureTesting", "DepthKit"]),
         .testTarget(name: "CaptureTestingTests", dependencies: ["CaptureTesting", "Capture"]),
         .testTarget(name: "ViewerTests", dependencies: ["Viewer"]),

@@ -1,8 +1,5 @@
-// Shared by every depthlens shader and by Swift: GPUKit reads the integer #defines below
-// (ShaderLibrary.constant), so the local size is declared in this one place.
-#define DL_LOCAL_SIZE_X 16
-#define DL_LOCAL_SIZE_Y 16
-#define DL_SCAN_SIZE 256
+// Shared by every depthlens shader. The codes and sizes Swift also uses live in dl_codes.h.
+#include "dl_codes.h"
 
 // Valid depth is finite and > 0. Bit tests, not isnan/isinf: drivers may fold those away.
 // Sign bit set → negative or -0; exponent all ones → ±Inf or NaN; all zero → +0.
@@ -23,19 +20,15 @@ uint dl_pack(vec4 c, uint swapRB) {
     return r | (g << 8) | (b << 16) | (a << 24);
 }
 
-// Colormaps: the exact formulas of DepthKit's Colormap.color(t).
-#define DL_JET 0u
-#define DL_TURBO 1u
-#define DL_VIRIDIS 2u
-#define DL_GRAYSCALE 3u
+// Colormaps (DL_COLORMAP_* of dl_codes.h): the exact formulas of DepthKit's Colormap.color(t).
 
 vec3 dl_colormap(uint map, float t) {
     float x = clamp(t, 0.0, 1.0);
-    if (map == DL_JET) {
+    if (map == DL_COLORMAP_JET) {
         return clamp(vec3(min(4.0 * x - 1.5, 4.5 - 4.0 * x),
                           min(4.0 * x - 0.5, 3.5 - 4.0 * x),
                           min(4.0 * x + 0.5, 2.5 - 4.0 * x)), 0.0, 1.0);
-    } else if (map == DL_TURBO) {
+    } else if (map == DL_COLORMAP_TURBO) {
         vec4 v4 = vec4(1.0, x, x * x, x * x * x);
         vec2 v2 = vec2(v4.z * v4.z, v4.z * v4.w);
         const vec4 r4 = vec4(0.13572138, 4.61539260, -42.66032258, 132.13108234);
@@ -45,7 +38,7 @@ vec3 dl_colormap(uint map, float t) {
         const vec2 g2 = vec2(4.27729857, 2.82956604);
         const vec2 b2 = vec2(-89.90310912, 27.34824973);
         return clamp(vec3(dot(v4, r4) + dot(v2, r2), dot(v4, g4) + dot(v2, g2), dot(v4, b4) + dot(v2, b2)), 0.0, 1.0);
-    } else if (map == DL_VIRIDIS) {
+    } else if (map == DL_COLORMAP_VIRIDIS) {
         const vec3 c0 = vec3(0.2777273272234177, 0.005407344544966578, 0.3340998053353061);
         const vec3 c1 = vec3(0.1050930431085774, 1.404613529898575, 1.384590162594685);
         const vec3 c2 = vec3(-0.3308618287255563, 0.214847559468213, 0.09509516302823659);
@@ -65,19 +58,3 @@ vec3 dl_colormap(uint map, float t) {
     return vec3(x);
 }
 
-// Work per invocation, also read by GPUKit for the dispatch sizes. On a CPU driver (lavapipe)
-// invocations run 8 at a time in SIMD, so barriers, shared memory and atomics are what cost;
-// these kernels loop over several pixels per invocation instead.
-// Color passes: each invocation writes this many consecutive pixels of a row.
-#define DL_PIXELS_PER_INVOCATION 16
-// depthMinMax: one 1-D workgroup of DL_REDUCE_SIZE invocations per band of DL_REDUCE_ROWS rows.
-#define DL_REDUCE_SIZE 64
-#define DL_REDUCE_ROWS 32
-// depthHistogram: each invocation counts a run of DL_HISTOGRAM_RUN consecutive pixels of a row
-// and adds to a bin only when the bin changes; DL_RUN_GROUP_X × DL_RUN_GROUP_Y invocations a group.
-#define DL_HISTOGRAM_RUN 32
-#define DL_RUN_GROUP_X 8
-#define DL_RUN_GROUP_Y 8
-// Compute point rasterizer: invocations a workgroup, points an invocation.
-#define DL_POINT_GROUP 64
-#define DL_POINTS_PER_INVOCATION 16

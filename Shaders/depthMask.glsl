@@ -5,8 +5,6 @@
 // high-pass m = clamp(0.5 + s·(p − f)); band-pass m = clamp(0.5 + s·(w/2 − |p − f|)); invalid → 0.
 // The mask is defined at the depth size and scaled bilinearly (clamp to edge, at the output's
 // pixel centers) to the output size.
-#define DL_MASK_HIGHPASS 0u
-#define DL_MASK_BANDPASS 1u
 
 struct DLMaskParams { uint kind; float focus; float slope; float width; };
 // From the depthMinMax.comp stats: what turns 1/d into p.

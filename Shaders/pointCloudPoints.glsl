@@ -16,19 +16,17 @@ layout(push_constant) uniform Params {
     ivec4 target;          // output width, height; point count; flags
     vec2 range;            // color-by range (meters) for depth / height
 } params;
-// flags: bits 0-3 source (0 depth frame, 1 point buffer), 4-7 color by (0 color, 1 depth,
-// 2 height), 8-11 colormap (DL_JET…); bits 12-15 point stride − 1 (progressive subsets: stride
-// applies to point buffers); bit 16: even point size, land on the nearest pixel ⌊f + ½⌋ (the
-// resolve's square [−s/2, s/2 − 1] around it then covers the pixel centers within s/2, as raster does).
-#define DL_SOURCE (uint(params.target.w) & 15u)
-#define DL_COLOR_BY ((uint(params.target.w) >> 4) & 15u)
-#define DL_MAP ((uint(params.target.w) >> 8) & 15u)
+// flags: the DL_POINT_* fields of dl_codes.h (source, color by, colormap, stride − 1, nearest pixel).
+#define DL_FLAGS uint(params.target.w)
+#define DL_SOURCE ((DL_FLAGS >> DL_POINT_SOURCE_SHIFT) & DL_POINT_FIELD_MASK)
+#define DL_COLOR_BY ((DL_FLAGS >> DL_POINT_COLOR_BY_SHIFT) & DL_POINT_FIELD_MASK)
+#define DL_MAP ((DL_FLAGS >> DL_POINT_COLORMAP_SHIFT) & DL_POINT_FIELD_MASK)
 
 uint pointColor(vec3 p, uint rgba) {
     uint by = DL_COLOR_BY;
-    if (by == 0u) return rgba | 0xFF000000u;
+    if (by == DL_COLOR_BY_COLOR) return rgba | 0xFF000000u;
     float span = max(params.range.y - params.range.x, 1e-6);
-    float t = by == 1u ? 1.0 - (p.z - params.range.x) / span : (-p.y - params.range.x) / span;
+    float t = by == DL_COLOR_BY_DEPTH ? 1.0 - (p.z - params.range.x) / span : (-p.y - params.range.x) / span;
     return dl_pack(vec4(dl_colormap(DL_MAP, t), 1.0), 0u);
 }
 
@@ -36,14 +34,14 @@ uint pointColor(vec3 p, uint rgba) {
 bool pointAt(uint index, out uint pixel, out uint key, out uint color) {
     vec3 p;
     uint rgba = 0u;
-    if (DL_SOURCE == 0u) {
+    if (DL_SOURCE == DL_POINT_SOURCE_DEPTH) {
         int wd = params.sizes.x, hd = params.sizes.y;
         int u = int(index % uint(wd)), v = int(index / uint(wd));
         float z = texelFetch(depthMap, ivec2(u, v), 0).r;
         if (!dl_validDepth(z)) return false;
         p = vec3((float(u) - params.intrinsics.z) * z / params.intrinsics.x,
                  (float(v) - params.intrinsics.w) * z / params.intrinsics.y, z);
-        if (DL_COLOR_BY == 0u) {
+        if (DL_COLOR_BY == DL_COLOR_BY_COLOR) {
             ivec2 ct = min(ivec2(u * params.sizes.z / wd, v * params.sizes.w / hd), params.sizes.zw - 1);
             rgba = dl_pack(vec4(texelFetch(colorImage, ct, 0).rgb, 1.0), 0u);
         }
@@ -58,7 +56,7 @@ bool pointAt(uint index, out uint pixel, out uint key, out uint color) {
     if (!(ndc.z >= 0.0 && ndc.z < 1.0)) return false;
     vec2 f = (ndc.xy * 0.5 + 0.5) * vec2(params.target.xy);
     if (!(f.x >= 0.0 && f.y >= 0.0 && f.x < float(params.target.x) && f.y < float(params.target.y))) return false;
-    ivec2 px = (uint(params.target.w) & 0x10000u) != 0u ? min(ivec2(f + 0.5), params.target.xy - 1) : ivec2(f);
+    ivec2 px = (DL_FLAGS & DL_POINT_NEAREST_PIXEL_BIT) != 0u ? min(ivec2(f + 0.5), params.target.xy - 1) : ivec2(f);
     pixel = uint(px.y * params.target.x + px.x);
     key = floatBitsToUint(max(ndc.z, 0.0));
     color = pointColor(p, rgba);
@@ -67,7 +65,7 @@ bool pointAt(uint index, out uint pixel, out uint key, out uint color) {
 
 // Each invocation draws DL_POINTS_PER_INVOCATION consecutive points (of the strided subset).
 #define DL_FOR_EACH_POINT(body) \
-    uint stride = ((uint(params.target.w) >> 12) & 15u) + 1u; \
+    uint stride = ((DL_FLAGS >> DL_POINT_STRIDE_SHIFT) & DL_POINT_FIELD_MASK) + 1u; \
     uint first = gl_GlobalInvocationID.x * uint(DL_POINTS_PER_INVOCATION); \
     for (uint k = 0u; k < uint(DL_POINTS_PER_INVOCATION); k++) { \
         uint index = (first + k) * stride; \

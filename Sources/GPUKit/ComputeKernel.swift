@@ -1,3 +1,4 @@
+import CShim
 import CVulkan
 import Foundation
 
@@ -119,7 +120,7 @@ public final class ComputeKernel {
     let layout: PipelineLayout
     private(set) var pipeline: Pipeline
     private let reloader: PipelineReloader
-    /// Workgroup size, read from `common.glsl` (`DL_LOCAL_SIZE_X/Y` or the given names).
+    /// Workgroup size: the shader's `local_size` from dl_codes.h (`DL_LOCAL_SIZE_X/Y` by default).
     public let localSize: (x: Int, y: Int)
     /// Poll the shader files and rebuild on change (`--watch-shaders`).
     public var watchesFiles = false
@@ -129,10 +130,10 @@ public final class ComputeKernel {
     public var reloadCount: Int { reloader.reloadCount }
 
     init(context: GPUContext, library: ShaderLibrary, name: String, setLayouts: [DescriptorSetLayout],
-         pushConstantSize: Int, localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws {
+         pushConstantSize: Int, localSize: (x: Int, y: Int) = (Int(DL_LOCAL_SIZE_X), Int(DL_LOCAL_SIZE_Y))) throws {
         self.context = context
         self.name = name
-        self.localSize = (try library.constant(localSize.x), try localSize.y.map { try library.constant($0) } ?? 1)
+        self.localSize = localSize
         layout = try PipelineLayout(context: context, setLayouts: setLayouts, pushConstantSize: pushConstantSize,
                                     stages: VK_SHADER_STAGE_COMPUTE_BIT.rawValue)
         reloader = try PipelineReloader(library: library, names: [name])

@@ -1,3 +1,4 @@
+import CShim
 import CVulkan
 import DepthKit
 import Foundation
@@ -9,11 +10,11 @@ struct DepthStatsPass {
     let stats: KernelBuffer
     let reduceRows: Int
 
-    init(_ filterKernel: (String, [DescriptorSetLayout], Int, (x: String, y: String?)) throws -> ComputeKernel,
+    init(_ filterKernel: (String, [DescriptorSetLayout], Int, (x: Int, y: Int)) throws -> ComputeKernel,
          cache: TextureCache, library: ShaderLibrary) throws {
-        kernel = try filterKernel("depthMinMax.comp", [cache.sampledLayout, cache.bufferLayout], 8, ("DL_REDUCE_SIZE", nil))
+        kernel = try filterKernel("depthMinMax.comp", [cache.sampledLayout, cache.bufferLayout], 8, (Int(DL_REDUCE_SIZE), 1))
         stats = try KernelBuffer(cache: cache, size: 16)
-        reduceRows = try library.constant("DL_REDUCE_ROWS")
+        reduceRows = Int(DL_REDUCE_ROWS)
     }
 
     /// Records clearing the stats and (when `reduce`) the reduction over `depth` (sampled set
@@ -34,9 +35,17 @@ struct DepthStatsPass {
 }
 
 extension PushWords {
+    /// DL_MASK_* of dl_codes.h.
+    static func maskCode(_ kind: DepthMaskKind) -> UInt32 {
+        switch kind {
+        case .highpass: return DL_MASK_HIGHPASS
+        case .bandpass: return DL_MASK_BANDPASS
+        }
+    }
+
     /// The mask parameters in depthMask.glsl's DLMaskParams order.
     mutating func mask(_ m: DepthMaskSpec) {
-        u(m.kind == .bandpass ? 1 : 0); f(m.focus); f(m.slope); f(m.width)
+        u(Self.maskCode(m.kind)); f(m.focus); f(m.slope); f(m.width)
     }
 }
 
@@ -60,7 +69,7 @@ public final class GPUDepthMaskFilter: GPUFilter {
         try super.init(description: spec.kind.rawValue, context: context, cache: cache, allowedInputs: [.depthFloat32])
         statsPass = try DepthStatsPass({ try self.kernel($0, library, sets: $1, push: $2, localSize: $3) }, cache: cache, library: library)
         main = try kernel("depthMask.comp", library, sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 32)
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
     }
 
     override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { .gray8 }
@@ -136,7 +145,7 @@ public final class GPUDepthEffectFilter: EffectRenderer {
         textureCache = cache
         runner = try FrameRunner(cache: cache)
         func make(_ name: String, _ sets: [DescriptorSetLayout], _ push: Int,
-                  _ localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws -> ComputeKernel {
+                  _ localSize: (x: Int, y: Int) = (Int(DL_LOCAL_SIZE_X), Int(DL_LOCAL_SIZE_Y))) throws -> ComputeKernel {
             let k = try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
                                       pushConstantSize: push, localSize: localSize)
             kernels.append(k)
@@ -152,9 +161,9 @@ public final class GPUDepthEffectFilter: EffectRenderer {
         }
         main = try make(name, [cache.sampledLayout, cache.sampledLayout, cache.storageLayout, cache.bufferLayout, extra], 48)
         if kind == .blur {
-            summedArea = try make("summedArea.comp", [cache.sampledLayout, cache.bufferLayout], 12, ("DL_REDUCE_SIZE", nil))
+            summedArea = try make("summedArea.comp", [cache.sampledLayout, cache.bufferLayout], 12, (Int(DL_REDUCE_SIZE), 1))
         }
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
     }
 
     public func prepare(input: FrameFormat, secondInput: FrameFormat, outputRetainedBufferCountHint: Int) throws {

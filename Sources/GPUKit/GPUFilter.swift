@@ -1,3 +1,4 @@
+import CShim
 import CVulkan
 import DepthKit
 import Foundation
@@ -88,7 +89,7 @@ public class GPUFilter: FilterRenderer {
     }
 
     func kernel(_ name: String, _ library: ShaderLibrary, sets: [DescriptorSetLayout], push: Int,
-                localSize: (x: String, y: String?) = ("DL_LOCAL_SIZE_X", "DL_LOCAL_SIZE_Y")) throws -> ComputeKernel {
+                localSize: (x: Int, y: Int) = (Int(DL_LOCAL_SIZE_X), Int(DL_LOCAL_SIZE_Y))) throws -> ComputeKernel {
         let k = try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
                                   pushConstantSize: push, localSize: localSize)
         kernels.append(k)
@@ -120,7 +121,7 @@ public final class GPURosyFilter: GPUFilter {
     public init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         try super.init(description: "rosy", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
         main = try kernel("rosyEffect.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 12)
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
     }
 
     override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
@@ -143,7 +144,7 @@ public final class GPUColorMatrixFilter: GPUFilter {
         self.matrix = matrix
         try super.init(description: "colorMatrix", context: context, cache: cache, allowedInputs: [.rgba8, .bgra8])
         main = try kernel("colorMatrix.comp", library, sets: [cache.sampledLayout, cache.storageLayout], push: 92)
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
     }
 
     override func outputPixelFormat(for input: PixelFormat) -> PixelFormat { input }
@@ -179,7 +180,7 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
         self.range = range
         try super.init(description: "grayscale", context: context, cache: cache, allowedInputs: [.depthFloat32])
         statsPass = try DepthStatsPass({ try self.kernel($0, library, sets: $1, push: $2, localSize: $3) }, cache: cache, library: library)
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
         main = try kernel("depthToGrayscale.comp", library,
                           sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 24)
     }
@@ -223,11 +224,11 @@ public final class GPUDepthColormapFilter: GPUFilter {
         self.range = range
         try super.init(description: colormap.rawValue, context: context, cache: cache, allowedInputs: [.depthFloat32])
         histogram = try kernel("depthHistogram.comp", library, sets: [cache.sampledLayout, cache.bufferLayout], push: 20,
-                               localSize: ("DL_RUN_GROUP_X", "DL_RUN_GROUP_Y"))
-        prefixSum = try kernel("depthPrefixSum.comp", library, sets: [cache.bufferLayout], push: 4, localSize: ("DL_SCAN_SIZE", nil))
+                               localSize: (Int(DL_RUN_GROUP_X), Int(DL_RUN_GROUP_Y)))
+        prefixSum = try kernel("depthPrefixSum.comp", library, sets: [cache.bufferLayout], push: 4, localSize: (Int(DL_SCAN_SIZE), 1))
         main = try kernel("depthToJET.comp", library, sets: [cache.sampledLayout, cache.storageLayout, cache.bufferLayout], push: 32)
-        pixelsPerInvocation = try library.constant("DL_PIXELS_PER_INVOCATION")
-        histogramRun = try library.constant("DL_HISTOGRAM_RUN")
+        pixelsPerInvocation = Int(DL_PIXELS_PER_INVOCATION)
+        histogramRun = Int(DL_HISTOGRAM_RUN)
     }
 
     override func prepareResources(_ input: FrameFormat) throws {
@@ -274,13 +275,13 @@ public final class GPUDepthColormapFilter: GPUFilter {
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 
-    /// DL_JET, DL_TURBO, DL_VIRIDIS, DL_GRAYSCALE of common.glsl.
+    /// DL_COLORMAP_* of dl_codes.h.
     static func colormapIndex(_ c: Colormap) -> UInt32 {
         switch c {
-        case .jet: return 0
-        case .turbo: return 1
-        case .viridis: return 2
-        case .grayscale: return 3
+        case .jet: return DL_COLORMAP_JET
+        case .turbo: return DL_COLORMAP_TURBO
+        case .viridis: return DL_COLORMAP_VIRIDIS
+        case .grayscale: return DL_COLORMAP_GRAYSCALE
         }
     }
 }

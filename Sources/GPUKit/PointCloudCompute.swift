@@ -1,3 +1,4 @@
+import CShim
 import CVulkan
 import DepthKit
 import Foundation
@@ -95,7 +96,7 @@ final class PointCloudCompute {
         let sets = [cache.sampledLayout, cache.sampledLayout, cache.bufferLayout, cache.bufferLayout]
         func k(_ name: String) throws -> ComputeKernel {
             try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
-                              pushConstantSize: Self.pushSize, localSize: ("DL_POINT_GROUP", nil))
+                              pushConstantSize: Self.pushSize, localSize: (Int(DL_POINT_GROUP), 1))
         }
         project64 = context.bufferInt64Atomics ? try k("pointCloudProject.comp") : nil
         depth32 = try k("pointCloudDepth32.comp")
@@ -103,7 +104,7 @@ final class PointCloudCompute {
         resolve = try ComputeKernel(context: context, library: library, name: "pointCloudResolve.comp",
                                     setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 24)
         emptyPoints = try KernelBuffer(cache: cache, size: 16)
-        pointsPerInvocation = try library.constant("DL_POINTS_PER_INVOCATION")
+        pointsPerInvocation = Int(DL_POINTS_PER_INVOCATION)
     }
 
     var kernels: [ComputeKernel] { [project64, depth32, color32, resolve].compactMap { $0 } }
@@ -138,10 +139,8 @@ final class PointCloudCompute {
         for v in camera.viewProjection { p.f(v) }
         p.vec4(source.intrinsics)
         p.i(Int(source.sizes.x)); p.i(Int(source.sizes.y)); p.i(Int(source.sizes.z)); p.i(Int(source.sizes.w))
-        let strideBits = (min(max(stride, 1), 16) - 1) << 12
-        let flags = (source.isBuffer ? 1 : 0) | Self.colorByIndex(colorBy) << 4
-            | Int(GPUDepthColormapFilter.colormapIndex(colormap)) << 8 | strideBits
-            | (Self.landsOnNearestPixel(pointSize) ? 1 << 16 : 0)
+        let flags = Self.flags(source: source.isBuffer ? DL_POINT_SOURCE_BUFFER : DL_POINT_SOURCE_DEPTH,
+                               colorBy: colorBy, colormap: colormap, stride: stride, pointSize: pointSize)
         let drawn = (source.count + max(stride, 1) - 1) / max(stride, 1)
         p.i(output.width); p.i(output.height); p.i(source.count); p.i(flags)
         p.f(range.lowerBound); p.f(range.upperBound)
@@ -193,12 +192,23 @@ final class PointCloudCompute {
         max(1, Int(pointSize.rounded())) % 2 == 0
     }
 
-    static func colorByIndex(_ c: PointCloudColorBy) -> Int {
+    /// DL_COLOR_BY_* of dl_codes.h.
+    static func colorByIndex(_ c: PointCloudColorBy) -> UInt32 {
         switch c {
-        case .color: return 0
-        case .depth: return 1
-        case .height: return 2
+        case .color: return DL_COLOR_BY_COLOR
+        case .depth: return DL_COLOR_BY_DEPTH
+        case .height: return DL_COLOR_BY_HEIGHT
         }
+    }
+
+    /// The rasterizer's flags word (DL_POINT_* of dl_codes.h).
+    static func flags(source: UInt32, colorBy: PointCloudColorBy, colormap: Colormap, stride: Int, pointSize: Float) -> Int {
+        let strideField = UInt32(min(max(stride, 1), 16) - 1)
+        var f = source << DL_POINT_SOURCE_SHIFT | colorByIndex(colorBy) << DL_POINT_COLOR_BY_SHIFT
+            | GPUDepthColormapFilter.colormapIndex(colormap) << DL_POINT_COLORMAP_SHIFT
+            | strideField << DL_POINT_STRIDE_SHIFT
+        if landsOnNearestPixel(pointSize) { f |= DL_POINT_NEAREST_PIXEL_BIT }
+        return Int(f)
     }
 
     private func packRGBA(_ c: SIMD4<Float>) -> UInt32 {

@@ -20,8 +20,8 @@ public struct CompiledShader: Sendable {
 ///   directives so errors name the right file and line: `Shaders/rosyEffect.comp:12: error: …`.
 /// - Caches SPIR-V by a hash of the expanded source in `$XDG_CACHE_HOME/depthlens/spirv`
 ///   (else `~/.cache/depthlens/spirv`).
-/// - Integer `#define DL_…` constants of `common.glsl` are readable from Swift (`constant(_:)`):
-///   the one place constants shared by Swift and GLSL live.
+/// - Codes and sizes shared with Swift live in `dl_codes.h` (included by `common.glsl` here and
+///   by CShim's header for Swift and C): one definition for every side.
 public final class ShaderLibrary: @unchecked Sendable {
     public let directory: URL
     public let cacheDirectory: URL?
@@ -90,18 +90,6 @@ public final class ShaderLibrary: @unchecked Sendable {
             return p
         }
         throw GPUError.shaderNotFound(name: "common.glsl", searched: paths.map(\.path))
-    }
-
-    /// An integer `#define NAME value` from `common.glsl`.
-    public func constant(_ name: String) throws -> Int {
-        let text = try String(contentsOf: directory.appendingPathComponent("common.glsl"), encoding: .utf8)
-        for line in text.split(separator: "\n") {
-            let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            if parts.count >= 3, parts[0] == "#define", parts[1] == name, let v = Int(parts[2].filter { $0 != "u" }) {
-                return v
-            }
-        }
-        throw GPUError.shaderCompile("Shaders/common.glsl: no integer #define \(name)")
     }
 
     /// The SPIR-V of `name` (`rosyEffect.comp`), from the cache or compiled now.

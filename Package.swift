@@ -38,7 +38,7 @@ let package = Package(
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(
             name: "CImGui",
-            cxxSettings: [.headerSearchPath("include"), .unsafeFlags(["-I/usr/include/imgui"])],
+            cxxSettings: [.headerSearchPath("include"), .unsafeFlags(["-isystem", "/usr/include/imgui"])],
             linkerSettings: [.linkedLibrary("imgui"), .linkedLibrary("stb"), .linkedLibrary("glfw"),
                              .linkedLibrary("vulkan"), .linkedLibrary("stdc++")]
         ),

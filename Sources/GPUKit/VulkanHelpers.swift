@@ -35,7 +35,7 @@ public enum Vk {
         try vkCheck(call(&count, nil), name)
         var items = [T](repeating: zero, count: Int(count))
         if count > 0 {
-            try items.withUnsafeMutableBufferPointer { try vkCheck(call(&count, $0.baseAddress), name) }
+            _ = try items.withUnsafeMutableBufferPointer { try vkCheck(call(&count, $0.baseAddress), name) }
         }
         return Array(items.prefix(Int(count)))
     }

@@ -7,6 +7,7 @@ struct DepthLens: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depthlens",
         abstract: "A viewer and toolbox for live color + depth streams.",
+        version: "depthlens (\(_isDebugAssertConfiguration() ? "debug" : "release") build)",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
                       RecordCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
     )

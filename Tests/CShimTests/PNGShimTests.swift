@@ -8,7 +8,7 @@ final class PNGShimTests: XCTestCase {
         // A valid signature followed by garbage: libpng fails inside png_read_info.
         var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         bytes += [UInt8](repeating: 0xAB, count: 64)
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 256)
@@ -36,7 +36,7 @@ final class PNGShimTests: XCTestCase {
 
     func testJPEGErrorDoesNotExitProcess() {
         let path = NSTemporaryDirectory() + "dl-bad-\(getpid()).jpg"
-        FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8, 0xFF, 0x00, 0x01, 0x02]))
+        _ = FileManager.default.createFile(atPath: path, contents: Data([0xFF, 0xD8, 0xFF, 0x00, 0x01, 0x02]))
         defer { try? FileManager.default.removeItem(atPath: path) }
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 256)

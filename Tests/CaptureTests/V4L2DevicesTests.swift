@@ -34,7 +34,7 @@ final class V4L2DevicesTests: XCTestCase {
     func testPathsAreVideoNodesInNumberOrder() throws {
         let dir = try makeTemporaryDirectory(self)
         for n in ["video10", "video2", "video0", "videox", "media0"] {
-            FileManager.default.createFile(atPath: dir + "/" + n, contents: nil)
+            _ = FileManager.default.createFile(atPath: dir + "/" + n, contents: nil)
         }
         XCTAssertEqual(V4L2Devices.paths(directory: dir), ["video0", "video2", "video10"].map { dir + "/" + $0 })
     }

@@ -13,7 +13,7 @@ final class TempDir {
     func file(_ name: String) -> String { path + "/" + name }
     func write(_ name: String, _ bytes: [UInt8]) -> String {
         let p = file(name)
-        FileManager.default.createFile(atPath: p, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: p, contents: Data(bytes))
         return p
     }
     /// Every entry in the directory, hidden temporaries included.

@@ -131,7 +131,9 @@ final class ViewerPartsTests: XCTestCase {
         let t = Thread { for _ in 0..<1000 { _ = Box() } }
         let mine = AllocationCounter.count
         t.start()
-        while !t.isFinished { usleep(1000) }
+        let deadline = Date().addingTimeInterval(30)
+        while !t.isFinished && Date() < deadline { usleep(1000) }
+        XCTAssertTrue(t.isFinished, "the other thread finished within 30 s")
         AllocationCounter.counting(false)
         XCTAssertLessThan(AllocationCounter.count - mine, 1000, "another thread's allocations are not this thread's")
         XCTAssertEqual(boxes.count, 20)

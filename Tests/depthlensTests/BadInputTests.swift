@@ -17,7 +17,7 @@ final class BadInputTests: CLITestCase {
 
     func testEmptyFile() throws {
         let (c, _) = try writeSyntheticPair()
-        FileManager.default.createFile(atPath: path("empty.png"), contents: Data())
+        _ = FileManager.default.createFile(atPath: path("empty.png"), contents: Data())
         let out = path("o.png")
         try assertBadInput(process(color: c, depth: path("empty.png"), out: out), mentioning: "empty.png", noFile: out)
     }

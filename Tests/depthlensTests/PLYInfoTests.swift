@@ -9,7 +9,7 @@ final class PLYInfoTests: CLITestCase {
 
     private func write(_ name: String, _ text: String) -> String {
         let p = path(name)
-        FileManager.default.createFile(atPath: p, contents: Data(text.utf8))
+        _ = FileManager.default.createFile(atPath: p, contents: Data(text.utf8))
         return p
     }
 

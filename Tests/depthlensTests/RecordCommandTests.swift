@@ -19,7 +19,7 @@ final class RecordCommandTests: CLITestCase {
     func testRefusesANonEmptyFolderAndBadCounts() throws {
         let out = path("full")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: out + "/x", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: out + "/x", contents: Data("x".utf8))
         try assertBadInput(["record", "--frames", "1", "--out", out], mentioning: "not empty")
         try assertBadInput(["record", "--frames", "0", "--out", path("r")], mentioning: "--frames")
         try assertBadInput(["record", "--source", "v4l:/dev/x", "--frames", "1", "--out", path("r")], mentioning: "--source")

@@ -7,7 +7,7 @@ struct DepthLens: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depthlens",
         abstract: "A viewer and toolbox for live color + depth streams.",
-        version: "depthlens (\(_isDebugAssertConfiguration() ? "debug" : "release") build)",
+        version: "depthlens (\(buildConfiguration) build)",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
                       RecordCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
     )
@@ -33,6 +33,13 @@ struct DepthLens: ParsableCommand {
         }
     }
 }
+
+/// "debug" or "release": what `--version` says, so tests know what they run against.
+#if DEBUG
+let buildConfiguration = "debug"
+#else
+let buildConfiguration = "release"
+#endif
 
 /// A line on standard error (progress, warnings), never mixed with results on standard output.
 func warn(_ s: String) {

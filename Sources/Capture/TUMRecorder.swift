@@ -9,6 +9,8 @@ public struct RecordingSummary: Sendable {
     public var framesWithoutDepth: Int
     /// Warnings from the source (skipped frames).
     public var warnings: [String]
+    /// The stop signal (SIGINT, SIGTERM, SIGHUP) that ended the recording early, if one did.
+    public var stoppedBy: Int32? = nil
 }
 
 /// Writes the frames of any `FrameSource` into a TUM RGB-D folder (`rgb/`, `depth/` as 16-bit PNG
@@ -53,10 +55,23 @@ public enum TUMRecorder {
             progress?(summary.framesWritten)
         }
 
-        while summary.framesWritten < frames, let f = try reader.next() { try write(f) }
-        if let writer, let directory {
-            do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
+        // On an error or a stop signal the folder still lists exactly the frames written.
+        func finish() throws {
+            if let writer, let directory {
+                do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
+            }
         }
+        do {
+            while summary.framesWritten < frames {
+                if let s = StopSignals.pending { summary.stoppedBy = s; break }
+                guard let f = try reader.next() else { break }
+                try write(f)
+            }
+        } catch {
+            try? finish()
+            throw error
+        }
+        try finish()
         summary.warnings = source.warnings
         return summary
     }

@@ -43,11 +43,9 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
 
     /// Reads the index files. Throws `CaptureError.file` for a missing or malformed folder.
     public func start() throws {
-        let seq: TUMSequence
-        do { seq = try TUMSequence(directory: directory, depthScale: requestedDepthScale) } catch {
-            throw CaptureError.wrapping(error, path: directory)
-        }
-        let calibrationPath = seq.directory + "/calibration.json"
+        // calibration.json beside the frames gives the cameras and the depth units (a folder
+        // `convert` wrote keeps its recording's units); --depth-scale still wins.
+        let calibrationPath = TUMSequence.absolute(directory) + "/calibration.json"
         if FileManager.default.fileExists(atPath: calibrationPath) {
             do { calibration = try RGBDCalibration.read(calibrationPath) } catch {
                 throw CaptureError.wrapping(error, path: calibrationPath)
@@ -55,6 +53,11 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
         } else {
             calibration = nil
         }
+        let seq: TUMSequence
+        do { seq = try TUMSequence(directory: directory, depthScale: requestedDepthScale ?? calibration?.depthScale) } catch {
+            throw CaptureError.wrapping(error, path: directory)
+        }
+        if let c = calibration, c.depthScale != seq.depthScale { calibration?.depthScale = seq.depthScale }
         sequence = seq
         clock = PlaybackClock(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
         clock.loop = loopSetting

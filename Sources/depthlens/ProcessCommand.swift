@@ -124,7 +124,7 @@ struct ProcessCommand: ParsableCommand {
 
 /// A textual progress bar on standard error, redrawn in place on a terminal and printed once otherwise.
 struct ProgressBar {
-    let total: Int
+    var total: Int
     let label: String
     private(set) var done = 0
     private let isTTY = isatty(STDERR_FILENO) != 0
@@ -133,6 +133,8 @@ struct ProgressBar {
 
     /// What `finish` counts when not on a terminal.
     var unit = "frames"
+    /// Shown after the count (rate, time left).
+    var detail = ""
 
     mutating func advance() { update(to: done + 1) }
 
@@ -140,9 +142,10 @@ struct ProgressBar {
     mutating func update(to count: Int) {
         done = count
         guard isTTY else { return }
-        let width = 30, filled = total > 0 ? width * done / total : width
+        let width = 30, filled = total > 0 ? min(width, width * done / total) : 0
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(done)/\(total)".utf8))
+        let count = total > 0 ? "\(done)/\(total)" : "\(done)"
+        FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(count)\(detail)\u{1B}[K".utf8))
     }
 
     /// Ends the current line so a warning starts on its own.
@@ -150,6 +153,6 @@ struct ProgressBar {
 
     func finish() {
         if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
-        else { FileHandle.standardError.write(Data("\(label): \(done)/\(total) \(unit)\n".utf8)) }
+        else { FileHandle.standardError.write(Data("\(label): \(total > 0 ? "\(done)/\(total)" : "\(done)") \(unit)\(detail)\n".utf8)) }
     }
 }

@@ -75,10 +75,13 @@ struct RecordCommand: ParsableCommand {
             }
         }
         let summary: RecordingSummary
+        StopSignals.install()
         do {
             summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each) { _ in progress.advance() }
         } catch {
-            writer?.cancel()
+            // Keep what was recorded: the video is finished (a playable file of the frames so far).
+            progress.interrupt()
+            if let writer, let v = try? writer.finish() { warn("kept \(v)") }
             throw error
         }
         progress.finish()
@@ -92,6 +95,10 @@ struct RecordCommand: ParsableCommand {
             if withoutFilter > 0 { warn("\(withoutFilter) frames had no depth for --filter \(filter!.rawValue); recorded unfiltered") }
             if v.framesDropped > 0 { warn("\(v.framesDropped) video frames dropped: ffmpeg could not keep up (raise --video-queue)") }
             print("wrote video: \(v)")
+        }
+        if let s = summary.stoppedBy {
+            warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; everything recorded was kept")
+            throw ExitCode(128 + s)
         }
     }
 }

@@ -25,11 +25,18 @@ enum CLI {
     /// - Parameters:
     ///   - environment: variables set for the child on top of this process's.
     ///   - unsetting: variables removed from the child's environment.
+    ///   - wrappedIn: shell commands run before depthlens in the same shell (`ulimit -f 400;`).
     static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil,
-                    unsetting: [String] = []) throws -> CLIResult {
+                    unsetting: [String] = [], wrappedIn shellPrefix: String? = nil) throws -> CLIResult {
         let p = Process()
-        p.executableURL = executable
-        p.arguments = args
+        if let shellPrefix {
+            p.executableURL = URL(fileURLWithPath: "/bin/bash")
+            let quoted = ([executable.path] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            p.arguments = ["-c", shellPrefix + " exec " + quoted.joined(separator: " ")]
+        } else {
+            p.executableURL = executable
+            p.arguments = args
+        }
         if let cwd { p.currentDirectoryURL = cwd }
         if environment != nil || !unsetting.isEmpty {
             var env = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
@@ -52,6 +59,21 @@ enum CLI {
         p.waitUntilExit()
         return CLIResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+extension CLI {
+    /// Runs a shell command line (test set-up: mounts, file-size limits).
+    static func shell(_ command: String) throws -> CLIResult {
+        let p = Process(), out = Pipe(), err = Pipe()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", command]
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return CLIResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 }
 

@@ -117,6 +117,11 @@ void dl_alloc_trace(int limit, int driver_too);
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
                       float z, float px, float py, float pz);
 
+// stop_signals.c: SIGINT/SIGTERM/SIGHUP recorded for polling (writers finish, then exit 128+N).
+void dl_stop_signals_install(void);
+int dl_stop_signal(void);
+void dl_stop_signal_clear(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -158,7 +158,7 @@ public final class TUMSequence: @unchecked Sendable {
 
     static func resolve(_ p: String, in dir: String) -> String { p.hasPrefix("/") ? p : dir + "/" + p }
 
-    static func absolute(_ p: String) -> String {
+    public static func absolute(_ p: String) -> String {
         var s = p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
         while s.count > 1 && s.hasSuffix("/") { s.removeLast() }
         return s

@@ -1,11 +1,13 @@
 import Foundation
 
-/// Writes frames as a TUM RGB-D folder: `rgb/T.png` (RGBA), `depth/T.png` (16-bit, 5000 units per
-/// meter), `rgb.txt`, `depth.txt` and `associations.txt`, readable by `TUMSequence`.
+/// Writes frames as a TUM RGB-D folder: `rgb/T.png` (RGBA), `depth/T.png` (16-bit, `depthScale`
+/// units per meter: TUM's 5000 by default, a recording's own units when converting), `rgb.txt`,
+/// `depth.txt` and `associations.txt`, readable by `TUMSequence`.
 ///
-/// Depth beyond 65535/5000 ≈ 13.1 m cannot be stored and is written as 0 (invalid). The index
-/// files are rewritten (atomically) every `flushInterval` frames and by `finish()`, so an
-/// interrupted recording is still a readable folder up to its last flush.
+/// Depth beyond 65535/scale (13.1 m at 5000) cannot be stored and is written as 0 (invalid). Each
+/// PNG is written atomically (no truncated file, even on a full disk) and listed only once it is
+/// complete; the index files are rewritten (atomically) every `flushInterval` frames and by
+/// `finish()`, so an interrupted recording is still a readable folder up to its last flush.
 public final class TUMWriter {
     public let directory: String
     public let depthScale: Float
@@ -32,20 +34,33 @@ public final class TUMWriter {
 
     /// Writes one frame; its timestamp names the files (a repeated timestamp gets a suffix).
     public func append(_ frame: RGBDFrame) throws {
-        let stamp = String(format: "%.6f", frame.timestamp)
+        try append(color: frame.color, depth: frame.depth, timestamp: frame.timestamp)
+    }
+
+    /// Writes the parts given (either may be left out); a pair is listed in associations.txt.
+    /// `depthTimestamp` is the depth frame's own time when it differs from the color's.
+    /// Returns the file name stem used.
+    @discardableResult
+    public func append(color: PixelBuffer?, depth: DepthData?, timestamp: Double, depthTimestamp: Double? = nil) throws -> String {
+        let stamp = String(format: "%.6f", timestamp)
+        let depthStamp = String(format: "%.6f", depthTimestamp ?? timestamp)
         var name = stamp
         if usedNames.contains(name) { name = "\(stamp)-\(count)" }
         usedNames.insert(name)
         let colorRel = "rgb/\(name).png", depthRel = "depth/\(name).png"
-        let color = frame.color.format == .rgba8 || frame.color.format == .rgb8 || frame.color.format == .gray8
-            ? frame.color : ImageIO.toRGBA8(frame.color)
-        try ImageIO.write(color, to: directory + "/" + colorRel)
-        try ImageIO.write(TUMWriter.encodeDepth(frame.depth, scale: depthScale), to: directory + "/" + depthRel)
-        rgbLines.append("\(stamp) \(colorRel)")
-        depthLines.append("\(stamp) \(depthRel)")
-        assocLines.append("\(stamp) \(colorRel) \(stamp) \(depthRel)")
+        if let c = color {
+            let rgba = c.format == .rgba8 || c.format == .rgb8 || c.format == .gray8 ? c : ImageIO.toRGBA8(c)
+            try ImageIO.write(rgba, to: directory + "/" + colorRel)
+        }
+        if let d = depth {
+            try ImageIO.write(TUMWriter.encodeDepth(d, scale: depthScale), to: directory + "/" + depthRel)
+        }
+        if color != nil { rgbLines.append("\(stamp) \(colorRel)") }
+        if depth != nil { depthLines.append("\(depthStamp) \(depthRel)") }
+        if color != nil && depth != nil { assocLines.append("\(stamp) \(colorRel) \(depthStamp) \(depthRel)") }
         count += 1
         if count % max(1, flushInterval) == 0 { try flush() }
+        return name
     }
 
     /// Writes the index files. Call once after the last frame.

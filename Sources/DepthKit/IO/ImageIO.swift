@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CShim
 
 /// Reads and writes the image files depthlens meets: PNG, JPEG, binary PGM/PPM and PFM.
@@ -167,11 +170,15 @@ public enum ImageIO {
         }
         try FileSupport.atomicWrite(to: path) { temp in
             var err = [CChar](repeating: 0, count: 512)
+            errno = 0
             let rc = dl_png_write(temp, UInt32(source.width), UInt32(source.height), channels, bits,
                                   source.bytesPerRow, source.baseAddress.assumingMemoryBound(to: UInt8.self),
                                   &err, err.count)
             guard rc == 0 else {
-                throw DepthKitError.file(path: path, problem: "cannot write PNG: \(String(cString: err))")
+                // libpng says "Write Error"; the errno its fwrite left says why (a full disk).
+                let code = errno
+                let why = [ENOSPC, EFBIG, EDQUOT, EIO].contains(code) ? FileSupport.describe(code) : String(cString: err)
+                throw DepthKitError.file(path: path, problem: "cannot write PNG: \(why)")
             }
         }
         withExtendedLifetime(source) {}

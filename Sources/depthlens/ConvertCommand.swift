@@ -1,0 +1,78 @@
+import ArgumentParser
+import Capture
+import DepthKit
+import Foundation
+
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Export a whole recording as a TUM-layout folder: PNGs, 16-bit depth, index files, calibration.json.",
+        discussion: """
+        Writes rgb/TIMESTAMP.png, depth/TIMESTAMP.png (16-bit, the recording's own units), rgb.txt,
+        depth.txt, associations.txt and calibration.json (and ply/TIMESTAMP.ply with --ply); timestamps
+        are the recording's own clock in seconds with 6 decimals. `tum:DIR` reopens the folder with
+        the same frames. Ctrl+C, SIGTERM and SIGHUP stop cleanly: what was written is complete and listed.
+        """
+    )
+
+    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
+    var source: String
+    @Option(help: "Output folder (created; refused when it exists and is not empty, unless --overwrite).")
+    var out: String
+    @Flag(help: "Write into an existing, non-empty folder.")
+    var overwrite = false
+    @Option(help: "Frame range A:B (0-based, inclusive; either end may be left out).")
+    var frames: String?
+    @Option(help: "Time range T0:T1 in seconds of the recording's clock (inclusive).")
+    var time: String?
+    @Option(help: "Every n-th selected frame.")
+    var every: Int = 1
+    @Flag(help: "Also write ply/TIMESTAMP.ply per depth frame (the depth camera's intrinsics; colors from the color camera).")
+    var ply = false
+    @Option(help: "What to write: color, depth, ir (comma-separated).")
+    var what = "color,depth"
+    @Option(help: "Units per meter of the source's 16-bit depth.")
+    var depthScale: Float?
+
+    func run() throws {
+        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
+        var selection = ExportSelection(every: every)
+        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
+        if let time {
+            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
+                                                                        highest: Double.greatestFiniteMagnitude)
+            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
+            selection.time = r
+        }
+        let contents = try ExportContents(parsing: what)
+        let spec = try SourceSpec(parsing: source)
+        let src = try spec.makeSource(depthScale: depthScale)
+        StopSignals.install()
+        try DatasetExporter.prepare(directory: out, overwrite: overwrite)
+        let exporter = DatasetExporter(source: src, directory: out)
+        exporter.selection = selection
+        exporter.contents = contents
+        exporter.writePLY = ply
+        var bar = ProgressBar(total: 0, label: "convert")
+        let summary = try exporter.run { p in
+            bar.show(p)
+        }
+        bar.finish()
+        for w in summary.warnings { warn("\(src.name): \(w)") }
+        let plys = ply ? ", \(summary.plyWritten) PLY files" : ""
+        if let s = summary.stoppedBy {
+            warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; \(out) lists every frame written")
+            throw ExitCode(128 + s)
+        }
+        print("wrote \(summary.framesWritten) frames\(plys) to \(out)")
+    }
+}
+
+extension ProgressBar {
+    /// An export's progress: frames, frames per second, time left.
+    mutating func show(_ p: ExportProgress) {
+        total = p.total ?? 0
+        detail = String(format: ", %.1f fps", p.framesPerSecond) + (p.secondsLeft.map { String(format: ", %.0f s left", $0) } ?? "")
+        update(to: p.written)
+    }
+}

@@ -469,6 +469,8 @@ extension PLYReaderTests {
             XCTAssertEqual(c.cloud.colors, [SIMD3(128, 199, 56), SIMD3(255, 0, 0), SIMD3(199, 199, 199), SIMD3(163, 92, 255),
                                             SIMD3(0, 128, 128)], format)
             XCTAssertEqual(c.alphas, [128, 191, 0, 255, 30], format)
+            XCTAssertEqual(c.rgba8(at: 0), 128 | 199 << 8 | 56 << 16 | 128 << 24, format)
+            XCTAssertEqual(c.rgba8(at: 2), 199 | 199 << 8 | 199 << 16, format)
             XCTAssertEqual(c.normals, [SIMD3<Float>](repeating: .zero, count: 5), format)
             XCTAssertEqual(c.header?.colorProperties, ["f_dc_0", "f_dc_1", "f_dc_2"])
             XCTAssertEqual(c.header?.colorFromSphericalHarmonics, true)
@@ -483,6 +485,7 @@ extension PLYReaderTests {
         rgb.vertices = [[0, 0, 1, 5, 5, 5, 0, 1, 2, 3]]
         var c = try decodeAll(rgb.bytes)
         XCTAssertEqual(c.cloud.colors, [SIMD3(1, 2, 3)])
+        XCTAssertEqual(c.rgba8(at: 0), 1 | 2 << 8 | 3 << 16 | 128 << 24)
         XCTAssertEqual(c.alphas, [128])
         XCTAssertEqual(c.header?.colorFromSphericalHarmonics, false)
         var plain = PLYBuilder()
@@ -490,6 +493,7 @@ extension PLYReaderTests {
         plain.vertices = [[0, 0, 1, 3]]
         c = try decodeAll(plain.bytes)
         XCTAssertNil(c.alphas)
+        XCTAssertEqual(c.rgba8(at: 0), 0xFFFF_FFFF, "white, opaque")
         XCTAssertFalse(c.hasColor)
     }
 

@@ -75,6 +75,14 @@ public struct PLYContents: Sendable {
         self.header = header
     }
 
+    /// Point `i`'s color and alpha packed as `GPUPointCloud(renderer:count:point:)` takes them:
+    /// r | g<<8 | b<<16 | a<<24, alpha 255 without `alphas`.
+    @inline(__always)
+    public func rgba8(at i: Int) -> UInt32 {
+        let c = cloud.colors[i]
+        return UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | UInt32(alphas?[i] ?? 255) << 24
+    }
+
     /// Smallest and largest x, y and z of the points; nil for an empty cloud.
     public var bounds: (min: SIMD3<Float>, max: SIMD3<Float>)? {
         guard var lo = cloud.positions.first else { return nil }

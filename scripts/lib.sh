@@ -16,6 +16,8 @@ TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
 TEST_PACKAGES+=(gnuplot-nox)
 # The independent reference for ROS bags: ROS's own Python reader (with its lz4 chunks).
 TEST_PACKAGES+=(python3-rosbag python3-roslz4)
+# PLY files from independent writers (plyfile, trimesh from PyPI) go in a venv: scripts/ply-corpus.
+TEST_PACKAGES+=(python3-venv)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

@@ -62,11 +62,7 @@ struct InfoCommand: ParsableCommand {
             return "\(path): data-set folder, \(folder.count) color/depth frames"
         }
         if path.lowercased().hasSuffix(".json") { return try describeSnapshot(path) }
-        if path.lowercased().hasSuffix(".ply") {
-            let c = try PLYReader.load(path)
-            return "\(path): PLY point cloud, \(c.cloud.count) points, \(c.hasColor ? "with color" : "no color")"
-                + ", \(c.nonFiniteSkipped) non-finite vertices skipped"
-        }
+        if path.lowercased().hasSuffix(".ply") { return try describePLY(path) }
         let image = try ImageIO.read(path, pgmLittleEndian: pgmLittleEndian)
         var line = "\(path): \(image.width)x\(image.height) \(image.format)"
         let asDepth: DepthData?
@@ -92,6 +88,33 @@ struct InfoCommand: ParsableCommand {
             }
         }
         return line
+    }
+
+    /// A PLY file: points, color, skipped vertices; then its format, every element with its
+    /// properties as declared, which properties gave color, alpha and normals, and the bounding box.
+    private func describePLY(_ path: String) throws -> String {
+        let c = try PLYReader.load(path)
+        var lines = ["\(path): PLY point cloud, \(c.cloud.count) points, \(c.hasColor ? "with color" : "no color")"
+                     + ", \(c.nonFiniteSkipped) non-finite vertices skipped"]
+        if let h = c.header {
+            lines.append("  format \(h.format)" + (h.bareCRLineEnds ? ", header lines end in CR" : ""))
+            for e in h.elements {
+                lines.append("  element \(e.name) \(e.count): " + e.properties.map(\.description).joined(separator: ", "))
+            }
+            var color = h.colorProperties.isEmpty ? "none" : h.colorProperties.joined(separator: " ")
+            if h.colorFromSphericalHarmonics { color += " (3DGS SH DC: 0.5 + 0.28209479·f_dc)" }
+            var alpha = h.alphaProperty ?? "none"
+            if h.alphaIsLogit { alpha += " (3DGS logit: sigmoid)" }
+            let normals = h.normalProperties.isEmpty ? "none" : h.normalProperties.joined(separator: " ")
+            lines.append("  color: \(color); alpha: \(alpha); normals: \(normals)")
+        }
+        if let b = c.bounds {
+            func xyz(_ v: SIMD3<Float>) -> String { "(\(v.x), \(v.y), \(v.z))" }
+            lines.append("  bounding box: min \(xyz(b.min)), max \(xyz(b.max)), size \(xyz(b.max - b.min))")
+        } else {
+            lines.append("  bounding box: none (no points)")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// A viewer snapshot's NAME.json: what it holds, and that the files it names are there.

@@ -5,18 +5,26 @@ import Darwin
 #endif
 
 /// Reads point clouds from PLY files, streamed in chunks so that a 20-million-point file never sits
-/// in memory twice: the host holds the resulting arrays (20 bytes a point) plus one reused chunk.
+/// in memory twice: the host holds the resulting arrays (20 bytes a point, plus 16 with normals and
+/// 1 with alpha) and one reused chunk.
 ///
-/// - Formats: `ascii`, `binary_little_endian`, `binary_big_endian` (version 1.0).
-/// - The `vertex` element needs scalar `x y z` of any type (`float`/`float32`, `double`/`float64`, or
-///   an integer type); optional `red green blue` (or `diffuse_red …`): `uchar`/`uint8` as they are,
+/// - Formats: `ascii`, `binary_little_endian`, `binary_big_endian` (version 1.0). Header lines end
+///   in LF, CRLF or a bare CR (decided by the first line); the binary body starts right after
+///   `end_header` and its one line ending. The first line is `ply`; blanks and tabs may surround
+///   every keyword and count; `comment` and `obj_info` lines may stand anywhere in the header; type
+///   names in both spellings (`float`/`float32`, `uchar`/`uint8`, …).
+/// - The `vertex` element needs scalar `x y z` of any type. Color from `red green blue`, `r g b` or
+///   `diffuse_red diffuse_green diffuse_blue` (the first complete set): `uchar`/`uint8` as they are,
 ///   `float`/`double` in 0…1 scaled by 255 and rounded (clamped to 0…1 first, NaN is 0), `ushort`
-///   scaled from 0…65535, other integer types clamped to 0…255. Without all three the cloud is white
-///   and `hasColor` is false.
-/// - Other vertex properties (normals, alpha, intensity…) of any scalar type are skipped; a list
-///   property in the vertex element is an error. Elements before the vertex element (list properties
-///   included) are skipped; reading stops after the vertex element.
-/// - Vertices with a non-finite coordinate are skipped and counted.
+///   scaled from 0…65535, other integer types clamped to 0…255; alpha from `alpha`,
+///   `diffuse_alpha` or (with `r g b`) `a`, converted the same way. Without color, a 3D Gaussian
+///   Splatting file's SH DC term `f_dc_0..2` gives it: 0.5 + C0·f_dc (C0 = 0.28209479…), clamped,
+///   ×255, rounded; its `opacity` (a logit) gives alpha = sigmoid(opacity). Without any color the
+///   cloud is white and `hasColor` is false. Normals from `nx ny nz` or `normal_x normal_y normal_z`.
+/// - Other vertex properties of any scalar type are skipped; a list property in the vertex element
+///   is an error. Elements before the vertex element (list properties included, ASCII or binary)
+///   are skipped; reading stops after the vertex element, so elements after it are never read.
+/// - Vertices with a non-finite coordinate are skipped and counted (their normal and alpha too).
 public enum PLYReader {
     /// Bytes read per `read(2)` call; the chunk buffer grows only for a longer header line or vertex.
     public static let defaultChunkSize = 4 << 20
@@ -106,6 +114,14 @@ public enum PLYReader {
         var type: ScalarType
         /// The type of the item count for a list property.
         var countType: ScalarType?
+        /// The type names as the file spells them (`float` or `float32`…).
+        var typeName: String
+        var countTypeName: String?
+
+        init(name: String, type: ScalarType, countType: ScalarType? = nil, typeName: String, countTypeName: String? = nil) {
+            self.name = name; self.type = type; self.countType = countType
+            self.typeName = typeName; self.countTypeName = countTypeName
+        }
     }
 
     struct Element {
@@ -114,7 +130,17 @@ public enum PLYReader {
         var properties: [Property] = []
     }
 
-    enum Encoding { case ascii, littleEndian, bigEndian }
+    enum Encoding {
+        case ascii, littleEndian, bigEndian
+
+        var name: String {
+            switch self {
+            case .ascii: return "ascii"
+            case .littleEndian: return "binary_little_endian"
+            case .bigEndian: return "binary_big_endian"
+            }
+        }
+    }
 
     struct Header {
         var encoding: Encoding
@@ -122,23 +148,47 @@ public enum PLYReader {
         var vertexIndex: Int
     }
 
-    /// Reads header lines up to `end_header`, leaving the input at the first data byte.
+    /// Checks that the first line is `ply` (blanks and tabs around it allowed, and a UTF-8 byte
+    /// order mark before it) and returns what ends the header's lines: LF (a CR before it is a
+    /// blank, so CRLF works too) or, when the first line ends in a CR not followed by LF, a bare CR
+    /// (old Mac-style writers such as Rhino). Consumes nothing.
+    static func lineTerminator(_ input: ChunkedInput) throws -> UInt8 {
+        let notPLY = input.error("not a PLY file")
+        var i = 0
+        if try input.ensure(3), input.byte(0) == 0xEF, input.byte(1) == 0xBB, input.byte(2) == 0xBF { i = 3 }
+        while try input.ensure(i + 1), input.byte(i) == 0x20 || input.byte(i) == 0x09 { i += 1 }
+        guard try input.ensure(i + 3), input.byte(i) == 0x70, input.byte(i + 1) == 0x6C, input.byte(i + 2) == 0x79 else {
+            throw notPLY
+        }
+        i += 3
+        while true {
+            guard try input.ensure(i + 1) else { throw input.error("corrupt PLY header: no end_header line") }
+            switch input.byte(i) {
+            case 0x20, 0x09: i += 1
+            case 0x0A: return 0x0A
+            case 0x0D: return try input.ensure(i + 2) && input.byte(i + 1) == 0x0A ? 0x0A : 0x0D
+            default: throw notPLY
+            }
+        }
+    }
+
+    /// Reads header lines up to `end_header`, leaving the input at the first data byte: right after
+    /// `end_header` and its one line ending (LF, CRLF, or a bare CR in a file whose lines end so).
     static func parseHeader(_ input: ChunkedInput) throws -> Header {
         func bad(_ problem: String) -> DepthKitError { input.error(problem) }
-        _ = try input.ensure(4)
-        let magic = Array(UnsafeRawBufferPointer(start: input.base + input.start, count: min(4, input.available)))
-        guard magic.count == 4, magic[0...2] == [0x70, 0x6C, 0x79], magic[3] == 0x0A || magic[3] == 0x0D else {
-            throw bad("not a PLY file")
-        }
+        input.terminator = try lineTerminator(input)
         var encoding: Encoding?
         var elements: [Element] = []
         var first = true
         while true {
             guard let line = try input.nextLine() else { throw bad("corrupt PLY header: no end_header line") }
-            let text = String(decoding: UnsafeRawBufferPointer(start: input.base + line.lowerBound, count: line.count), as: UTF8.self)
-            if first { first = false; continue }   // "ply"
-            let f = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
+            if first { first = false; continue }   // "ply", checked by lineTerminator
+            // Fields separated by blanks, tabs and the other line-end byte.
+            let f = UnsafeRawBufferPointer(start: input.base + line.lowerBound, count: line.count)
+                .split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A })
+                .map { Substring(String(decoding: $0, as: UTF8.self)) }
             guard let key = f.first else { continue }
+            let text = f.joined(separator: " ")
             switch key {
             case "comment", "obj_info": continue
             case "end_header":
@@ -176,11 +226,12 @@ public enum PLYReader {
                     guard let count = ScalarType(f[2]) else { throw unknownType(f[2], f[4], element, input) }
                     guard let item = ScalarType(f[3]) else { throw unknownType(f[3], f[4], element, input) }
                     if count == .float32 || count == .float64 { throw bad("PLY list property '\(f[4])' has a non-integer count type \(f[2])") }
-                    elements[elements.count - 1].properties.append(Property(name: String(f[4]), type: item, countType: count))
+                    elements[elements.count - 1].properties.append(
+                        Property(name: String(f[4]), type: item, countType: count, typeName: String(f[3]), countTypeName: String(f[2])))
                 } else {
                     guard f.count == 3 else { throw bad("corrupt PLY header: '\(text)'") }
                     guard let type = ScalarType(f[1]) else { throw unknownType(f[1], f[2], element, input) }
-                    elements[elements.count - 1].properties.append(Property(name: String(f[2]), type: type))
+                    elements[elements.count - 1].properties.append(Property(name: String(f[2]), type: type, typeName: String(f[1])))
                 }
             default:
                 throw bad("corrupt PLY header: '\(text)'")
@@ -194,17 +245,30 @@ public enum PLYReader {
 
     // MARK: - Data
 
-    /// Where the fields a point needs sit in a vertex: offsets in bytes (binary) and indices (ASCII).
+    typealias Field = (offset: Int, index: Int, type: ScalarType)
+
+    /// The SH degree-0 constant of 3D Gaussian Splatting: color = 0.5 + C0 · f_dc.
+    static let shC0 = 0.28209479177387814
+
+    /// Where the fields a point needs sit in a vertex: offsets in bytes (binary) and indices (ASCII),
+    /// and which properties give color, alpha and normals.
     struct VertexLayout {
         var stride = 0
-        var x: (offset: Int, index: Int, type: ScalarType)
-        var y: (offset: Int, index: Int, type: ScalarType)
-        var z: (offset: Int, index: Int, type: ScalarType)
-        var color: [(offset: Int, index: Int, type: ScalarType)]?
+        var x: Field, y: Field, z: Field
+        var color: [Field]?
+        /// The color is 3D Gaussian Splatting's SH DC term (`f_dc_0..2`), not a color value.
+        var colorFromSH = false
+        var colorNames: [String] = []
+        var alpha: Field?
+        /// The alpha is 3DGS's `opacity`, a logit (alpha = sigmoid(opacity)).
+        var alphaIsLogit = false
+        var alphaName: String?
+        var normal: [Field]?
+        var normalNames: [String] = []
         var types: [ScalarType]
 
         init(_ element: Element) {
-            var fields: [String: (offset: Int, index: Int, type: ScalarType)] = [:]
+            var fields: [String: Field] = [:]
             var offset = 0
             for (i, p) in element.properties.enumerated() {
                 if fields[p.name] == nil { fields[p.name] = (offset, i, p.type) }
@@ -213,9 +277,26 @@ public enum PLYReader {
             stride = offset
             types = element.properties.map(\.type)
             x = fields["x"]!; y = fields["y"]!; z = fields["z"]!
-            let names = [["red", "diffuse_red"], ["green", "diffuse_green"], ["blue", "diffuse_blue"]]
-            let found = names.compactMap { alternatives in alternatives.lazy.compactMap { fields[$0] }.first }
-            color = found.count == 3 ? found : nil
+            func all(_ names: [String]) -> [Field]? {
+                let found = names.compactMap { fields[$0] }
+                return found.count == names.count ? found : nil
+            }
+            for names in [["red", "green", "blue"], ["r", "g", "b"], ["diffuse_red", "diffuse_green", "diffuse_blue"]] {
+                if let found = all(names) { color = found; colorNames = names; break }
+            }
+            let dc = ["f_dc_0", "f_dc_1", "f_dc_2"]
+            let gaussian = all(dc) != nil
+            if color == nil, let found = all(dc) { color = found; colorNames = dc; colorFromSH = true }
+            var alphaNames = ["alpha", "diffuse_alpha"]
+            if colorNames == ["r", "g", "b"] { alphaNames.append("a") }
+            if let name = alphaNames.first(where: { fields[$0] != nil }) {
+                alpha = fields[name]; alphaName = name
+            } else if gaussian, let o = fields["opacity"] {
+                alpha = o; alphaName = "opacity"; alphaIsLogit = true
+            }
+            for names in [["nx", "ny", "nz"], ["normal_x", "normal_y", "normal_z"]] {
+                if let found = all(names) { normal = found; normalNames = names; break }
+            }
         }
     }
 
@@ -231,7 +312,7 @@ public enum PLYReader {
         // Never reserve more than the rest of the file can hold (a hostile count must not allocate).
         let left = max(0, input.total - input.consumed)
         let bound = header.encoding == .ascii ? left / (2 * vertex.properties.count) + 1 : left / layout.stride
-        var out = Points(capacity: min(vertex.count, bound))
+        var out = Points(capacity: min(vertex.count, bound), layout: layout)
         if header.encoding == .ascii {
             try readASCII(vertex, layout, input, &out)
         } else {
@@ -239,17 +320,32 @@ public enum PLYReader {
         }
         progress?(input.total, input.total)
         let colors = out.colors ?? [SIMD3<UInt8>](repeating: SIMD3(255, 255, 255), count: out.positions.count)
+        let described = PLYHeader(
+            format: header.encoding.name,
+            elements: header.elements.map { e in
+                PLYElement(name: e.name, count: e.count, properties: e.properties.map {
+                    PLYProperty(name: $0.name, type: $0.typeName, listCountType: $0.countTypeName)
+                })
+            },
+            bareCRLineEnds: input.terminator == 0x0D,
+            colorProperties: layout.colorNames, colorFromSphericalHarmonics: layout.colorFromSH,
+            alphaProperty: layout.alphaName, alphaIsLogit: layout.alphaIsLogit, normalProperties: layout.normalNames)
         return PLYContents(cloud: PointCloud(positions: out.positions, colors: colors),
-                           hasColor: layout.color != nil, nonFiniteSkipped: out.nonFinite)
+                           hasColor: layout.color != nil, nonFiniteSkipped: out.nonFinite,
+                           normals: out.normals, alphas: out.alphas, header: described)
     }
 
     struct Points {
         var positions: [SIMD3<Float>] = []
-        var colors: [SIMD3<UInt8>]? = []
+        var colors: [SIMD3<UInt8>]?
+        var alphas: [UInt8]?
+        var normals: [SIMD3<Float>]?
         var nonFinite = 0
-        init(capacity: Int) {
+        init(capacity: Int, layout: VertexLayout) {
             positions.reserveCapacity(capacity)
-            colors?.reserveCapacity(capacity)
+            if layout.color != nil { colors = []; colors!.reserveCapacity(capacity) }
+            if layout.alpha != nil { alphas = []; alphas!.reserveCapacity(capacity) }
+            if layout.normal != nil { normals = []; normals!.reserveCapacity(capacity) }
         }
     }
 
@@ -261,7 +357,6 @@ public enum PLYReader {
     static func readBinary(_ vertex: Element, _ layout: VertexLayout, bigEndian: Bool, _ input: ChunkedInput, _ out: inout Points) throws {
         let n = vertex.count, stride = layout.stride
         var done = 0
-        out.colors = layout.color == nil ? nil : out.colors
         while done < n {
             let k = min(input.available / stride, n - done)
             if k == 0 {
@@ -277,9 +372,24 @@ public enum PLYReader {
                 guard point.x.isFinite, point.y.isFinite, point.z.isFinite else { out.nonFinite += 1; continue }
                 out.positions.append(point)
                 if let c = layout.color {
-                    out.colors!.append(SIMD3(colorByte(p + c[0].offset, c[0].type, bigEndian),
-                                             colorByte(p + c[1].offset, c[1].type, bigEndian),
-                                             colorByte(p + c[2].offset, c[2].type, bigEndian)))
+                    if layout.colorFromSH {
+                        out.colors!.append(SIMD3(colorByte(sh: Double(scalar(p + c[0].offset, c[0].type, bigEndian))),
+                                                 colorByte(sh: Double(scalar(p + c[1].offset, c[1].type, bigEndian))),
+                                                 colorByte(sh: Double(scalar(p + c[2].offset, c[2].type, bigEndian)))))
+                    } else {
+                        out.colors!.append(SIMD3(colorByte(p + c[0].offset, c[0].type, bigEndian),
+                                                 colorByte(p + c[1].offset, c[1].type, bigEndian),
+                                                 colorByte(p + c[2].offset, c[2].type, bigEndian)))
+                    }
+                }
+                if let a = layout.alpha {
+                    out.alphas!.append(layout.alphaIsLogit ? colorByte(logit: Double(scalar(p + a.offset, a.type, bigEndian)))
+                                                           : colorByte(p + a.offset, a.type, bigEndian))
+                }
+                if let m = layout.normal {
+                    out.normals!.append(SIMD3(scalar(p + m[0].offset, m[0].type, bigEndian),
+                                              scalar(p + m[1].offset, m[1].type, bigEndian),
+                                              scalar(p + m[2].offset, m[2].type, bigEndian)))
                 }
             }
             input.start += k * stride
@@ -339,6 +449,12 @@ public enum PLYReader {
         return UInt8((min(v, 1) * 255).rounded())
     }
 
+    /// A 3DGS SH DC coefficient as a color byte: 0.5 + C0·f_dc, clamped to 0…1, ×255, rounded.
+    static func colorByte(sh v: Double) -> UInt8 { colorByte(unit: 0.5 + shC0 * v) }
+
+    /// A 3DGS opacity logit as an alpha byte: sigmoid, ×255, rounded (NaN is 0).
+    static func colorByte(logit v: Double) -> UInt8 { colorByte(unit: 1 / (1 + exp(-v))) }
+
     /// An integer color component as a byte: `ushort` scaled from 0…65535, other types clamped to 0…255.
     /// (An ASCII file can give a ushort any integer: clamped to 0…65535 first.)
     static func colorByte(integer v: Int64, _ type: ScalarType) -> UInt8 {
@@ -348,7 +464,6 @@ public enum PLYReader {
 
     static func readASCII(_ vertex: Element, _ layout: VertexLayout, _ input: ChunkedInput, _ out: inout Points) throws {
         let n = vertex.count, count = layout.types.count
-        out.colors = layout.color == nil ? nil : out.colors
         var values = [Double](repeating: 0, count: count)
         var floats = [Float](repeating: 0, count: count)
         var done = 0
@@ -379,22 +494,34 @@ public enum PLYReader {
             let point = SIMD3(floats[layout.x.index], floats[layout.y.index], floats[layout.z.index])
             guard point.x.isFinite, point.y.isFinite, point.z.isFinite else { out.nonFinite += 1; continue }
             out.positions.append(point)
-            if let c = layout.color {
-                func byte(_ f: (offset: Int, index: Int, type: ScalarType)) -> UInt8 {
-                    let v = values[f.index]
-                    switch f.type {
-                    case .float32, .float64: return colorByte(unit: v)
-                    default: return colorByte(integer: v.isFinite ? Int64(max(-1e15, min(1e15, v))) : 0, f.type)
-                    }
+            func byte(_ f: Field) -> UInt8 {
+                let v = values[f.index]
+                switch f.type {
+                case .float32, .float64: return colorByte(unit: v)
+                default: return colorByte(integer: v.isFinite ? Int64(max(-1e15, min(1e15, v))) : 0, f.type)
                 }
-                out.colors!.append(SIMD3(byte(c[0]), byte(c[1]), byte(c[2])))
+            }
+            if let c = layout.color {
+                if layout.colorFromSH {
+                    out.colors!.append(SIMD3(colorByte(sh: values[c[0].index]), colorByte(sh: values[c[1].index]),
+                                             colorByte(sh: values[c[2].index])))
+                } else {
+                    out.colors!.append(SIMD3(byte(c[0]), byte(c[1]), byte(c[2])))
+                }
+            }
+            if let a = layout.alpha {
+                out.alphas!.append(layout.alphaIsLogit ? colorByte(logit: values[a.index]) : byte(a))
+            }
+            if let m = layout.normal {
+                out.normals!.append(SIMD3(floats[m[0].index], floats[m[1].index], floats[m[2].index]))
             }
         }
     }
 
-    /// Space, tab, or the CR of a CRLF line end: what separates ASCII values.
+    /// Space, tab, or the other byte of a CRLF line end (the CR in a file whose lines end in LF,
+    /// the LF in one whose lines end in a bare CR): what separates ASCII values.
     @inline(__always)
-    static func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D }
+    static func isBlank(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
 
     /// Skips an element that precedes the vertex element.
     static func skip(_ element: Element, encoding: Encoding, input: ChunkedInput) throws {
@@ -446,6 +573,8 @@ final class ChunkedInput {
     private(set) var bytesRead = 0
     private(set) var atEOF = false
     var progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// The byte that ends a line for `nextLine`: LF, or CR in a file whose lines end in a bare CR.
+    var terminator: UInt8 = 0x0A
 
     init(name: String, total: Int, chunkSize: Int, fill: @escaping (UnsafeMutableRawPointer, Int) throws -> Int) {
         self.name = name
@@ -491,6 +620,10 @@ final class ChunkedInput {
         return true
     }
 
+    /// The byte `offset` bytes after `start` (which must be available).
+    @inline(__always)
+    func byte(_ offset: Int) -> UInt8 { base.load(fromByteOffset: start + offset, as: UInt8.self) }
+
     /// True when `count` bytes are available (reading as needed).
     func ensure(_ count: Int) throws -> Bool {
         while available < count { guard try refill() else { return false } }
@@ -508,12 +641,12 @@ final class ChunkedInput {
         return true
     }
 
-    /// The next line's byte range in `base` (without its `\n`), consumed; the last line may lack
-    /// the `\n`. Nil at the end of the input.
+    /// The next line's byte range in `base` (without its `terminator`), consumed; the last line may
+    /// lack the terminator. Nil at the end of the input.
     func nextLine() throws -> Range<Int>? {
         var searched = 0
         while true {
-            if let nl = memchr(base + start + searched, 0x0A, available - searched) {
+            if let nl = memchr(base + start + searched, Int32(terminator), available - searched) {
                 let lineEnd = base.distance(to: nl)
                 let line = start..<lineEnd
                 start = lineEnd + 1

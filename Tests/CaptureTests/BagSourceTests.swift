@@ -304,4 +304,51 @@ final class BagSourceTests: XCTestCase {
         XCTAssertEqual(BagSource.unitsPerMeter(0.0001), 10000)
         XCTAssertEqual(BagSource.unitsPerMeter(0.0002), 5000)
     }
+
+    /// Every color encoding, with rows padded past their pixels (step > width × bpp), and
+    /// big-endian 16UC1 depth: hand-built by python3-rosbag, expected values computed here
+    /// (YUYV and UYVY with BT.601 limited-range integer math, as PixelConversion documents).
+    func testColorEncodingsAndBigEndianDepth() throws {
+        let dir = try makeTemporaryDirectory(self)
+        try runReference(["encodings", fixtureBag, dir])
+        func clamp(_ v: Int) -> UInt8 { UInt8(max(0, min(255, v))) }
+        func yuv(_ y: UInt8, _ u: UInt8, _ v: UInt8) -> [UInt8] {
+            let c = 298 * (Int(y) - 16), d = Int(u) - 128, e = Int(v) - 128
+            return [clamp((c + 409 * e + 128) >> 8), clamp((c - 100 * d - 208 * e + 128) >> 8), clamp((c + 516 * d + 128) >> 8), 255]
+        }
+        let w = 6, h = 4
+        for (encoding, bpp) in [("rgb8", 3), ("bgr8", 3), ("rgba8", 4), ("bgra8", 4), ("mono8", 1), ("8UC1", 1), ("yuyv", 2), ("yuv422", 2)] {
+            let src = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(encoding).color")))
+            let rawDepth = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\(encoding).depth")))
+            let step = w * bpp + 3
+            XCTAssertEqual(src.count, step * h)
+            let source = BagSource(path: "\(dir)/\(encoding).bag")
+            try source.start()
+            let f = try XCTUnwrap(try source.nextFrame(now: 0))
+            XCTAssertEqual(source.metadata.streams.map(\.encoding), ["16UC1", encoding])
+            for y in 0..<h {
+                for x in 0..<w {
+                    let s = y * step
+                    let expected: [UInt8]
+                    switch encoding {
+                    case "rgb8": expected = [src[s + 3 * x], src[s + 3 * x + 1], src[s + 3 * x + 2], 255]
+                    case "bgr8": expected = [src[s + 3 * x + 2], src[s + 3 * x + 1], src[s + 3 * x], 255]
+                    case "rgba8": expected = Array(src[(s + 4 * x)..<(s + 4 * x + 4)])
+                    case "bgra8": expected = [src[s + 4 * x + 2], src[s + 4 * x + 1], src[s + 4 * x], src[s + 4 * x + 3]]
+                    case "yuyv":
+                        let i = s + x / 2 * 4
+                        expected = yuv(src[i + (x % 2) * 2], src[i + 1], src[i + 3])
+                    case "yuv422":
+                        let i = s + x / 2 * 4
+                        expected = yuv(src[i + 1 + (x % 2) * 2], src[i], src[i + 2])
+                    default: expected = [src[s + x], src[s + x], src[s + x], 255]
+                    }
+                    let p = f.color.rgba(x: x, y: y)
+                    XCTAssertEqual([p.0, p.1, p.2, p.3], expected, "\(encoding) (\(x), \(y))")
+                    let v = UInt16(rawDepth[y * 2 * w + 2 * x]) << 8 | UInt16(rawDepth[y * 2 * w + 2 * x + 1])
+                    XCTAssertEqual(f.depth?.map.sample(x: x, y: y), Float(v) * 0.001, "\(encoding) depth (\(x), \(y))")
+                }
+            }
+        }
+    }
 }

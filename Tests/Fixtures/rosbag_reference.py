@@ -12,6 +12,11 @@ BagSourceTests.swift, and by scripts/fuzz for the bag seeds.
   rosbag_reference.py generic SRC DST
       The images and camera_info of SRC under plain ROS topics (/camera/depth/image_rect_raw,
       /camera/depth/camera_info, /camera/color/image_raw, /camera/color/camera_info), nothing else.
+  rosbag_reference.py encodings SRC OUTDIR
+      For each color encoding E (rgb8 bgr8 rgba8 bgra8 mono8 8UC1 yuyv yuv422), OUTDIR/E.bag holds
+      one 6x4 E image (random bytes, rows padded to step = 6*bpp + 3) on /camera/color/image_raw and
+      one 6x4 big-endian 16UC1 depth image on /camera/depth/image_raw; OUTDIR/E.color and
+      OUTDIR/E.depth are their data bytes. SRC lends the message classes.
   rosbag_reference.py short-image SRC DST
       Copies SRC, but the first depth image message is written raw with its data array's length
       field saying 16 bytes more than the message holds.
@@ -94,6 +99,37 @@ def generic(src, dst):
                     out.write(name, raw, t, raw=True)
 
 
+def encodings(src, outdir):
+    import random
+    rng = random.Random(17)
+    os.makedirs(outdir, exist_ok=True)
+    with rosbag.Bag(src) as bag:
+        image_type = None
+        for _, msg, t0 in bag.read_messages():
+            if msg._type == "sensor_msgs/Image":
+                image_type = type(msg)
+                break
+    bpps = {"rgb8": 3, "bgr8": 3, "rgba8": 4, "bgra8": 4, "mono8": 1, "8UC1": 1, "yuyv": 2, "yuv422": 2}
+    w, h = 6, 4
+    for enc, bpp in bpps.items():
+        color = image_type()
+        color.header.stamp = t0
+        color.header.frame_id = "color"
+        color.width, color.height, color.encoding, color.step = w, h, enc, w * bpp + 3
+        color.data = bytes(rng.randrange(256) for _ in range(color.step * h))
+        depth = image_type()
+        depth.header.stamp = t0
+        depth.width, depth.height, depth.encoding, depth.step, depth.is_bigendian = w, h, "16UC1", 2 * w, 1
+        depth.data = bytes(rng.randrange(256) for _ in range(depth.step * h))
+        with rosbag.Bag(os.path.join(outdir, enc + ".bag"), "w") as out:
+            out.write("/camera/color/image_raw", color, t0)
+            out.write("/camera/depth/image_raw", depth, t0)
+        with open(os.path.join(outdir, enc + ".color"), "wb") as f:
+            f.write(color.data)
+        with open(os.path.join(outdir, enc + ".depth"), "wb") as f:
+            f.write(depth.data)
+
+
 def short_image(src, dst):
     done = False
     with rosbag.Bag(src) as bag, rosbag.Bag(dst, "w", compression="none") as out:
@@ -144,6 +180,8 @@ def main(argv):
         rewrite(argv[2], argv[3], argv[4], drop, keep)
     elif len(argv) == 4 and argv[1] == "generic":
         generic(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == "encodings":
+        encodings(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "short-image":
         short_image(argv[2], argv[3])
     elif len(argv) == 4 and argv[1] == "seeds":

@@ -114,7 +114,7 @@ public final class BagSource: FrameSource, PlaybackControl {
                 + bag.topics.map(\.topic).filter { $0.hasSuffix("/option/Depth Units/value") }
             for topic in candidates {
                 if let ref = bag.messages(onTopic: topic).last,
-                   let v = try? ROSMessage.float32(try bag.data(of: ref), bag: path, topic: topic), v > 0, v.isFinite, v < 1 {
+                   let v = try? ROSMessage.float32(try bag.data(of: ref), bag: path, topic: topic), v >= 1e-7, v < 1 {
                     units = v
                     unitsKnown = true
                     break
@@ -346,7 +346,8 @@ public final class BagSource: FrameSource, PlaybackControl {
             guard let ref = bag.messages(onTopic: topic).first,
                   let info = try? ROSMessage.cameraInfo(try bag.data(of: ref), bag: path, topic: topic) else { continue }
             let k = info.K
-            guard k[0] > 0, k[4] > 0, k.allSatisfy({ $0.isFinite }) else { continue }
+            // Plausible pinhole values only (a corrupt or hostile file must not give inf or NaN).
+            guard k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6 else { continue }
             let w = info.width > 0 ? info.width : s.width, h = info.height > 0 ? info.height : s.height
             var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]),
                                                                width: w, height: h),
@@ -373,7 +374,7 @@ public final class BagSource: FrameSource, PlaybackControl {
         for topic in bag.topics.map(\.topic) where topic.hasPrefix(prefix + "/tf/") {
             guard let ref = bag.messages(onTopic: topic).first,
                   let t = try? ROSMessage.transform(try bag.data(of: ref), bag: path, topic: topic),
-                  (t.translation * t.translation).sum().isFinite else { continue }
+                  (t.translation * t.translation).sum() < 1e6 else { continue }  // within 1 km; no NaN or inf
             let r = t.rotationMatrix.map { Float($0) }
             return (RigidTransform(rotation: r, translation: SIMD3(Float(t.translation.x), Float(t.translation.y), Float(t.translation.z))),
                     String(topic.dropFirst(prefix.count + 4)))
@@ -398,7 +399,7 @@ public final class BagSource: FrameSource, PlaybackControl {
             color = try decodeColor(lead, index: i, image: leadImage)
             if let o = other, let j = pairs[i] { depth = try decodeDepthFrame(o, index: j) }
         }
-        guard let c = color ?? blackColor else {
+        guard let c = color ?? blackColor?.clone() else {
             throw CaptureError.file(path: path, problem: "frame \(i) has no color")
         }
         return FrameSet(color: c, depth: depth, timestamp: stamp, index: i)
@@ -446,7 +447,8 @@ public final class BagSource: FrameSource, PlaybackControl {
     }
 
     private func decodeColor(_ s: Stream, index j: Int, image given: ROSMessage.Image?) throws -> PixelBuffer {
-        if let c = cachedColor, c.index == j { return c.buffer }
+        // Each frame gets its own color buffer (consumers may draw into it); a repeat is a copy.
+        if let c = cachedColor, c.index == j { return c.buffer.clone() }
         guard let bag else { throw CaptureError.invalidState("\(name): not started") }
         let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
         try checkFrame(image, s)
@@ -485,7 +487,7 @@ public final class BagSource: FrameSource, PlaybackControl {
             }
         }
         cachedColor = (j, out)
-        return out
+        return out.clone()
     }
 
     /// A frame must keep its stream's encoding and size (the first frame's).

@@ -323,13 +323,9 @@ public final class RosBag {
                         ? dl_lz4_decompress_frame(s, raw.count, d, chunk.size)
                         : dl_bz2_decompress(s, raw.count, d, chunk.size)
                 }
-                if code == 0 {
-                    initialized = chunk.size
-                } else {
-                    // Never expose bytes the decoder did not write.
-                    if let d = buf.baseAddress { memset(d, 0, chunk.size) }
-                    initialized = chunk.size
-                }
+                // On failure the array stays empty (and is thrown away): bytes the decoder did not
+                // write are never exposed, and a bogus size's pages are never touched.
+                initialized = code == 0 ? chunk.size : 0
             }
             guard code == 0 else {
                 throw fail("chunk \(index) (\(chunk.compression) at offset \(chunk.position)): \(String(cString: dl_decompress_error(code)))")

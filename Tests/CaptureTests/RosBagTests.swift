@@ -216,4 +216,71 @@ final class RosBagTests: XCTestCase {
         junk.withUnsafeBufferPointer { i in out.withUnsafeMutableBufferPointer { o in bad = dl_bz2_decompress(i.baseAddress!, i.count, o.baseAddress!, 64) } }
         XCTAssertNotEqual(bad, 0)
     }
+
+    /// Deterministic mutations of small none/lz4/bz2 bags (the fuzz seeds): byte flips, runs of
+    /// 0xFF and cuts must give errors or frames, never a trap (the fuzz target, in the test suite).
+    func testMutatedSmallBagsNeverTrap() throws {
+        let dir = try makeTemporaryDirectory(self)
+        try runReference(["seeds", fixtureBag, dir])
+        var rng = SystemRandomNumberGenerator.Seeded(seed: 0x5EED)
+        var opened = 0, failed = 0
+        for name in ["small-none.bag", "small-lz4.bag", "small-bz2.bag"] {
+            let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name)))
+            // The unmutated seed plays: two 8x6 depth frames with color.
+            let clean = BagSource(path: dir + "/" + name)
+            try clean.start()
+            XCTAssertEqual(clean.frameCount, 2)
+            XCTAssertEqual(try clean.nextFrame(now: 0)?.color.width, 8)
+            for i in 0..<150 {
+                var bytes = original
+                switch i % 3 {
+                case 0: for _ in 0..<(1 + rng.next() % 4) { bytes[Int(rng.next() % UInt64(bytes.count))] ^= UInt8(truncatingIfNeeded: rng.next() | 1) }
+                case 1:
+                    let at = Int(rng.next() % UInt64(bytes.count - 8))
+                    for j in at..<(at + 4) { bytes[j] = 0xFF }
+                default: bytes.removeLast(Int(rng.next() % UInt64(bytes.count)))
+                }
+                if let bag = try? RosBag(bytes: bytes, name: "m") {
+                    for m in bag.messages {
+                        guard let c = bag.connection(m.connection), let d = try? bag.data(of: m) else { continue }
+                        if c.type == "sensor_msgs/Image" { _ = try? ROSMessage.image(d, bag: "m", topic: c.topic) }
+                        if c.type == "sensor_msgs/CameraInfo" { _ = try? ROSMessage.cameraInfo(d, bag: "m", topic: c.topic) }
+                    }
+                }
+                let path = dir + "/mutated.bag"
+                try Data(bytes).write(to: URL(fileURLWithPath: path))
+                let source = BagSource(path: path)
+                do {
+                    try source.start()
+                    opened += 1
+                    source.pause()
+                    for f in 0..<(source.frameCount ?? 0) {
+                        try source.seek(toFrame: f)
+                        _ = try? source.nextFrame(now: Double(f))
+                    }
+                } catch {
+                    failed += 1
+                    XCTAssertFalse("\(error)".contains("\n"))
+                    XCTAssertTrue("\(error)".hasPrefix(path + ": "), "\(error)")
+                }
+            }
+        }
+        XCTAssertGreaterThan(opened, 0)
+        XCTAssertGreaterThan(failed, 0)
+    }
+}
+
+extension SystemRandomNumberGenerator {
+    /// A small deterministic generator (SplitMix64) for repeatable mutations.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
 }

@@ -399,7 +399,7 @@ public final class BagSource: FrameSource, PlaybackControl {
             color = try decodeColor(lead, index: i, image: leadImage)
             if let o = other, let j = pairs[i] { depth = try decodeDepthFrame(o, index: j) }
         }
-        guard let c = color ?? blackColor?.clone() else {
+        guard let c = color ?? blackColor else {
             throw CaptureError.file(path: path, problem: "frame \(i) has no color")
         }
         return FrameSet(color: c, depth: depth, timestamp: stamp, index: i)
@@ -418,23 +418,28 @@ public final class BagSource: FrameSource, PlaybackControl {
         try checkFrame(image, s)
         let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
         let units = depthUnits ?? 0.001
+        let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
         image.data.withUnsafeBytes { raw in
             guard let base = raw.baseAddress else { return }
-            for y in 0..<image.height {
-                let row = base + y * image.step
-                let d = out.row(y, as: Float.self)
-                if image.encoding == "32FC1" {
-                    for x in 0..<image.width {
-                        var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-                        bits = image.isBigEndian ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
-                        let v = Float(bitPattern: bits)
-                        d[x] = v > 0 && v.isFinite ? v : 0
-                    }
-                } else {
-                    for x in 0..<image.width {
-                        let raw16 = row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self)
-                        let v = image.isBigEndian ? UInt16(bigEndian: raw16) : UInt16(littleEndian: raw16)
-                        d[x] = Float(v) * units
+            parallelRows(image.height) { rows in
+                for y in rows {
+                    let row = base + y * step
+                    let d = out.row(y, as: Float.self)
+                    if isFloat {
+                        for x in 0..<width {
+                            var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
+                            bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
+                            let v = Float(bitPattern: bits)
+                            d[x] = v > 0 && v.isFinite ? v : 0
+                        }
+                    } else if big {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(bigEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
+                    } else {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
                     }
                 }
             }
@@ -447,8 +452,9 @@ public final class BagSource: FrameSource, PlaybackControl {
     }
 
     private func decodeColor(_ s: Stream, index j: Int, image given: ROSMessage.Image?) throws -> PixelBuffer {
-        // Each frame gets its own color buffer (consumers may draw into it); a repeat is a copy.
-        if let c = cachedColor, c.index == j { return c.buffer.clone() }
+        // A color frame paired with several lead frames is decoded once and its buffer shared
+        // (frames are read-only to consumers, as TUMSource's depth kept across frames).
+        if let c = cachedColor, c.index == j { return c.buffer }
         guard let bag else { throw CaptureError.invalidState("\(name): not started") }
         let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
         try checkFrame(image, s)
@@ -487,7 +493,7 @@ public final class BagSource: FrameSource, PlaybackControl {
             }
         }
         cachedColor = (j, out)
-        return out.clone()
+        return out
     }
 
     /// A frame must keep its stream's encoding and size (the first frame's).

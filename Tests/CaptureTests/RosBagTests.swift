@@ -174,6 +174,22 @@ final class RosBagTests: XCTestCase {
         let v12 = try modifiedCopy(fixtureBag, in: dir, name: "v12.bag") { $0[9] = UInt8(ascii: "1"); $0[11] = UInt8(ascii: "2") }
         XCTAssertThrowsError(try RosBag(path: v12)) { XCTAssertEqual("\($0)", "\(v12): ROS bag version 1.2 is not supported (only 2.0)") }
         XCTAssertThrowsError(try RosBag(path: dir + "/missing.bag")) { XCTAssertTrue("\($0)".contains("cannot open")) }
+        // index_pos 0: a recording that was never closed (rosbag writes the index last).
+        let open = try modifiedCopy(fixtureBag, in: dir, name: "open.bag") { bytes in
+            let at = offsets(of: "index_pos=", in: Array(bytes.prefix(4096)))[0] + 10
+            for i in at..<(at + 8) { bytes[i] = 0 }
+        }
+        XCTAssertThrowsError(try RosBag(path: open)) {
+            XCTAssertEqual("\($0)", "\(open): bag is not indexed (recording not closed?): run 'rosbag reindex' on it")
+        }
+        // A chunk header claiming 4 GiB uncompressed is refused before anything is allocated.
+        let huge = try modifiedCopy(fixtureBag, in: dir, name: "huge.bag") { bytes in
+            let at = offsets(of: "size=", in: bytes)[0] + 5
+            for i in at..<(at + 4) { bytes[i] = 0xFF }
+        }
+        XCTAssertThrowsError(try RosBag(path: huge)) {
+            XCTAssertEqual("\($0)", "\(huge): chunk 0 claims 4294967295 uncompressed bytes, more than 1073741824")
+        }
     }
 
     /// A message whose image data says more bytes than the message holds.

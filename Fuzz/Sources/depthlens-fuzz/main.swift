@@ -103,9 +103,42 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
     "snapshot": { _ = try? SnapshotMetadata.decode(Array($0), name: "in.json") },
+    // ROS bags: the container in memory (index, chunks through lz4/bz2, every message decoded as
+    // the type its connection names), then the same bytes as a file through BagSource (streams,
+    // calibration, metadata, every frame).
+    "bag": { b in
+        let bytes = Array(b)
+        if let bag = try? RosBag(bytes: bytes, name: "in.bag") {
+            for m in bag.messages {
+                guard let c = bag.connection(m.connection), let data = try? bag.data(of: m) else { continue }
+                switch c.type {
+                case "sensor_msgs/Image": _ = try? ROSMessage.image(data, bag: "in.bag", topic: c.topic)
+                case "sensor_msgs/CameraInfo": _ = try? ROSMessage.cameraInfo(data, bag: "in.bag", topic: c.topic)
+                case "geometry_msgs/Transform": _ = (try? ROSMessage.transform(data, bag: "in.bag", topic: c.topic))?.rotationMatrix
+                case "diagnostic_msgs/KeyValue": _ = try? ROSMessage.keyValue(data, bag: "in.bag", topic: c.topic)
+                case "std_msgs/Float32": _ = try? ROSMessage.float32(data, bag: "in.bag", topic: c.topic)
+                case "std_msgs/Float64": _ = try? ROSMessage.float64(data, bag: "in.bag", topic: c.topic)
+                case "std_msgs/String": _ = try? ROSMessage.string(data, bag: "in.bag", topic: c.topic)
+                case "std_msgs/UInt32": _ = try? ROSMessage.uint32(data, bag: "in.bag", topic: c.topic)
+                case "realsense_msgs/StreamInfo": _ = try? ROSMessage.streamInfo(data, bag: "in.bag", topic: c.topic)
+                default: break
+                }
+            }
+        }
+        let source = BagSource(path: put(b, "in.bag"))
+        guard (try? source.start()) != nil, let n = source.frameCount else { return }
+        source.pause()
+        for i in 0..<min(n, 16) {
+            try? source.seek(toFrame: i)
+            _ = try? source.nextFrame(now: Double(i))
+        }
+        _ = try? source.seek(toTime: 0.5)
+        _ = source.metadata
+    },
 ]
 
-/// Small valid files per target, written with depthlens' own writers.
+/// Small valid files per target, written with depthlens' own writers (the bag seeds: scripts/fuzz,
+/// with python3-rosbag from the test fixture).
 func makeSeeds(_ dir: String) throws {
     func seed(_ target: String, _ name: String, _ write: (String) throws -> Void) throws {
         try FileManager.default.createDirectory(atPath: "\(dir)/\(target)", withIntermediateDirectories: true)

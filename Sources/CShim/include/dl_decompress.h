@@ -1,0 +1,37 @@
+#ifndef DL_DECOMPRESS_H
+#define DL_DECOMPRESS_H
+// Chunk decompression for ROS bags (decompress.c): ROS's roslz4 writes the LZ4 *frame* format,
+// bz2 chunks are plain bzip2 streams. Both decoders are told the exact uncompressed size the
+// chunk header records and fail, rather than guess, when the data disagrees.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Results of the decompressors: 0 success, negative an error (`dl_decompress_error` names it).
+enum {
+    DL_DECOMPRESS_OK = 0,
+    DL_DECOMPRESS_CORRUPT = -1,     // the decoder rejected the data
+    DL_DECOMPRESS_TOO_LONG = -2,    // it decodes to more than `out_size` bytes
+    DL_DECOMPRESS_TOO_SHORT = -3,   // it ends (or its input runs out) before `out_size` bytes
+    DL_DECOMPRESS_NO_MEMORY = -4,   // the decoder could not allocate its state
+};
+
+/// Decodes one LZ4 frame (or several concatenated frames) of `in_size` bytes into exactly
+/// `out_size` bytes at `out`. Returns DL_DECOMPRESS_OK or an error above.
+int dl_lz4_decompress_frame(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
+
+/// Decodes a bzip2 stream of `in_size` bytes into exactly `out_size` bytes at `out` (libbz2's
+/// BZ2_bzBuffToBuffDecompress). Returns DL_DECOMPRESS_OK or an error above.
+int dl_bz2_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size);
+
+/// A short English description of a result code ("corrupt data", …).
+const char *dl_decompress_error(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,566 @@
+import DepthKit
+import Foundation
+
+/// A ROS1 bag played as a depthlens source: RealSense Viewer recordings (librealsense's topic
+/// layout) and bags written by ROS tools with `sensor_msgs/Image` topics. No SDK: `RosBag` reads
+/// the container, `ROSMessage` the messages.
+///
+/// **Streams.** librealsense writes `/device_D/sensor_S/<Stream>_N/image/data`; `Depth_N` is depth,
+/// `Color_N` color, `Infrared_N` infrared (shown as the color image when there is no color stream).
+/// Other bags: a 16-bit (`mono16`, `16UC1`) or `32FC1` image topic is depth (a topic naming "depth"
+/// wins), an 8-bit one (`rgb8`, `bgr8`, `rgba8`, `bgra8`, `mono8`, `8UC1`, `yuyv`/`YUYV`, `yuv422`
+/// = UYVY) is color. Depth comes out as depthFloat32 meters (raw × the recording's Depth Units,
+/// exactly as librealsense's `get_distance`; `32FC1` is meters already), color as rgba8.
+///
+/// **Calibration.** Intrinsics and distortion from each stream's `…/info/camera_info`; depth→color
+/// extrinsics from the `…/tf/<group>` transforms. librealsense's `ros_writer::write_extrinsics`
+/// stores, per stream, `device::get_extrinsics(stream)`: the extrinsics *from the group's reference
+/// ("pin") stream to this stream* (p_stream = R·p_ref + t, R from the quaternion as
+/// `ros_file_format.h`'s `quat2rot`), and `playback_device::register_extrinsics` composes two of
+/// them as T_to ∘ T_from⁻¹. So depth→color = T_color ∘ T_depth⁻¹ (T_depth is the identity when depth
+/// is the reference, as on D400 recordings). Depth units from `/device_D/sensor_S/option/Depth
+/// Units/value` (meters per unit; depthScale = 1 / that); without it 16-bit depth is taken as
+/// millimeters (ROS's convention for `16UC1`). Device name, serial and firmware from `/device_D/info`.
+///
+/// **Frames and time.** The stream with more frames leads (color on a tie); each of its frames is
+/// paired with the other stream's frame nearest in *receive time* (the bag's message time: one
+/// clock for all streams, known from the chunk index without decompressing anything; the
+/// streaming `FrameSynchronizer`'s half-interval rule would drop pairs that a recorded file can
+/// always make, e.g. the shared D435 bag's color frame lies 0.10 s from its depth at 6 fps).
+/// Playback follows receive times, like librealsense's playback (`frameTimes`), and seeks by index
+/// or by time through the index; a frame's `timestamp` is its image header stamp (the device
+/// timestamp librealsense records), seconds. A bag with depth but no color or infrared plays depth
+/// with a black rgba8 color image of the depth size (FrameSet.color is not optional) and says so in
+/// `warnings`; a bag with color only plays color without depth.
+public final class BagSource: FrameSource, PlaybackControl {
+    public let path: String
+    public var name: String { "bag:\(path)" }
+    /// Intrinsics of the color frames (the color camera's, from the recording when it has them).
+    public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
+    public var isLive: Bool { false }
+    public private(set) var calibration: RGBDCalibration?
+    public private(set) var metadata = SourceMetadata(kind: "bag")
+    public private(set) var warnings: [String] = []
+    public var onWarning: ((String) -> Void)?
+    /// Receive time of each frame, seconds from the first frame (the playback timeline). After `start()`.
+    public private(set) var frameTimes: [Double] = []
+    /// The depth units the depth was converted with (meters per raw unit), after `start()`.
+    public private(set) var depthUnits: Float?
+
+    /// One image stream of the bag.
+    struct Stream {
+        enum Role { case depth, color, infrared }
+        var role: Role
+        var topic: String
+        var refs: [RosBag.MessageRef]
+        /// librealsense's stream prefix ("/device_0/sensor_0/Depth_0"), nil for other bags.
+        var prefix: String?
+        var sensorPrefix: String?
+        var encoding: String
+        var width: Int
+        var height: Int
+        var fps: Double?
+    }
+
+    private var bag: RosBag?
+    private var lead: Stream?
+    /// For each lead frame, the index of the paired frame in the other stream (nil: none).
+    private var pairs: [Int?] = []
+    private var other: Stream?
+    private var depthIsLead = false
+    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
+    private var loopSetting = false
+    private var fpsSetting: Double?
+    private var cachedColor: (index: Int, buffer: PixelBuffer)?
+    private var cachedDepth: (index: Int, depth: DepthData)?
+    private var blackColor: PixelBuffer?
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    // MARK: Opening
+
+    /// Reads the bag's index, streams, calibration and metadata and decodes the first frame.
+    /// Throws `CaptureError.file` (one line naming the bag and the problem).
+    public func start() throws {
+        stop()
+        warnings.removeAll()
+        do { try open() } catch {
+            stop()
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
+
+    private func open() throws {
+        let bag = try RosBag(path: path)
+        let images = try imageStreams(bag)
+        guard !images.isEmpty else {
+            let list = bag.topics.prefix(6).map { "\($0.topic) (\($0.type))" }.joined(separator: ", ")
+            throw CaptureError.file(path: path, problem: bag.topics.isEmpty ? "the bag holds no topics"
+                                    : "no image topic (sensor_msgs/Image) in the bag; it has \(list)\(bag.topics.count > 6 ? ", …" : "")")
+        }
+        let depth = images.first { $0.role == .depth }
+        let color = images.first { $0.role == .color } ?? images.first { $0.role == .infrared }
+        guard depth != nil || color != nil else {
+            throw CaptureError.file(path: path, problem: "no depth or color image topic with a supported encoding")
+        }
+        self.bag = bag
+        // Depth units: the depth sensor's option, else any, else millimeters.
+        var units: Float = 0.001
+        var unitsKnown = false
+        if let d = depth {
+            let candidates = (d.sensorPrefix.map { ["\($0)/option/Depth Units/value"] } ?? [])
+                + bag.topics.map(\.topic).filter { $0.hasSuffix("/option/Depth Units/value") }
+            for topic in candidates {
+                if let ref = bag.messages(onTopic: topic).last,
+                   let v = try? ROSMessage.float32(try bag.data(of: ref), bag: path, topic: topic), v >= 1e-7, v < 1 {
+                    units = v
+                    unitsKnown = true
+                    break
+                }
+            }
+        }
+        depthUnits = depth == nil ? nil : units
+
+        // Lead stream and pairing by receive time.
+        let lead: Stream, other: Stream?
+        if let d = depth, let c = color {
+            (lead, other) = d.refs.count > c.refs.count ? (d, c) : (c, d)
+        } else {
+            lead = (depth ?? color)!
+            other = nil
+        }
+        self.lead = lead
+        self.other = other
+        depthIsLead = lead.role == .depth
+        let t0 = lead.refs[0].time.seconds
+        frameTimes = lead.refs.map { $0.time.seconds - t0 }
+        pairs = lead.refs.map { ref in other.flatMap { nearest($0.refs, ref.time) } }
+        clock = PlaybackClock(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
+        clock.loop = loopSetting
+        clock.fps = fpsSetting
+
+        // Calibration.
+        let depthCam = depth.flatMap { cameraModel(bag, $0) }
+        let colorCam = color.flatMap { cameraModel(bag, $0) }
+        let dW = depth?.width ?? color!.width, dH = depth?.height ?? color!.height
+        let cW = color?.width ?? dW, cH = color?.height ?? dH
+        var depthToColor = RigidTransform.identity
+        if let d = depth, let c = color, let dp = d.prefix, let cp = c.prefix {
+            if let td = transform(bag, dp), let tc = transform(bag, cp), td.group == tc.group {
+                depthToColor = tc.transform.composed(after: td.transform.inverse)
+            } else {
+                warn("no extrinsics between \(d.topic) and \(c.topic) in the recording; depth and color taken as registered")
+            }
+        } else if depth != nil, color != nil {
+            warn("the bag has no librealsense extrinsics; depth and color taken as registered")
+        }
+        let depthScale = Self.unitsPerMeter(units)
+        if depthCam != nil || colorCam != nil {
+            let dc = depthCam ?? (color == nil ? nil : colorCam) ?? .default(width: dW, height: dH)
+            let cc = color == nil ? dc : (colorCam ?? .default(width: cW, height: cH))
+            calibration = RGBDCalibration(depth: dc, color: cc, depthToColor: depth == nil || color == nil ? .identity : depthToColor,
+                                          depthScale: depthScale, origin: "recording")
+            if depth != nil, depthCam == nil { warn("no camera_info for \(depth!.topic); default depth intrinsics assumed") }
+            if color != nil, colorCam == nil { warn("no camera_info for \(color!.topic); default color intrinsics assumed") }
+        } else {
+            calibration = nil
+        }
+        intrinsics = calibration?.color.intrinsics ?? .default(width: cW, height: cH)
+        if color == nil, let d = depth {
+            warn("the bag has depth (\(d.topic)) but no color or infrared stream: color is shown black")
+            blackColor = PixelBuffer(width: d.width, height: d.height, format: .rgba8)
+            if let b = blackColor {
+                for y in 0..<b.height {
+                    let r = b.row(y, as: UInt8.self)
+                    for x in 0..<b.width { r[4 * x] = 0; r[4 * x + 1] = 0; r[4 * x + 2] = 0; r[4 * x + 3] = 255 }
+                }
+                b.markModified()
+            }
+        }
+
+        // Metadata.
+        var device = SourceMetadata.Device()
+        for topic in bag.topics.map(\.topic) where topic.hasPrefix("/device_") && topic.hasSuffix("/info")
+            && topic.split(separator: "/").count == 2 {
+            for ref in bag.messages(onTopic: topic) {
+                guard let kv = try? ROSMessage.keyValue(try bag.data(of: ref), bag: path, topic: topic) else { continue }
+                switch kv.key {
+                case "Name": device.name = kv.value
+                case "Serial Number": device.serial = kv.value
+                case "Firmware Version": device.firmware = kv.value
+                default: break
+                }
+            }
+            break
+        }
+        var streams: [SourceMetadata.Stream] = []
+        for s in [depth, color].compactMap({ $0 }) {
+            let name = s.role == .depth ? "depth" : (s.role == .color ? "color" : "ir")
+            streams.append(SourceMetadata.Stream(name: name, width: s.width, height: s.height, fps: s.fps ?? Self.rate(s.refs),
+                                                 encoding: s.encoding, frames: s.refs.count))
+        }
+        var tags: [String: String] = [:]
+        if depth != nil { tags["depth_units"] = "\(units)" + (unitsKnown ? "" : " (assumed)") }
+        if let v = bag.messages(onTopic: "/file_version").first,
+           let n = try? ROSMessage.uint32(try bag.data(of: v), bag: path, topic: "/file_version") {
+            tags["realsense_file_version"] = "\(n)"
+        }
+        tags["compression"] = Set(bag.chunks.map(\.compression)).sorted().joined(separator: ",")
+        let hasDevice = device.name != nil || device.serial != nil || device.firmware != nil
+        metadata = SourceMetadata(kind: "bag", device: hasDevice ? device : nil, streams: streams,
+                                  durationSeconds: frameTimes.last, tags: tags)
+        if depth != nil, !unitsKnown, depth!.encoding != "32FC1" {
+            warn("no Depth Units in the recording; 16-bit depth taken as millimeters")
+        }
+        // The first frame must decode: a bag whose images cannot be read fails here, not later.
+        _ = try frame(at: 0)
+    }
+
+    public func stop() {
+        bag = nil
+        lead = nil
+        other = nil
+        pairs = []
+        cachedColor = nil
+        cachedDepth = nil
+        blackColor = nil
+    }
+
+    /// Meters per unit → units per meter, snapped to a whole number when within 1e-5 of one
+    /// (librealsense stores 0.001 as the float32 0.0010000000475).
+    static func unitsPerMeter(_ units: Float) -> Float {
+        let s = 1 / Double(units)
+        let r = s.rounded()
+        return Float(abs(s - r) <= 1e-5 * s ? r : s)
+    }
+
+    /// Frames per second from the median gap between receive times.
+    static func rate(_ refs: [RosBag.MessageRef]) -> Double? {
+        guard refs.count >= 2 else { return nil }
+        let gaps = zip(refs.dropFirst(), refs).map { $0.time.seconds - $1.time.seconds }.filter { $0 > 0 }.sorted()
+        guard !gaps.isEmpty else { return nil }
+        return (1 / gaps[gaps.count / 2] * 1000).rounded() / 1000
+    }
+
+    /// The index in `refs` (sorted by time) nearest `t`; the earlier one on a tie.
+    private func nearest(_ refs: [RosBag.MessageRef], _ t: RosBag.Time) -> Int? {
+        guard !refs.isEmpty else { return nil }
+        var lo = 0, hi = refs.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if refs[mid].time < t { lo = mid + 1 } else { hi = mid }
+        }
+        if lo == refs.count { return refs.count - 1 }
+        if lo == 0 { return 0 }
+        let a = t.nanoseconds - refs[lo - 1].time.nanoseconds, b = refs[lo].time.nanoseconds - t.nanoseconds
+        return a <= b ? lo - 1 : lo
+    }
+
+    private func warn(_ message: String) {
+        warnings.append(message)
+        onWarning?(message)
+    }
+
+    // MARK: Streams
+
+    /// The image streams of the bag with their roles, best first within each role.
+    private func imageStreams(_ bag: RosBag) throws -> [Stream] {
+        var out: [Stream] = []
+        let imageTopics = Set(bag.connections.filter { $0.type == "sensor_msgs/Image" }.map(\.topic)).sorted()
+        var skipped: [String] = []
+        for topic in imageTopics {
+            let refs = bag.messages(onTopic: topic)
+            guard let first = refs.first else { continue }
+            let image = try ROSMessage.image(try bag.data(of: first), bag: path, topic: topic)
+            let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
+            var role: Stream.Role?
+            var prefix: String?, sensorPrefix: String?
+            // librealsense: "", "device_D", "sensor_S", "<Stream>_N", "image", "data".
+            if parts.count == 6, parts[1].hasPrefix("device_"), parts[2].hasPrefix("sensor_"), parts[4] == "image", parts[5] == "data" {
+                let stream = parts[3].prefix { $0 != "_" }
+                prefix = parts[0...3].joined(separator: "/")
+                sensorPrefix = parts[0...2].joined(separator: "/")
+                switch stream {
+                case "Depth": role = Self.isDepthEncoding(image.encoding) ? .depth : nil
+                case "Color": role = Self.isColorEncoding(image.encoding) ? .color : nil
+                case "Infrared", "Fisheye": role = Self.isColorEncoding(image.encoding) ? .infrared : nil
+                default: role = nil
+                }
+            } else if Self.isDepthEncoding(image.encoding) {
+                role = .depth
+            } else if Self.isColorEncoding(image.encoding) {
+                role = ["mono8", "8UC1"].contains(image.encoding) ? .infrared : .color
+            }
+            guard let r = role else { skipped.append("\(topic) (\(image.encoding))"); continue }
+            var fps: Double?
+            if let p = prefix, let info = bag.messages(onTopic: "\(p)/info").first,
+               let si = try? ROSMessage.streamInfo(try bag.data(of: info), bag: path, topic: "\(p)/info"), si.fps > 0 {
+                fps = Double(si.fps)
+            }
+            try Self.checkSize(image, bag: path, topic: topic)
+            out.append(Stream(role: r, topic: topic, refs: refs, prefix: prefix, sensorPrefix: sensorPrefix, encoding: image.encoding,
+                              width: image.width, height: image.height, fps: fps ?? Self.rate(refs)))
+        }
+        if !skipped.isEmpty {
+            warn("image topics skipped (unsupported stream or encoding): \(skipped.joined(separator: ", "))")
+        }
+        // Generic bags: a depth topic whose name says depth first; librealsense order otherwise.
+        func rank(_ s: Stream) -> Int { s.prefix == nil && !s.topic.lowercased().contains(s.role == .depth ? "depth" : "color") ? 1 : 0 }
+        return out.enumerated().sorted { a, b in
+            rank(a.element) != rank(b.element) ? rank(a.element) < rank(b.element) : a.offset < b.offset
+        }.map(\.element)
+    }
+
+    static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
+    static func isColorEncoding(_ e: String) -> Bool {
+        ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(e)
+    }
+    static func bytesPerPixel(_ e: String) -> Int {
+        switch e {
+        case "rgb8", "bgr8": return 3
+        case "rgba8", "bgra8", "32FC1": return 4
+        case "mono8", "8UC1": return 1
+        default: return 2
+        }
+    }
+
+    static func checkSize(_ image: ROSMessage.Image, bag: String, topic: String) throws {
+        guard image.width >= 1, image.height >= 1, image.width <= 65536, image.height <= 65536 else {
+            throw CaptureError.file(path: bag, problem: "image on \(topic) is \(image.width)x\(image.height)")
+        }
+        let bpp = bytesPerPixel(image.encoding)
+        guard image.step >= image.width * bpp else {
+            throw CaptureError.file(path: bag, problem: "image on \(topic): step \(image.step) is less than \(image.width) pixels of \(image.encoding)")
+        }
+        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(image.encoding), image.width % 2 != 0 {
+            throw CaptureError.file(path: bag, problem: "image on \(topic): \(image.encoding) needs an even width, got \(image.width)")
+        }
+    }
+
+    private func cameraModel(_ bag: RosBag, _ s: Stream) -> CameraModel? {
+        let candidates = s.prefix.map { ["\($0)/info/camera_info"] }
+            ?? [String(s.topic.prefix(upTo: s.topic.lastIndex(of: "/") ?? s.topic.endIndex)) + "/camera_info"]
+        for topic in candidates {
+            guard let ref = bag.messages(onTopic: topic).first,
+                  let info = try? ROSMessage.cameraInfo(try bag.data(of: ref), bag: path, topic: topic) else { continue }
+            let k = info.K
+            // Plausible pinhole values only (a corrupt or hostile file must not give inf or NaN).
+            guard k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6 else { continue }
+            let w = info.width > 0 ? info.width : s.width, h = info.height > 0 ? info.height : s.height
+            var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]),
+                                                               width: w, height: h),
+                                  model: Self.distortionModel(info.distortionModel), coeffs: info.D.map { Float($0) })
+            if w != s.width || h != s.height { cam = cam.scaled(toWidth: s.width, height: s.height) }
+            return cam
+        }
+        return nil
+    }
+
+    static func distortionModel(_ name: String) -> DistortionModel {
+        switch name.lowercased().replacingOccurrences(of: "_", with: " ") {
+        case "brown conrady", "plumb bob": return .brownConrady
+        case "inverse brown conrady": return .inverseBrownConrady
+        case "modified brown conrady": return .modifiedBrownConrady
+        case "kannala brandt4", "equidistant", "ftheta": return .kannalaBrandt4
+        case "rational polynomial": return .rationalPolynomial
+        default: return .none
+        }
+    }
+
+    /// The stream's `tf/<group>` transform (reference stream → this stream) and its group.
+    private func transform(_ bag: RosBag, _ prefix: String) -> (transform: RigidTransform, group: String)? {
+        for topic in bag.topics.map(\.topic) where topic.hasPrefix(prefix + "/tf/") {
+            guard let ref = bag.messages(onTopic: topic).first,
+                  let t = try? ROSMessage.transform(try bag.data(of: ref), bag: path, topic: topic),
+                  (t.translation * t.translation).sum() < 1e6 else { continue }  // within 1 km; no NaN or inf
+            let r = t.rotationMatrix.map { Float($0) }
+            return (RigidTransform(rotation: r, translation: SIMD3(Float(t.translation.x), Float(t.translation.y), Float(t.translation.z))),
+                    String(topic.dropFirst(prefix.count + 4)))
+        }
+        return nil
+    }
+
+    // MARK: Frames
+
+    /// Decodes lead frame `i` with its paired frame.
+    private func frame(at i: Int) throws -> FrameSet {
+        guard let bag, let lead else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        let leadRef = lead.refs[i]
+        let leadImage = try ROSMessage.image(try bag.data(of: leadRef), bag: path, topic: lead.topic)
+        let stamp = leadImage.header.stamp.seconds
+        var color: PixelBuffer?
+        var depth: DepthData?
+        if depthIsLead {
+            depth = try decodeDepth(leadImage, index: i)
+            if let o = other, let j = pairs[i] { color = try decodeColor(o, index: j, image: nil) }
+        } else {
+            color = try decodeColor(lead, index: i, image: leadImage)
+            if let o = other, let j = pairs[i] { depth = try decodeDepthFrame(o, index: j) }
+        }
+        guard let c = color ?? blackColor else {
+            throw CaptureError.file(path: path, problem: "frame \(i) has no color")
+        }
+        return FrameSet(color: c, depth: depth, timestamp: stamp, index: i)
+    }
+
+    private func decodeDepthFrame(_ s: Stream, index j: Int) throws -> DepthData {
+        if let c = cachedDepth, c.index == j { return c.depth }
+        guard let bag else { throw CaptureError.invalidState("\(name): not started") }
+        let image = try ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
+        return try decodeDepth(image, index: j)
+    }
+
+    private func decodeDepth(_ image: ROSMessage.Image, index j: Int) throws -> DepthData {
+        if let c = cachedDepth, c.index == j { return c.depth }
+        guard let s = depthIsLead ? lead : other else { throw CaptureError.invalidState("\(name): no depth stream") }
+        try checkFrame(image, s)
+        let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
+        let units = depthUnits ?? 0.001
+        let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
+        image.data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            parallelRows(image.height) { rows in
+                for y in rows {
+                    let row = base + y * step
+                    let d = out.row(y, as: Float.self)
+                    if isFloat {
+                        for x in 0..<width {
+                            var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
+                            bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
+                            let v = Float(bitPattern: bits)
+                            d[x] = v > 0 && v.isFinite ? v : 0
+                        }
+                    } else if big {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(bigEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
+                    } else {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
+                    }
+                }
+            }
+        }
+        out.markModified()
+        let intr = calibration?.depth.intrinsics
+        let depth = DepthData(map: out, intrinsics: intr?.width == image.width && intr?.height == image.height ? intr : nil)
+        cachedDepth = (j, depth)
+        return depth
+    }
+
+    private func decodeColor(_ s: Stream, index j: Int, image given: ROSMessage.Image?) throws -> PixelBuffer {
+        // A color frame paired with several lead frames is decoded once and its buffer shared
+        // (frames are read-only to consumers, as TUMSource's depth kept across frames).
+        if let c = cachedColor, c.index == j { return c.buffer }
+        guard let bag else { throw CaptureError.invalidState("\(name): not started") }
+        let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
+        try checkFrame(image, s)
+        let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
+        image.data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            switch image.encoding {
+            case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: false, into: out)
+            case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: true, into: out)
+            case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: image.step, into: out)
+            case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: image.step, into: out)
+            case "yuv422", "uyvy", "UYVY":
+                // UYVY → YUYV (swap each byte pair), then the YUYV conversion.
+                var row = [UInt8](repeating: 0, count: image.width * 2 * image.height)
+                for y in 0..<image.height {
+                    let src = base + y * image.step
+                    for x in stride(from: 0, to: image.width * 2, by: 2) {
+                        row[y * image.width * 2 + x] = src.load(fromByteOffset: x + 1, as: UInt8.self)
+                        row[y * image.width * 2 + x + 1] = src.load(fromByteOffset: x, as: UInt8.self)
+                    }
+                }
+                row.withUnsafeBytes { PixelConversion.yuyvToRGBA($0.baseAddress!, bytesPerLine: image.width * 2, into: out) }
+            default: // rgba8, bgra8
+                let bgr = image.encoding == "bgra8"
+                for y in 0..<image.height {
+                    let src = (base + y * image.step).assumingMemoryBound(to: UInt8.self)
+                    let d = out.row(y, as: UInt8.self)
+                    for x in 0..<image.width {
+                        d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
+                        d[4 * x + 1] = src[4 * x + 1]
+                        d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
+                        d[4 * x + 3] = src[4 * x + 3]
+                    }
+                }
+                out.markModified()
+            }
+        }
+        cachedColor = (j, out)
+        return out
+    }
+
+    /// A frame must keep its stream's encoding and size (the first frame's).
+    private func checkFrame(_ image: ROSMessage.Image, _ s: Stream) throws {
+        guard image.encoding == s.encoding, image.width == s.width, image.height == s.height else {
+            throw CaptureError.file(path: path, problem: "\(s.topic): frame is \(image.width)x\(image.height) \(image.encoding), "
+                                    + "the stream started as \(s.width)x\(s.height) \(s.encoding)")
+        }
+        try Self.checkSize(image, bag: path, topic: s.topic)
+    }
+
+    public func nextFrame(now: Double) throws -> FrameSet? {
+        guard bag != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        guard let due = clock.due(now: now) else { return nil }
+        // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed:
+        // the next call goes on with the next frame.
+        clock.delivered(due.index, now: now, explicit: due.explicit)
+        do {
+            return try frame(at: due.index)
+        } catch {
+            let e = CaptureError.wrapping(error, path: path)
+            warn("frame \(due.index): \(e)")
+            throw e
+        }
+    }
+
+    // MARK: PlaybackControl
+
+    public var isPaused: Bool { clock.paused }
+    public func pause() { clock.paused = true }
+    public func resume() { clock.paused = false }
+    public func step(by delta: Int) throws {
+        guard bag != nil else { throw CaptureError.invalidState("\(name): step before start()") }
+        clock.step(by: delta)
+    }
+    public func seek(toFrame index: Int) throws {
+        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
+        guard index >= 0 && index < frameTimes.count else {
+            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frameTimes.count)")
+        }
+        clock.seek(index)
+    }
+    /// Moves to the last frame received at or before `seconds` from the first frame (clamped to
+    /// the recording); the next `nextFrame` returns it. Returns its index.
+    @discardableResult
+    public func seek(toTime seconds: Double) throws -> Int {
+        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
+        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): seek to \(seconds) s") }
+        var lo = 0, hi = frameTimes.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if frameTimes[mid] <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
+        }
+        clock.seek(lo)
+        return lo
+    }
+    public var loop: Bool {
+        get { loopSetting }
+        set { loopSetting = newValue; clock.loop = newValue }
+    }
+    public var fps: Double? {
+        get { fpsSetting }
+        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
+    }
+    public var frameCount: Int? { bag == nil ? nil : frameTimes.count }
+    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
+    public var isFinished: Bool { bag != nil && clock.isFinished }
+    /// The lead stream's recorded rate (librealsense's stream info), else the median frame interval.
+    public var nominalFrameRate: Double? { lead?.fps }
+}

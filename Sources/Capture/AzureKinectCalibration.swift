@@ -167,7 +167,8 @@ public struct AzureKinectCalibration: Sendable, Equatable {
         guard let info = root["CalibrationInformation"] as? [String: Any] else { throw bad("calibration has no 'CalibrationInformation' object") }
         guard let cameras = info["Cameras"] as? [Any] else { throw bad("calibration has no 'CalibrationInformation.Cameras' array") }
         func number(_ v: Any?, _ key: String) throws -> Float {
-            guard let n = v as? NSNumber, !(v is Bool), n.doubleValue.isFinite, abs(n.doubleValue) < 1e30 else {
+            // (A JSON 0 or 1 `is Bool` on Linux; true and false are the NSNumbers of objCType "c".)
+            guard let n = v as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite, abs(n.doubleValue) < 1e30 else {
                 throw bad("calibration '\(key)' must be a number")
             }
             return n.floatValue

@@ -53,6 +53,8 @@ public final class MKVSource: FrameSource, PlaybackControl {
     private var fpsSetting: Double?
     /// Decode index of the last packet read per stream since the last seek.
     private var lastRead: [Int32: Int] = [:]
+    /// Seeks done since `start()` (sequential playback does none).
+    private(set) var seekCount = 0
     /// Packets read ahead of need (intra-only tracks), per stream by decode index.
     private var stash: [Int32: [(index: Int, bytes: [UInt8])]] = [:]
 
@@ -273,6 +275,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
         frameTimestamps = list.map(\.timestamp)
         lastRead.removeAll()
         stash.removeAll()
+        seekCount = 0
         clock = PlaybackClock(count: list.count, timestamps: frameTimestamps, defaultFPS: 30)
         clock.loop = loopSetting
         clock.fps = fpsSetting
@@ -447,6 +450,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 let t = target.track
                 let ts = attempt == 0 ? t.pts[t.keyframe(atOrBefore: target.index)] : (t.pts.min() ?? 0)
                 try file.seek(stream: t.stream, timestamp: ts)
+                seekCount += 1
                 lastRead.removeAll()
                 stash.removeAll()
             }
@@ -495,9 +499,9 @@ public final class MKVSource: FrameSource, PlaybackControl {
         }
     }
 
-    /// Output buffer for a track's image: rgba8 color, 16-bit gray for depth and IR.
+    /// Output buffer for a track's image: rgba8 color, 16-bit gray for depth, IR and any b16g track.
     private func buffer(for t: Track) -> PixelBuffer {
-        PixelBuffer(width: t.width, height: t.height, format: t.role == .color ? .rgba8 : .gray16(depthScale: 0))
+        PixelBuffer(width: t.width, height: t.height, format: t.role == .color && !t.isB16G ? .rgba8 : .gray16(depthScale: 0))
     }
 
     /// Decodes one packet of an intra-only track.

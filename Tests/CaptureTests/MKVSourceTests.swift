@@ -561,4 +561,79 @@ final class MKVSourceTests: XCTestCase {
         for i in 0..<n { check(try s.frame(i), i) }
         for i in [11, 7, 3, 9, 0, 6] { check(try s.frame(i), i) }
     }
+
+    func testRawColorFormatsNV12YUY2AndBGRA() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let (w, h) = (64, 48)
+        try Data(MKVFixture.rgbRaw(frames: 2, w: w, h: h)).write(to: URL(fileURLWithPath: dir + "/c.rgb"))
+        // ffmpeg writes NV12 and YUY2 as V_UNCOMPRESSED with that FourCC; BGRA in VFW mode, where
+        // the test puts the FourCC into the BITMAPINFOHEADER as the Azure Kinect recorder does.
+        for (pixfmt, fourcc, minPSNR) in [("nv12", "NV12", 30.0), ("yuyv422", "YUY2", 33.0), ("bgra", "BGRA", 99.0)] {
+            let path = dir + "/\(fourcc).mkv"
+            try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "\(w)x\(h)",
+                         "-r", "30", "-i", dir + "/c.rgb", "-c:v", "rawvideo", "-pix_fmt", pixfmt, "-allow_raw_vfw", "1",
+                         "-metadata:s:v", "title=COLOR", path])
+            if fourcc == "BGRA" {
+                var b = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                func le32(_ v: Int32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+                let head = le32(40) + le32(Int32(w)) + le32(Int32(-h))
+                let at = try XCTUnwrap((0..<(b.count - 20)).first { Array(b[$0..<$0 + 12]) == head })
+                b.replaceSubrange(at + 8..<at + 12, with: le32(Int32(h)))
+                b.replaceSubrange(at + 16..<at + 20, with: Array("BGRA".utf8))
+                try Data(b).write(to: URL(fileURLWithPath: path))
+            }
+            let s = MKVSource(path: path)
+            try s.start()
+            XCTAssertEqual(s.metadata.streams.map(\.encoding), [fourcc])
+            XCTAssertEqual(s.warnings, ["no calibration.json attachment: default intrinsics"])
+            for i in 0..<2 {
+                let f = try s.frame(i)
+                XCTAssertNil(f.depth)
+                let q = psnr(f.color, frame: i)
+                XCTAssertGreaterThan(q.psnr, minPSNR, "\(fourcc) frame \(i)")
+                print("mkv \(fourcc): PSNR \(String(format: "%.1f", q.psnr)) dB, max diff \(q.maxDiff)")
+            }
+        }
+    }
+
+    func testA30FPS720pRecordingPlaysInOrderWithoutSeeking() throws {
+        // 1280×720 MJPEG color + 640×576 b16g depth and IR, 60 frames (the NFOV unbinned layout).
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir + "/hd.mkv"
+        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+                     "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=2",
+                     "-f", "lavfi", "-i", "testsrc2=size=640x576:rate=30:duration=2",
+                     "-f", "lavfi", "-i", "testsrc=size=640x576:rate=30:duration=2",
+                     "-map", "0", "-map", "1", "-map", "2", "-c:v:0", "mjpeg", "-q:v:0", "4", "-pix_fmt:v:0", "yuvj422p",
+                     "-c:v:1", "rawvideo", "-pix_fmt:v:1", "gray16be", "-c:v:2", "rawvideo", "-pix_fmt:v:2", "gray16be",
+                     "-tag:v:1", "b16g", "-tag:v:2", "b16g", "-strict", "unofficial",
+                     "-metadata:s:v:0", "title=COLOR", "-metadata:s:v:1", "title=DEPTH", "-metadata:s:v:2", "title=IR",
+                     "-metadata:s:v:1", "K4A_DEPTH_MODE=NFOV_UNBINNED", path])
+        // The reference: depth of frame 37 as the ffmpeg CLI decodes it (big-endian 16-bit).
+        let reference = [UInt8](try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", path, "-map", "0:1",
+                                             "-vf", "select=eq(n\\,37)", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray16be", "-"]))
+        XCTAssertEqual(reference.count, 640 * 576 * 2)
+        let s = MKVSource(path: path)
+        let t0 = Date()
+        try s.start()
+        let opened = Date().timeIntervalSince(t0)
+        XCTAssertEqual(s.frameCount, 60)
+        let t1 = Date()
+        for i in 0..<60 {
+            let f = try s.frame(i)
+            XCTAssertNotNil(f.depth)
+            if i == 37, let d = f.depth?.map {
+                var bad = 0
+                for y in 0..<576 { for x in 0..<640 {
+                    let mm = UInt16(reference[(y * 640 + x) * 2]) << 8 | UInt16(reference[(y * 640 + x) * 2 + 1])
+                    if d.sample(x: x, y: y) != Float(mm) / 1000 { bad += 1 }
+                } }
+                XCTAssertEqual(bad, 0, "frame 37's depth equals the ffmpeg CLI's")
+            }
+        }
+        let perFrame = Date().timeIntervalSince(t1) / 60
+        XCTAssertEqual(s.seekCount, 1, "one seek back to the start after indexing; then reading in order")
+        print(String(format: "mkv 1280x720 MJPEG + 640x576 b16g depth + IR, 60 frames: start (index) %.0f ms, %.1f ms a frame (debug build)",
+                     opened * 1000, perFrame * 1000))
+    }
 }

@@ -636,4 +636,37 @@ final class MKVSourceTests: XCTestCase {
         print(String(format: "mkv 1280x720 MJPEG + 640x576 b16g depth + IR, 60 frames: start (index) %.0f ms, %.1f ms a frame (debug build)",
                      opened * 1000, perFrame * 1000))
     }
+
+    func testWithoutColorTheIRImageIsShownWithItsDepth() throws {
+        // Color off: DEPTH and IR tracks only; the frame's image is the IR (gray16, exact), the
+        // calibration is the depth camera's for both.
+        let dir = try makeTemporaryDirectory(self)
+        try Data(MKVFixture.gray16Raw(frames: [0, 1, 2], MKVFixture.depth)).write(to: URL(fileURLWithPath: dir + "/d.raw"))
+        try Data(MKVFixture.gray16Raw(frames: [0, 1, 2], MKVFixture.ir)).write(to: URL(fileURLWithPath: dir + "/ir.raw"))
+        try Data(MKVFixture.azureCalibration.utf8).write(to: URL(fileURLWithPath: dir + "/calibration.json"))
+        let path = dir + "/noc.mkv"
+        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+                     "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288", "-r", "30", "-i", dir + "/d.raw",
+                     "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288", "-r", "30", "-i", dir + "/ir.raw",
+                     "-map", "0", "-map", "1", "-c:v", "rawvideo", "-tag:v", "b16g", "-strict", "unofficial",
+                     "-metadata:s:v:0", "title=DEPTH", "-metadata:s:v:1", "title=IR", "-metadata", "K4A_DEPTH_MODE=NFOV_2X2BINNED",
+                     "-attach", dir + "/calibration.json", "-metadata:s:t", "mimetype=application/octet-stream",
+                     "-metadata:s:t", "filename=calibration.json", path])
+        let s = MKVSource(path: path)
+        try s.start()
+        XCTAssertEqual(s.warnings, [])
+        XCTAssertEqual(s.metadata.streams.map(\.name), ["depth", "ir"])
+        let c = try XCTUnwrap(s.calibration)
+        XCTAssertEqual(c.color, c.depth)
+        XCTAssertEqual(c.depth.intrinsics.cx, 162.0088, accuracy: 1e-3)
+        XCTAssertFalse(c.needsAlignment)
+        for i in 0..<3 {
+            let f = try s.frame(i)
+            XCTAssertEqual(f.color.format, .gray16(depthScale: 0))
+            var bad = 0
+            for y in 0..<288 { for x in 0..<320 where f.color.row(y, as: UInt16.self)[x] != MKVFixture.ir(i, x, y) { bad += 1 } }
+            XCTAssertEqual(bad, 0, "IR of frame \(i)")
+            checkDepth(f.depth, frame: i)
+        }
+    }
 }

@@ -203,7 +203,8 @@ public final class MKVSource: FrameSource, PlaybackControl {
             guard let first = bad.first else { continue }
             let what = "\(t.role.rawValue) track: packet \(first) holds \(t.sizes[first]) bytes, expected \(t.expectedRawSize) (\(t.width)x\(t.height) 16-bit)"
             if bad.count == t.sizes.count { throw CaptureError.file(path: path, problem: what) }
-            warn("\(what); \(bad.count) of \(t.sizes.count) such frames play without \(t.role == .depth ? "depth" : "that image")")
+            let effect = t === shown ? "are skipped" : (t.role == .depth ? "play without depth" : "are not shown")
+            warn("\(what); \(bad.count) of \(t.sizes.count) such frames \(effect)")
         }
 
         // Pairing and timestamps.

@@ -509,6 +509,23 @@ final class MKVSourceTests: XCTestCase {
         XCTAssertEqual(failure(dir + "/short.mkv"),
                        "\(dir)/short.mkv: DEPTH track: packet 0 holds 179200 bytes, expected 184320 (320x288 16-bit)")
 
+        // One short packet among good ones (the raw demuxer's last, partial frame, copied as is):
+        // the file opens with one warning; that frame (depth is the only image here) is skipped.
+        var part = MKVFixture.gray16Raw(frames: [0, 1, 2], MKVFixture.depth)
+        part.removeLast(320 * 288)
+        try Data(part).write(to: URL(fileURLWithPath: dir + "/part.raw"))
+        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288",
+                     "-r", "30", "-i", dir + "/part.raw", "-c:v", "copy", "-tag:v", "b16g", "-strict", "unofficial",
+                     "-metadata:s:v", "title=DEPTH", dir + "/part.mkv"])
+        let p = MKVSource(path: dir + "/part.mkv")
+        try p.start()
+        XCTAssertEqual(p.warnings, ["DEPTH track: packet 2 holds 92160 bytes, expected 184320 (320x288 16-bit); 1 of 3 such frames are skipped",
+                                    "no calibration.json attachment: default intrinsics"])
+        checkDepth(try p.frame(1).depth, frame: 1)
+        XCTAssertThrowsError(try p.frame(2)) {
+            XCTAssertEqual("\($0)", "\(dir)/part.mkv: frame 2: packet holds 92160 bytes, expected 184320 (320x288 16-bit)")
+        }
+
         // Video, but no COLOR, DEPTH or IR track.
         try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30",
                      "-frames:v", "2", "-c:v", "mjpeg", "-metadata:s:v", "title=CAM", dir + "/other.mkv"])

@@ -26,6 +26,8 @@ typedef struct dl_memory_io {
 typedef struct dl_decoder {
     AVCodecContext *codec;
     struct SwsContext *sws;
+    // What `sws` was made for.
+    int sws_width, sws_height, sws_in, sws_out, sws_colorspace, sws_range;
 } dl_decoder;
 
 struct dl_media {
@@ -436,11 +438,30 @@ int dl_media_convert_frame(dl_media *m, int stream, int format, uint8_t *dst, si
     if ((uint64_t)dst_stride > INT_MAX) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "row stride too large");
     dl_decoder *d = &m->decoders[stream];
     enum AVPixelFormat out = format == DL_MEDIA_RGBA8 ? AV_PIX_FMT_RGBA : AV_PIX_FMT_GRAY16;
-    d->sws = sws_getCachedContext(d->sws, width, height, (enum AVPixelFormat)f->format, width, height, out,
-                                  SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
-    if (!d->sws) {
-        const char *name = av_get_pix_fmt_name((enum AVPixelFormat)f->format);
-        return dl_failf(DL_MEDIA_ERROR, error, error_len, "cannot convert %s to %s", name ? name : "?", av_get_pix_fmt_name(out));
+    // The stream's YUV matrix (BT.709 / BT.2020 when it says so, else BT.601) and range (full for the
+    // JPEG formats or when the stream says so, else limited); RGB out is full range.
+    int colorspace = f->colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709
+                   : (f->colorspace == AVCOL_SPC_BT2020_NCL || f->colorspace == AVCOL_SPC_BT2020_CL) ? SWS_CS_BT2020
+                   : SWS_CS_ITU601;
+    int range = f->color_range == AVCOL_RANGE_JPEG;
+    if (!d->sws || d->sws_width != width || d->sws_height != height || d->sws_in != f->format || d->sws_out != (int)out
+        || d->sws_colorspace != colorspace || d->sws_range != range) {
+        sws_freeContext(d->sws);
+        d->sws = sws_getContext(width, height, (enum AVPixelFormat)f->format, width, height, out, SWS_BILINEAR, NULL, NULL, NULL);
+        if (!d->sws) {
+            const char *name = av_get_pix_fmt_name((enum AVPixelFormat)f->format);
+            return dl_failf(DL_MEDIA_ERROR, error, error_len, "cannot convert %s to %s", name ? name : "?", av_get_pix_fmt_name(out));
+        }
+        int *inv_table, *table, src_range, dst_range, brightness, contrast, saturation;
+        if (sws_getColorspaceDetails(d->sws, &inv_table, &src_range, &table, &dst_range, &brightness, &contrast, &saturation) >= 0) {
+            // The yuvj formats are full range whatever the frame says.
+            const char *name = av_get_pix_fmt_name((enum AVPixelFormat)f->format);
+            int jpeg = name && !strncmp(name, "yuvj", 4);
+            sws_setColorspaceDetails(d->sws, sws_getCoefficients(colorspace), jpeg || range, table, dst_range,
+                                     brightness, contrast, saturation);
+        }
+        d->sws_width = width; d->sws_height = height; d->sws_in = f->format; d->sws_out = (int)out;
+        d->sws_colorspace = colorspace; d->sws_range = range;
     }
     uint8_t *planes[4] = { dst, NULL, NULL, NULL };
     int strides[4] = { (int)dst_stride, 0, 0, 0 };

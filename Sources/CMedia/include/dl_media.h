@@ -122,7 +122,9 @@ int dl_media_receive_frame(dl_media *media, int stream, int64_t *pts, int *width
                            char *error, size_t error_len);
 /// Converts the frame dl_media_receive_frame holds into `dst` (`format`, rows `dst_stride` bytes
 /// apart, width × height, which must be the frame's size, else DL_MEDIA_BAD_SIZE with "frame is
-/// WxH, expected WxH"), through libswscale (YUV → RGB: BT.601 unless the stream says otherwise).
+/// WxH, expected WxH"), through libswscale (bilinear; YUV → RGB with the stream's matrix, BT.709 or
+/// BT.2020 when it says so, else BT.601, and its range: full for the yuvj formats or when it says
+/// so, else limited).
 int dl_media_convert_frame(dl_media *media, int stream, int format, uint8_t *dst, size_t dst_stride,
                            int width, int height, char *error, size_t error_len);
 /// Drops whatever a decoder holds (after a seek dl_media_seek does this itself).

@@ -686,4 +686,39 @@ final class MKVSourceTests: XCTestCase {
             checkDepth(f.depth, frame: i)
         }
     }
+
+    func testTheAttachmentTheK4ATagNamesWinsAndABadOneIsAWarning() throws {
+        // As the SDK: the attachment the K4A_CALIBRATION_FILE tag targets, else the one named
+        // calibration.json. Here a broken calibration.json comes first and a tagged factory.json second.
+        let dir = try makeTemporaryDirectory(self)
+        try Data(MKVFixture.gray16Raw(frames: [0], MKVFixture.depth)).write(to: URL(fileURLWithPath: dir + "/d.raw"))
+        try Data(MKVFixture.azureCalibration.utf8).write(to: URL(fileURLWithPath: dir + "/factory.json"))
+        try Data("{ broken".utf8).write(to: URL(fileURLWithPath: dir + "/broken.json"))
+        func make(_ name: String, tagged: Bool) throws -> String {
+            let path = dir + "/" + name
+            var args = ["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+                        "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288", "-r", "30", "-i", dir + "/d.raw",
+                        "-c:v", "rawvideo", "-tag:v", "b16g", "-strict", "unofficial", "-metadata:s:v", "title=DEPTH",
+                        "-metadata:s:v", "K4A_DEPTH_MODE=NFOV_2X2BINNED",
+                        "-attach", dir + "/broken.json", "-metadata:s:t:0", "mimetype=application/octet-stream",
+                        "-metadata:s:t:0", "filename=calibration.json"]
+            if tagged {
+                args += ["-attach", dir + "/factory.json", "-metadata:s:t:1", "mimetype=application/octet-stream",
+                         "-metadata:s:t:1", "filename=factory.json", "-metadata:s:t:1", "K4A_CALIBRATION_FILE=factory.json"]
+            }
+            try runTool(args + [path])
+            return path
+        }
+        let tagged = MKVSource(path: try make("tagged.mkv", tagged: true))
+        try tagged.start()
+        XCTAssertEqual(tagged.warnings, [])
+        XCTAssertEqual(try XCTUnwrap(tagged.calibration).depth.intrinsics.cx, 162.0088, accuracy: 1e-3)
+        XCTAssertEqual(tagged.metadata.tags["K4A_CALIBRATION_FILE"], "factory.json")
+
+        let broken = MKVSource(path: try make("broken.mkv", tagged: false))
+        try broken.start()
+        XCTAssertNil(broken.calibration)
+        XCTAssertEqual(broken.warnings, ["\(dir)/broken.mkv: attachment calibration.json: not a JSON object: default intrinsics"])
+        checkDepth(try broken.frame(0).depth, frame: 0)
+    }
 }

@@ -42,9 +42,16 @@ let package = Package(
             linkerSettings: [.linkedLibrary("imgui"), .linkedLibrary("stb"), .linkedLibrary("glfw"),
                              .linkedLibrary("vulkan"), .linkedLibrary("stdc++")]
         ),
+        /// libavformat / libavcodec / libswscale behind a `dl_` C surface (Matroska recordings: mkv sources).
+        .target(
+            name: "CMedia",
+            cSettings: [.headerSearchPath("include")],
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+                             .linkedLibrary("swscale")]
+        ),
         .target(name: "DepthKit", dependencies: ["CShim"]),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CShim"]),
+        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia"]),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),

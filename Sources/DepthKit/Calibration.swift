@@ -182,7 +182,8 @@ extension RGBDCalibration {
             throw bad("not a JSON object")
         }
         func number(_ v: Any?, _ key: String) throws -> Double {
-            guard let n = v as? NSNumber, n.doubleValue.isFinite else { throw bad("'\(key)' must be a number") }
+            // On Linux a JSON 0 or 1 is an NSNumber that `is Bool` too; true/false have objCType "c".
+            guard let n = v as? NSNumber, String(cString: n.objCType) != "c", n.doubleValue.isFinite else { throw bad("'\(key)' must be a number") }
             return n.doubleValue
         }
         func numbers(_ v: Any?, _ key: String, count: Int?) throws -> [Float] {

@@ -101,6 +101,15 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
                                   formats: (0..<(1 + c.byte() % 3)).map { _ in fourccs[c.byte() % fourccs.count] })
         _ = try? camera.configure(request)
     },
+    // A Matroska recording from memory (libavformat through CMedia's custom AVIOContext): the
+    // tracks, tags, calibration.json attachment and packet index, then every frame decoded
+    // (MJPEG, raw b16g, H.264, FFV1…), and the first again after the last (a seek back).
+    "mkv": { b in
+        let s = MKVSource(bytes: Array(b), name: "in.mkv")
+        guard (try? s.start()) != nil, let n = s.frameCount else { return }
+        for i in 0..<min(n, 64) { _ = try? s.frame(i) }
+        if n > 1 { _ = try? s.frame(0) }
+    },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
     "snapshot": { _ = try? SnapshotMetadata.decode(Array($0), name: "in.json") },
     // ROS bags: the container in memory (index, chunks through lz4/bz2, every message decoded as

@@ -1,0 +1,143 @@
+#ifndef DL_MEDIA_H
+#define DL_MEDIA_H
+// depthlens' C surface over libavformat / libavcodec / libswscale (FFmpeg, Debian's -dev packages):
+// containers opened in-process (Matroska: Azure Kinect recordings and depthlens' own), their
+// streams, attachments and tags, packets in file order, seeking, and decoding into rgba8 or
+// 16-bit gray. Every symbol is prefixed `dl_`. Errors are negative return codes with a message
+// written into the caller's buffer; bad data never crashes (fuzzed through dl_media_open_memory).
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// An open container: the demuxer, its IO (file or memory), one decoder per stream that was
+/// asked to decode, and the last packet read. Not thread-safe; one thread at a time.
+typedef struct dl_media dl_media;
+
+/// Return codes besides 0 (success).
+#define DL_MEDIA_EOF 1          ///< dl_media_read_packet: no more packets
+#define DL_MEDIA_AGAIN 2        ///< dl_media_receive_frame: the decoder needs more packets
+#define DL_MEDIA_ERROR (-1)     ///< anything libav reported; the message says what
+#define DL_MEDIA_BAD_SIZE (-2)  ///< a frame or packet whose size differs from the one expected
+#define DL_MEDIA_BAD_ARG (-3)   ///< a stream index out of range, a stream that is not video…
+
+/// Kinds of streams.
+#define DL_MEDIA_VIDEO 0
+#define DL_MEDIA_AUDIO 1
+#define DL_MEDIA_DATA 2
+#define DL_MEDIA_SUBTITLE 3
+#define DL_MEDIA_ATTACHMENT 4
+#define DL_MEDIA_OTHER 5
+
+/// What the container says about one stream. Strings are copied (truncated to fit).
+typedef struct dl_media_stream_info {
+    int32_t index;
+    int32_t kind;              ///< DL_MEDIA_VIDEO…
+    int32_t codec_id;          ///< libavcodec's AVCodecID
+    char codec_name[32];       ///< "mjpeg", "rawvideo", "ffv1", "h264"… ("none" when libavcodec has none)
+    uint32_t codec_tag;        ///< the FourCC as libavformat reports it, first character in the low byte ('b16g' = 0x67363162)
+    int32_t width, height;     ///< 0 for streams that are not video
+    int32_t pixel_format;      ///< AVPixelFormat the stream decodes to (-1 unknown)
+    char pixel_format_name[32];///< "gray16be", "yuvj422p"… ("" unknown)
+    int32_t intra_only;        ///< 1 when every packet decodes on its own (MJPEG, raw, FFV1…)
+    char title[128];           ///< the track name (Matroska TrackName, metadata "title"); "" none
+    int32_t time_base_num, time_base_den;
+    int64_t start_pts;         ///< INT64_MIN when unknown
+    int64_t duration;          ///< in time_base units; INT64_MIN when unknown
+    int64_t frame_count;       ///< 0 when the container does not say (Matroska never does)
+    double average_fps;        ///< 0 when unknown
+    char filename[256];        ///< attachments: the file name
+    char mimetype[128];        ///< attachments: the MIME type
+    int64_t attachment_size;   ///< attachments: the number of bytes
+} dl_media_stream_info;
+
+/// One packet as read, in file order. `data` is owned by the dl_media and valid until the next
+/// read, seek or close.
+typedef struct dl_media_packet {
+    int32_t stream;
+    int32_t keyframe;
+    int64_t pts;               ///< in the stream's time base; INT64_MIN when unknown
+    int64_t pts_ns;            ///< pts in nanoseconds (rescaled exactly when the time base allows); INT64_MIN when unknown
+    int64_t duration;          ///< in the stream's time base; 0 unknown
+    int64_t position;          ///< byte offset in the file; -1 unknown
+    const uint8_t *data;
+    size_t size;
+} dl_media_packet;
+
+/// Output formats of dl_media_receive_frame.
+#define DL_MEDIA_RGBA8 0       ///< 4 bytes a pixel, r g b a (a = 255)
+#define DL_MEDIA_GRAY16 1      ///< 2 bytes a pixel, host byte order
+
+/// Opens a file. `format` names the demuxer ("matroska") or is NULL to probe. Returns 0 and sets
+/// *out (close with dl_media_close), or a negative code with `error` filled.
+int dl_media_open_file(const char *path, const char *format, dl_media **out, char *error, size_t error_len);
+/// The same from bytes in memory, read through a custom AVIOContext (the bytes are copied first).
+int dl_media_open_memory(const uint8_t *data, size_t size, const char *format, dl_media **out,
+                         char *error, size_t error_len);
+/// Frees everything (decoders, packet, IO, demuxer). NULL is fine.
+void dl_media_close(dl_media *media);
+
+/// The demuxer's name ("matroska,webm").
+const char *dl_media_format_name(const dl_media *media);
+/// Container duration in microseconds; INT64_MIN when unknown.
+int64_t dl_media_duration_us(const dl_media *media);
+
+int dl_media_stream_count(const dl_media *media);
+int dl_media_stream_info_get(const dl_media *media, int stream, dl_media_stream_info *out);
+/// An attachment's bytes (valid until close); 0, or DL_MEDIA_BAD_ARG when `stream` is no attachment.
+int dl_media_attachment_data(const dl_media *media, int stream, const uint8_t **data, size_t *size);
+
+/// Tags: `stream` -1 for the container's, else that stream's (Matroska tags targeted at the track
+/// or attachment). dl_media_tag_at gives the i-th key and value (valid until close); 0, or
+/// DL_MEDIA_BAD_ARG past the end.
+int dl_media_tag_count(const dl_media *media, int stream);
+int dl_media_tag_at(const dl_media *media, int stream, int i, const char **key, const char **value);
+/// The value of one tag (exact, case-sensitive key), or NULL.
+const char *dl_media_tag_get(const dl_media *media, int stream, const char *key);
+
+/// Reads the next packet of any stream. 0 with *out filled, DL_MEDIA_EOF at the end, or a negative
+/// code with `error` filled.
+int dl_media_read_packet(dl_media *media, dl_media_packet *out, char *error, size_t error_len);
+
+/// Seeks so that the next packets read start at or before `timestamp` (in `stream`'s time base)
+/// on a keyframe of that stream (AVSEEK_FLAG_BACKWARD); every decoder is flushed.
+int dl_media_seek(dl_media *media, int stream, int64_t timestamp, char *error, size_t error_len);
+
+/// Opens libavcodec's decoder for a video stream (once; later calls do nothing).
+int dl_media_decoder_open(dl_media *media, int stream, char *error, size_t error_len);
+/// Gives one packet's bytes (`pts` in the stream's time base, INT64_MIN unknown) to the stream's
+/// decoder. 0, DL_MEDIA_AGAIN when the decoder must first give frames back, or an error (a corrupt
+/// frame: the caller warns and goes on).
+int dl_media_send_packet(dl_media *media, int stream, const uint8_t *data, size_t size, int64_t pts,
+                         int keyframe, char *error, size_t error_len);
+/// Signals the end of the stream to its decoder (frames it holds come out of receive).
+int dl_media_send_eof(dl_media *media, int stream, char *error, size_t error_len);
+/// Takes the next decoded frame of the stream and holds it: *pts gets its timestamp in the stream's
+/// time base (INT64_MIN unknown), *width and *height its size. 0, DL_MEDIA_AGAIN (needs more
+/// packets), DL_MEDIA_EOF (drained after dl_media_send_eof), or an error.
+int dl_media_receive_frame(dl_media *media, int stream, int64_t *pts, int *width, int *height,
+                           char *error, size_t error_len);
+/// Converts the frame dl_media_receive_frame holds into `dst` (`format`, rows `dst_stride` bytes
+/// apart, width × height, which must be the frame's size, else DL_MEDIA_BAD_SIZE with "frame is
+/// WxH, expected WxH"), through libswscale (bilinear; YUV → RGB with the stream's matrix, BT.709 or
+/// BT.2020 when it says so, else BT.601, and its range: full for the yuvj formats or when it says
+/// so, else limited).
+int dl_media_convert_frame(dl_media *media, int stream, int format, uint8_t *dst, size_t dst_stride,
+                           int width, int height, char *error, size_t error_len);
+/// Drops whatever a decoder holds (after a seek dl_media_seek does this itself).
+void dl_media_decoder_flush(dl_media *media, int stream);
+
+/// 16-bit big-endian samples (Azure Kinect `b16g` depth and IR) → host order, row by row:
+/// `size` must be exactly width·height·2, else DL_MEDIA_BAD_SIZE with "packet holds N bytes,
+/// expected N (WxH 16-bit)".
+int dl_media_b16g_to_gray16(const uint8_t *data, size_t size, int width, int height, uint16_t *dst,
+                            size_t dst_stride, char *error, size_t error_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,683 @@
+import CMedia
+import DepthKit
+import Foundation
+
+/// A Matroska recording played in-process through libavformat / libavcodec: Azure Kinect
+/// recordings (`k4arecorder`) and depthlens' own mkv files.
+///
+/// - Tracks: the video tracks titled COLOR, DEPTH and IR (legacy DEPTH_IR), or marked by the
+///   K4A_COLOR_TRACK / K4A_DEPTH_TRACK / K4A_IR_TRACK tags; IMU and other tracks are skipped.
+///   COLOR is MJPG, NV12, YUY2 or BGRA (Azure Kinect) or anything libavcodec decodes → rgba8.
+///   DEPTH and IR are `b16g` (16-bit big-endian millimeters, raw packets of width·height·2 bytes)
+///   or anything libavcodec decodes to 16-bit gray (depthlens' FFV1 gray16le). Depth is delivered
+///   as meters (depthFloat32: units / depth scale, 1000 for Azure Kinect). Without a COLOR track
+///   the IR (else the depth) image is the frame's color, as gray16.
+/// - Frames follow the COLOR track (else IR, else DEPTH); each takes the DEPTH packet nearest in
+///   time within half a frame interval, each depth packet used once (FrameSynchronizer's rule,
+///   applied to the whole index). K4A_DEPTH_DELAY_NS shifts the color (positive) or depth
+///   (negative) times used for pairing, as the SDK does.
+/// - Timestamps are the device timestamps the Azure Kinect SDK reports (matroska_read.cpp):
+///   microseconds = block time in ns / 1000 + K4A_START_OFFSET_NS / 1000, here in seconds.
+/// - Calibration: the `calibration.json` attachment (the one the K4A_CALIBRATION_FILE tag targets,
+///   else the one of that name), in the Azure Kinect schema (`AzureKinectCalibration`: intrinsics
+///   per K4A_DEPTH_MODE and the color track's resolution) or in depthlens' own
+///   (`RGBDCalibration.decode`). Without one the source plays with default intrinsics
+///   (`calibration` nil) and says so in `warnings`.
+/// - `start()` reads the file once to index every packet (no decoding); frames are then decoded on
+///   demand, reading forward for playback and seeking (libavformat's cue index) for jumps.
+public final class MKVSource: FrameSource, PlaybackControl {
+    public let path: String
+    public var name: String { "mkv:\(path)" }
+    public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
+    public var isLive: Bool { false }
+    public private(set) var warnings: [String] = []
+    public var onWarning: ((String) -> Void)?
+    public private(set) var calibration: RGBDCalibration?
+    public private(set) var metadata = SourceMetadata(kind: "mkv")
+    public private(set) var nominalFrameRate: Double?
+    /// The Azure Kinect calibration when the recording holds one.
+    public private(set) var azureKinectCalibration: AzureKinectCalibration?
+    /// Each frame's timestamp in seconds (device time), in playback order. Valid after `start()`.
+    public private(set) var frameTimestamps: [Double] = []
+
+    private let memory: [UInt8]?
+    private var file: MediaFile?
+    private var tracks: [Int32: Track] = [:]
+    private var display: Track?
+    private var depthTrack: Track?
+    private var frames: [Frame] = []
+    private var depthScale: Float = 1000
+    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
+    private var warned: Set<Int> = []
+    private var loopSetting = false
+    private var fpsSetting: Double?
+    /// Decode index of the last packet read per stream since the last seek.
+    private var lastRead: [Int32: Int] = [:]
+    /// Seeks done since `start()` (sequential playback does none).
+    private(set) var seekCount = 0
+    /// Packets read ahead of need (intra-only tracks), per stream by decode index.
+    private var stash: [Int32: [(index: Int, bytes: [UInt8])]] = [:]
+
+    /// Largest frame a track may declare (2^26 pixels: 8192 × 8192).
+    static let maxPixels = 1 << 26
+
+    public init(path: String) {
+        self.path = path
+        self.memory = nil
+    }
+
+    /// A recording held in memory, read through a custom AVIOContext; `name` names it in messages.
+    public init(bytes: [UInt8], name: String) {
+        self.path = name
+        self.memory = bytes
+    }
+
+    enum Role: String { case color = "COLOR", depth = "DEPTH", ir = "IR" }
+
+    final class Track {
+        let role: Role
+        let info: dl_media_stream_info
+        var stream: Int32 { info.index }
+        var width: Int { Int(info.width) }
+        var height: Int { Int(info.height) }
+        /// Raw 16-bit big-endian packets (Azure Kinect depth and IR).
+        let isB16G: Bool
+        let intraOnly: Bool
+        /// Packets in decode (file) order.
+        var pts: [Int64] = []
+        var ns: [Int64] = []
+        var keyframe: [Bool] = []
+        var sizes: [Int] = []
+        var byPTS: [Int64: Int] = [:]
+        /// Decode indices in presentation (timestamp) order.
+        var order: [Int] = []
+        var decoderOpen = false
+
+        init(role: Role, info: dl_media_stream_info) {
+            self.role = role
+            self.info = info
+            isB16G = info.fourCC == "b16g" && info.codecNameString == "rawvideo"
+            intraOnly = isB16G || info.intra_only != 0
+        }
+
+        var encoding: String { info.fourCC ?? info.codecNameString }
+        var expectedRawSize: Int { width * height * 2 }
+
+        /// The latest keyframe at or before decode index `i` (i itself for intra-only tracks).
+        func keyframe(atOrBefore i: Int) -> Int {
+            if intraOnly { return i }
+            var k = i
+            while k > 0 && !keyframe[k] { k -= 1 }
+            return k
+        }
+    }
+
+    struct Frame {
+        /// Decode index in the display track.
+        var display: Int
+        /// Decode index in the depth track, when one was paired (or the display track is depth).
+        var depth: Int?
+        var timestamp: Double
+    }
+
+    // MARK: Opening
+
+    /// Opens and indexes the recording. Throws `CaptureError.file` naming the file and the problem.
+    public func start() throws {
+        stop()
+        warnings.removeAll()
+        warned.removeAll()
+        let f: MediaFile
+        if let memory {
+            f = try MediaFile.open(bytes: memory, name: path, format: "matroska")
+            if let problem = MKVSource.truncation(prefix: Array(memory.prefix(4096)), fileSize: Int64(memory.count)) {
+                throw CaptureError.file(path: path, problem: problem)
+            }
+        } else {
+            f = try MediaFile.open(path: path, format: "matroska")
+            if let problem = MKVSource.truncation(of: path) { throw CaptureError.file(path: path, problem: problem) }
+        }
+
+        // Tracks.
+        var byRole: [Role: Track] = [:]
+        for s in f.streams where s.kind == DL_MEDIA_VIDEO {
+            let title = s.titleString
+            let tags = Set(f.tags(stream: s.index).map(\.key))
+            let role: Role?
+            if title == "COLOR" || tags.contains("K4A_COLOR_TRACK") { role = .color }
+            else if title == "DEPTH" || tags.contains("K4A_DEPTH_TRACK") { role = .depth }
+            else if title == "IR" || title == "DEPTH_IR" || tags.contains("K4A_IR_TRACK") { role = .ir }
+            else { role = nil }
+            guard let role, byRole[role] == nil else { continue }
+            guard s.width >= 1, s.height >= 1, Int(s.width) * Int(s.height) <= MKVSource.maxPixels else {
+                throw CaptureError.file(path: path, problem: "\(role.rawValue) track has an unusable size \(s.width)x\(s.height)")
+            }
+            byRole[role] = Track(role: role, info: s)
+        }
+        guard let shown = byRole[.color] ?? byRole[.ir] ?? byRole[.depth] else {
+            let titles = f.streams.filter { $0.kind == DL_MEDIA_VIDEO }.map { "'\($0.titleString)'" }
+            throw CaptureError.file(path: path, problem: "no COLOR, DEPTH or IR video track"
+                                    + (titles.isEmpty ? " (no video tracks)" : " (video tracks: \(titles.joined(separator: ", ")))"))
+        }
+        for t in byRole.values where t.role != .color && !t.isB16G && t.info.codecNameString == "none" {
+            throw CaptureError.file(path: path, problem: "\(t.role.rawValue) track has a codec libavcodec does not know")
+        }
+
+        // Tags: the container's, then each track's (the recorder targets some at tracks).
+        var tags: [String: String] = [:]
+        for (k, v) in f.tags(stream: -1) where k.hasPrefix("K4A_") { tags[k] = v }
+        for s in f.streams {
+            for (k, v) in f.tags(stream: s.index) where k.hasPrefix("K4A_") && tags[k] == nil { tags[k] = v }
+        }
+
+        // Index every packet.
+        let used = Array(byRole.values)
+        var byStream: [Int32: Track] = [:]
+        for t in used { byStream[t.stream] = t }
+        var unstamped = 0, duplicate = 0
+        do {
+            while let p = try f.readPacket() {
+                guard let t = byStream[p.stream] else { continue }
+                guard let pts = p.pts, let ns = p.ptsNS else { unstamped += 1; continue }
+                guard t.byPTS[pts] == nil else { duplicate += 1; continue }
+                t.byPTS[pts] = t.pts.count
+                t.pts.append(pts)
+                t.ns.append(ns)
+                t.keyframe.append(p.keyframe)
+                t.sizes.append(p.size)
+            }
+        } catch {
+            guard used.contains(where: { !$0.pts.isEmpty }) else { throw error }
+            warn("reading stopped early: \(error)")
+        }
+        if unstamped > 0 { warn("\(unstamped) packets without a timestamp skipped") }
+        if duplicate > 0 { warn("\(duplicate) packets with a repeated timestamp skipped") }
+        guard !shown.pts.isEmpty else {
+            throw CaptureError.file(path: path, problem: "\(shown.role.rawValue) track holds no frames")
+        }
+        for t in used { t.order = t.pts.indices.sorted { t.pts[$0] < t.pts[$1] } }
+
+        // Raw 16-bit tracks: every packet must be width·height·2 bytes.
+        for t in used where t.isB16G {
+            let bad = t.sizes.indices.filter { t.sizes[$0] != t.expectedRawSize }
+            guard let first = bad.first else { continue }
+            let what = "\(t.role.rawValue) track: packet \(first) holds \(t.sizes[first]) bytes, expected \(t.expectedRawSize) (\(t.width)x\(t.height) 16-bit)"
+            if bad.count == t.sizes.count { throw CaptureError.file(path: path, problem: what) }
+            let effect = t === shown ? "are skipped" : (t.role == .depth ? "play without depth" : "are not shown")
+            warn("\(what); \(bad.count) of \(t.sizes.count) such frames \(effect)")
+        }
+
+        // Pairing and timestamps.
+        let startOffsetNS = tags["K4A_START_OFFSET_NS"].flatMap { Int64($0) } ?? 0
+        let delayNS = tags["K4A_DEPTH_DELAY_NS"].flatMap { Int64($0) } ?? 0
+        let depth = byRole[.depth]
+        let interval = MKVSource.medianInterval(shown) ?? 1.0 / 30
+        var list: [Frame] = []
+        list.reserveCapacity(shown.order.count)
+        var nextDepth = 0
+        let colorDelay = shown.role == .color ? max(delayNS, 0) : 0
+        let depthDelay = shown.role == .color ? max(-delayNS, 0) : 0
+        for i in shown.order {
+            var d: Int?
+            if shown === depth {
+                d = i
+            } else if let depth, !depth.order.isEmpty {
+                // Nearest unused depth packet within half a frame interval.
+                let t = shown.ns[i] + colorDelay
+                func time(_ k: Int) -> Int64 { depth.ns[depth.order[k]] + depthDelay }
+                var lo = nextDepth, hi = depth.order.count
+                while lo < hi { let mid = (lo + hi) / 2; if time(mid) < t { lo = mid + 1 } else { hi = mid } }
+                var best: Int?
+                for k in [lo - 1, lo] where k >= nextDepth && k < depth.order.count {
+                    if best == nil || abs(time(k) - t) < abs(time(best!) - t) { best = k }
+                }
+                if let b = best, Double(abs(time(b) - t)) <= interval / 2 * 1e9 {
+                    d = depth.order[b]
+                    nextDepth = b + 1
+                }
+            }
+            let micro = shown.ns[i] / 1000 + startOffsetNS / 1000
+            list.append(Frame(display: i, depth: d, timestamp: Double(micro) / 1e6))
+        }
+
+        // Calibration.
+        calibration = nil
+        azureKinectCalibration = nil
+        depthScale = 1000
+        loadCalibration(f, tags: tags, color: byRole[.color], depth: depth ?? byRole[.ir])
+        if let c = calibration { depthScale = c.depthScale }
+        intrinsics = calibration?.color.intrinsics ?? .default(width: shown.width, height: shown.height)
+
+        // Metadata.
+        var streams: [SourceMetadata.Stream] = []
+        for role in [Role.color, .depth, .ir] {
+            guard let t = byRole[role] else { continue }
+            let fps = t.info.average_fps > 0 ? t.info.average_fps : MKVSource.medianInterval(t).map { 1 / $0 }
+            streams.append(.init(name: role.rawValue.lowercased(), width: t.width, height: t.height, fps: fps,
+                                 encoding: t.encoding, frames: t.pts.count))
+        }
+        var device: SourceMetadata.Device?
+        if tags.keys.contains(where: { $0.hasPrefix("K4A_") }) {
+            var firmware: [String] = []
+            if let c = tags["K4A_COLOR_FIRMWARE_VERSION"] { firmware.append("color \(c)") }
+            if let d = tags["K4A_DEPTH_FIRMWARE_VERSION"] { firmware.append("depth \(d)") }
+            device = .init(name: "Azure Kinect", serial: tags["K4A_DEVICE_SERIAL_NUMBER"],
+                           firmware: firmware.isEmpty ? nil : firmware.joined(separator: ", "))
+        }
+        let duration = list.count > 1 ? list[list.count - 1].timestamp - list[0].timestamp : (list.isEmpty ? nil : 0)
+        metadata = SourceMetadata(kind: "mkv", device: device, streams: streams, durationSeconds: duration, tags: tags)
+        nominalFrameRate = streams.first?.fps.map { ($0 * 1000).rounded() / 1000 }
+
+        file = f
+        tracks = byStream
+        display = shown
+        depthTrack = depth
+        frames = list
+        frameTimestamps = list.map(\.timestamp)
+        lastRead.removeAll()
+        stash.removeAll()
+        seekCount = 0
+        clock = PlaybackClock(count: list.count, timestamps: frameTimestamps, defaultFPS: 30)
+        clock.loop = loopSetting
+        clock.fps = fpsSetting
+    }
+
+    private func loadCalibration(_ f: MediaFile, tags: [String: String], color: Track?, depth: Track?) {
+        let attachments = f.streams.filter { $0.kind == DL_MEDIA_ATTACHMENT }
+        guard let a = attachments.first(where: { s in f.tags(stream: s.index).contains { $0.key == "K4A_CALIBRATION_FILE" } })
+                ?? attachments.first(where: { $0.filenameString == "calibration.json" }) else {
+            warn("no calibration.json attachment: default intrinsics")
+            return
+        }
+        let bytes = f.attachment(stream: a.index)
+        let label = "\(path): attachment \(a.filenameString.isEmpty ? "calibration.json" : a.filenameString)"
+        do {
+            if AzureKinectCalibration.isAzureKinectJSON(bytes) {
+                let k = try AzureKinectCalibration.decode(bytes, name: label)
+                azureKinectCalibration = k
+                let mode = tags["K4A_DEPTH_MODE"].flatMap(AzureKinectCalibration.DepthMode.init(tag:))
+                    ?? depth.flatMap { AzureKinectCalibration.DepthMode(width: $0.width, height: $0.height) }
+                if let depth, let m = mode, m.size != (depth.width, depth.height) {
+                    warn("K4A_DEPTH_MODE \(m.rawValue) is \(m.size.width)x\(m.size.height) but the \(depth.role.rawValue) track is \(depth.width)x\(depth.height): default intrinsics")
+                    return
+                }
+                let resolution = color.flatMap { AzureKinectCalibration.ColorResolution(width: $0.width, height: $0.height) }
+                if let color, resolution == nil {
+                    warn("color track is \(color.width)x\(color.height), not an Azure Kinect resolution: default intrinsics")
+                    return
+                }
+                switch (mode, resolution) {
+                case let (m?, r?):
+                    calibration = try k.rgbdCalibration(depthMode: m, colorResolution: r)
+                case let (m?, nil):
+                    // No color track: the frames' image is the depth camera's own IR or depth.
+                    let d = try k.depthCamera(mode: m)
+                    calibration = RGBDCalibration(depth: d, color: d, depthScale: 1000, origin: "recording")
+                case let (nil, r?):
+                    let c = try k.colorCamera(resolution: r)
+                    calibration = RGBDCalibration(depth: c, color: c, depthScale: 1000, origin: "recording")
+                case (nil, nil):
+                    warn("no K4A_DEPTH_MODE tag and no track of a known size: default intrinsics")
+                }
+            } else {
+                var c = try RGBDCalibration.decode(bytes, name: label)
+                c.origin = "recording"
+                if let color, (c.color.intrinsics.width, c.color.intrinsics.height) != (color.width, color.height) {
+                    warn("calibration.json color camera is \(c.color.intrinsics.width)x\(c.color.intrinsics.height), the COLOR track \(color.width)x\(color.height): intrinsics scaled")
+                    c.color = c.color.scaled(toWidth: color.width, height: color.height)
+                }
+                if let depth, (c.depth.intrinsics.width, c.depth.intrinsics.height) != (depth.width, depth.height) {
+                    warn("calibration.json depth camera is \(c.depth.intrinsics.width)x\(c.depth.intrinsics.height), the \(depth.role.rawValue) track \(depth.width)x\(depth.height): intrinsics scaled")
+                    c.depth = c.depth.scaled(toWidth: depth.width, height: depth.height)
+                }
+                calibration = c
+            }
+        } catch {
+            azureKinectCalibration = nil
+            calibration = nil
+            warn("\(CaptureError.wrapping(error, path: label)): default intrinsics")
+        }
+    }
+
+    public func stop() {
+        file = nil
+        tracks.removeAll()
+        display = nil
+        depthTrack = nil
+        lastRead.removeAll()
+        stash.removeAll()
+    }
+
+    // MARK: Frames
+
+    public func nextFrame(now: Double) throws -> FrameSet? {
+        guard file != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        guard let due = clock.due(now: now) else { return nil }
+        var i = due.index
+        var tries = 0
+        while true {
+            do {
+                let set = try frame(i)
+                clock.delivered(i, now: now, explicit: due.explicit)
+                return set
+            } catch {
+                warn(frame: i, error)
+                tries += 1
+                if due.explicit, tries < frames.count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                    i = j
+                    continue
+                }
+                clock.delivered(i, now: now, explicit: due.explicit)
+                return nil
+            }
+        }
+    }
+
+    /// Decodes frame `i` (0-based, playback order) without moving playback.
+    public func frame(_ i: Int) throws -> FrameSet {
+        guard let display, i >= 0, i < frames.count else { throw CaptureError.invalidState("\(name): frame \(i) is out of range 0..<\(frames.count)") }
+        let fr = frames[i]
+        var needs = [Need(track: display, index: fr.display)]
+        if let d = fr.depth, let depthTrack, depthTrack !== display { needs.append(Need(track: depthTrack, index: d)) }
+        try load(&needs)
+        guard case let .done(image) = needs[0].state else {
+            if case let .failed(problem) = needs[0].state { throw CaptureError.file(path: path, problem: "frame \(i): \(problem)") }
+            throw CaptureError.file(path: path, problem: "frame \(i) not found")
+        }
+        var depthMap: PixelBuffer?
+        if display.role == .depth {
+            depthMap = image
+        } else if needs.count > 1 {
+            switch needs[1].state {
+            case let .done(d): depthMap = d
+            case let .failed(problem): warn(frame: i, CaptureError.file(path: path, problem: "frame \(i): depth \(problem); shown without depth"))
+            case .pending: break
+            }
+        }
+        let depth = depthMap.map { gray in
+            DepthData(map: meters(gray), intrinsics: calibration?.depth.intrinsics ?? .default(width: gray.width, height: gray.height))
+        }
+        return FrameSet(color: image, depth: depth, timestamp: fr.timestamp, index: i)
+    }
+
+    private func meters(_ gray: PixelBuffer) -> PixelBuffer {
+        let out = PixelBuffer(width: gray.width, height: gray.height, format: .depthFloat32)
+        let scale = depthScale
+        let width = gray.width
+        parallelRows(gray.height) { rows in
+            for y in rows {
+                let s = gray.row(y, as: UInt16.self), d = out.row(y, as: Float.self)
+                for x in 0..<width { d[x] = Float(s[x]) / scale }
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    enum NeedState { case pending, done(PixelBuffer), failed(String) }
+
+    struct Need {
+        let track: Track
+        let index: Int
+        var state = NeedState.pending
+        var isPending: Bool { if case .pending = state { return true } else { return false } }
+    }
+
+    /// Reads (and seeks when it must) until every need is decoded or has failed.
+    private func load(_ needs: inout [Need]) throws {
+        guard let file else { throw CaptureError.invalidState("\(name): not started") }
+        // Packets read ahead earlier.
+        for k in needs.indices {
+            let t = needs[k].track
+            if let e = stash[t.stream]?.first(where: { $0.index == needs[k].index }) {
+                needs[k].state = decodeAlone(t, e.bytes, index: needs[k].index, file: file)
+            }
+        }
+        for attempt in 0..<2 {
+            let pending = needs.filter(\.isPending)
+            if pending.isEmpty { return }
+            let forward = attempt == 0 && pending.allSatisfy { n in
+                guard let last = lastRead[n.track.stream] else { return false }
+                return n.index > last && n.index - last <= 12
+            }
+            if !forward {
+                // Seek on the need that starts earliest (its keyframe), or to the start on a retry.
+                var target = pending[0]
+                var targetNS = Int64.max
+                for n in pending {
+                    let k = n.track.keyframe(atOrBefore: n.index)
+                    if n.track.ns[k] < targetNS { targetNS = n.track.ns[k]; target = n }
+                }
+                let t = target.track
+                let ts = attempt == 0 ? t.pts[t.keyframe(atOrBefore: target.index)] : (t.pts.min() ?? 0)
+                try file.seek(stream: t.stream, timestamp: ts)
+                seekCount += 1
+                lastRead.removeAll()
+                stash.removeAll()
+            }
+            var missed = false
+            try readForward(&needs, file: file, missed: &missed)
+            if !missed { break }
+        }
+        for k in needs.indices where needs[k].isPending { needs[k].state = .failed("not found in the file") }
+    }
+
+    private func readForward(_ needs: inout [Need], file: MediaFile, missed: inout Bool) throws {
+        while needs.contains(where: \.isPending) {
+            guard let p = try file.readPacket() else {
+                // End of file: decoders give back what they hold.
+                for k in needs.indices where needs[k].isPending && !needs[k].track.intraOnly && needs[k].track.decoderOpen {
+                    try? file.sendEOF(stream: needs[k].track.stream)
+                    drain(needs[k].track, &needs, file: file)
+                    file.flushDecoder(stream: needs[k].track.stream)
+                }
+                missed = needs.contains(where: \.isPending)
+                return
+            }
+            guard let t = tracks[p.stream], let pts = p.pts, let idx = t.byPTS[pts] else { continue }
+            lastRead[t.stream] = idx
+            if let k = needs.firstIndex(where: { $0.track === t && $0.index == idx && $0.isPending }) {
+                if t.intraOnly {
+                    needs[k].state = decodeAlone(t, p.bytes, index: idx, file: file)
+                } else {
+                    feed(t, p, &needs, file: file)
+                }
+            } else if !t.intraOnly && (t === display || t === depthTrack) {
+                // Inter-coded tracks need every packet since the keyframe.
+                feed(t, p, &needs, file: file)
+            } else if t === display || t === depthTrack {
+                var s = stash[t.stream] ?? []
+                s.append((idx, p.bytes))
+                if s.count > 6 { s.removeFirst(s.count - 6) }
+                stash[t.stream] = s
+            }
+            // A need this track has passed can only be found again from earlier in the file.
+            for k in needs.indices where needs[k].isPending && needs[k].track === t
+                && (t.intraOnly ? idx > needs[k].index : idx > needs[k].index + 32) {
+                missed = true
+                return
+            }
+        }
+    }
+
+    /// Output buffer for a track's image: rgba8 color, 16-bit gray for depth, IR and any b16g track.
+    private func buffer(for t: Track) -> PixelBuffer {
+        PixelBuffer(width: t.width, height: t.height, format: t.role == .color && !t.isB16G ? .rgba8 : .gray16(depthScale: 0))
+    }
+
+    /// Decodes one packet of an intra-only track.
+    private func decodeAlone(_ t: Track, _ bytes: [UInt8], index: Int, file: MediaFile) -> NeedState {
+        if t.isB16G {
+            let out = buffer(for: t)
+            var message = [CChar](repeating: 0, count: 256)
+            let r = bytes.withUnsafeBufferPointer {
+                dl_media_b16g_to_gray16($0.baseAddress, $0.count, Int32(t.width), Int32(t.height),
+                                        out.baseAddress.assumingMemoryBound(to: UInt16.self), out.bytesPerRow, &message, message.count)
+            }
+            guard r == 0 else { return .failed(String(cString: message)) }
+            out.markModified()
+            return .done(out)
+        }
+        do {
+            try openDecoder(t, file: file)
+            file.flushDecoder(stream: t.stream)
+            var accepted = try bytes.withUnsafeBytes { try file.send(stream: t.stream, bytes: $0, pts: t.pts[index], keyframe: true) }
+            for _ in 0..<4 {
+                switch try file.receive(stream: t.stream) {
+                case let .frame(_, w, h):
+                    guard w == t.width, h == t.height else { return .failed("frame is \(w)x\(h), the track says \(t.width)x\(t.height)") }
+                    let out = buffer(for: t)
+                    try file.convert(stream: t.stream, into: out)
+                    return .done(out)
+                case .again:
+                    if accepted { try file.sendEOF(stream: t.stream); accepted = false } else { return .failed("the decoder gave no frame") }
+                case .end:
+                    file.flushDecoder(stream: t.stream)
+                    return .failed("the decoder gave no frame")
+                }
+            }
+            return .failed("the decoder gave no frame")
+        } catch {
+            file.flushDecoder(stream: t.stream)
+            return .failed(problem(error))
+        }
+    }
+
+    /// Gives a packet of an inter-coded track to its decoder and takes the frames it gives back.
+    private func feed(_ t: Track, _ p: MediaFile.Packet, _ needs: inout [Need], file: MediaFile) {
+        do {
+            try openDecoder(t, file: file)
+            guard let data = p.data else { return }
+            let raw = UnsafeRawBufferPointer(start: data, count: p.size)
+            if try !file.send(stream: t.stream, bytes: raw, pts: p.pts, keyframe: p.keyframe) {
+                drain(t, &needs, file: file)
+                _ = try file.send(stream: t.stream, bytes: raw, pts: p.pts, keyframe: p.keyframe)
+            }
+        } catch {
+            if let k = needs.firstIndex(where: { $0.track === t && $0.isPending && t.pts[$0.index] == p.pts }) {
+                needs[k].state = .failed(problem(error))
+            }
+        }
+        drain(t, &needs, file: file)
+    }
+
+    private func drain(_ t: Track, _ needs: inout [Need], file: MediaFile) {
+        while true {
+            guard let r = try? file.receive(stream: t.stream), case let .frame(pts, w, h) = r else { return }
+            guard let pts, let k = needs.firstIndex(where: { $0.track === t && $0.isPending && t.pts[$0.index] == pts }) else { continue }
+            guard w == t.width, h == t.height else {
+                needs[k].state = .failed("frame is \(w)x\(h), the track says \(t.width)x\(t.height)")
+                continue
+            }
+            let out = buffer(for: t)
+            do {
+                try file.convert(stream: t.stream, into: out)
+                needs[k].state = .done(out)
+            } catch {
+                needs[k].state = .failed(problem(error))
+            }
+        }
+    }
+
+    private func openDecoder(_ t: Track, file: MediaFile) throws {
+        guard !t.decoderOpen else { return }
+        try file.openDecoder(stream: t.stream)
+        t.decoderOpen = true
+    }
+
+    /// The problem part of an error (the file is named once, by the caller).
+    private func problem(_ error: Error) -> String {
+        if case let .file(_, problem)? = error as? CaptureError { return problem }
+        return "\(error)"
+    }
+
+    private func warn(_ message: String) {
+        warnings.append(message)
+        onWarning?(message)
+    }
+
+    private func warn(frame i: Int, _ error: Error) {
+        guard warned.insert(i).inserted else { return }
+        warn("frame \(i) skipped: \(CaptureError.wrapping(error, path: path))")
+    }
+
+    // MARK: Helpers
+
+    static func medianInterval(_ t: Track) -> Double? {
+        guard t.order.count >= 2 else { return nil }
+        let gaps = zip(t.order.dropFirst(), t.order).map { Double(t.ns[$0] - t.ns[$1]) / 1e9 }.filter { $0 > 0 }.sorted()
+        return gaps.isEmpty ? nil : gaps[gaps.count / 2]
+    }
+
+    /// A problem line when the Matroska segment declares more bytes than the file holds.
+    static func truncation(of path: String) -> String? {
+        guard let h = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? h.close() }
+        guard let prefix = try? h.read(upToCount: 4096), let size = try? h.seekToEnd() else { return nil }
+        return truncation(prefix: Array(prefix), fileSize: Int64(size))
+    }
+
+    /// Parses the EBML header and the Segment's size: (EBML id 1A45DFA3, size, …) (Segment id
+    /// 18538067, size). An unknown size (all value bits 1) is a live recording, not a truncation.
+    static func truncation(prefix b: [UInt8], fileSize: Int64) -> String? {
+        var at = 0
+        func vint(keepMarker: Bool) -> (value: UInt64, allOnes: Bool)? {
+            guard at < b.count, b[at] != 0 else { return nil }
+            let length = b[at].leadingZeroBitCount + 1
+            guard length <= 8, at + length <= b.count else { return nil }
+            var v = UInt64(keepMarker ? b[at] : b[at] & (0xFF >> length))
+            for i in 1..<length { v = v << 8 | UInt64(b[at + i]) }
+            let ones = !keepMarker && v == (UInt64(1) << (7 * length)) - 1
+            at += length
+            return (v, ones)
+        }
+        guard let id = vint(keepMarker: true), id.value == 0x1A45_DFA3, let headerSize = vint(keepMarker: false),
+              !headerSize.allOnes, headerSize.value < 4096 else { return nil }
+        at += Int(headerSize.value)
+        guard let segment = vint(keepMarker: true), segment.value == 0x1853_8067, let size = vint(keepMarker: false),
+              !size.allOnes, size.value < UInt64(Int64.max) / 2 else { return nil }
+        let end = Int64(at) + Int64(size.value)
+        guard end > fileSize else { return nil }
+        return "truncated: the Matroska segment ends at byte \(end), the file has \(fileSize) bytes"
+    }
+
+    // MARK: PlaybackControl
+
+    public var isPaused: Bool { clock.paused }
+    public func pause() { clock.paused = true }
+    public func resume() { clock.paused = false }
+    public func step(by delta: Int) throws {
+        guard file != nil else { throw CaptureError.invalidState("\(name): step before start()") }
+        clock.step(by: delta)
+    }
+    public func seek(toFrame index: Int) throws {
+        guard file != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
+        guard index >= 0 && index < frames.count else {
+            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frames.count)")
+        }
+        clock.seek(index)
+    }
+    /// Moves to the last frame at or before `seconds` after the first frame (clamped to the recording).
+    public func seek(toTime seconds: Double) throws {
+        guard file != nil, !frames.isEmpty else { throw CaptureError.invalidState("\(name): seek before start()") }
+        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): cannot seek to \(seconds) s") }
+        let first = frameTimestamps[0]
+        var lo = 0, hi = frames.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if frameTimestamps[mid] - first <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
+        }
+        clock.seek(lo)
+    }
+    public var loop: Bool {
+        get { loopSetting }
+        set { loopSetting = newValue; clock.loop = newValue }
+    }
+    public var fps: Double? {
+        get { fpsSetting }
+        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
+    }
+    public var frameCount: Int? { file == nil ? nil : frames.count }
+    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
+    public var isFinished: Bool { file != nil && clock.isFinished }
+}

@@ -34,6 +34,10 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case snapshot(json: String)
     /// A PLY point list: a layer of the 3D scene, not a stream of frames.
     case ply(path: String)
+    /// A ROS1 bag: RealSense Viewer recordings (and bags with the same message types).
+    case bag(path: String)
+    /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
+    case mkv(path: String)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -63,6 +67,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "snapshot", syntax: "snapshot:NAME.json",
              summary: "a viewer snapshot: its color and depth PNGs with its depth scale and intrinsics", hasFrames: true),
         Kind(name: "ply", syntax: "ply:FILE", summary: "a PLY point list, shown in the 3D view", hasFrames: false),
+        Kind(name: "bag", syntax: "bag:FILE",
+             summary: "a ROS bag: RealSense Viewer recordings (depth, color, IR, calibration; lz4/bz2 chunks)", hasFrames: true),
+        Kind(name: "mkv", syntax: "mkv:FILE",
+             summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -87,6 +96,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .v4l2: name = "v4l2"
         case .snapshot: name = "snapshot"
         case .ply: name = "ply"
+        case .bag: name = "bag"
+        case .mkv: name = "mkv"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -115,6 +126,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "tum": self = .tum(directory: try path("directory"))
         case "snapshot": self = .snapshot(json: try path("NAME.json"))
         case "ply": self = .ply(path: try path("file"))
+        case "bag": self = .bag(path: try path("file"))
+        case "mkv": self = .mkv(path: try path("file"))
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -152,6 +165,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .v4l2(c, d): return "v4l2:\(c)" + (d.map { ",depth=\($0)" } ?? "")
         case let .snapshot(j): return "snapshot:\(j)"
         case let .ply(p): return "ply:\(p)"
+        case let .bag(p): return "bag:\(p)"
+        case let .mkv(p): return "mkv:\(p)"
         }
     }
 
@@ -162,7 +177,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
-        case let .ply(p): return p
+        case let .ply(p), let .bag(p), let .mkv(p): return p
         }
     }
 
@@ -187,6 +202,16 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': a snapshot brings its own depth scale; drop --depth-scale")
             }
             return SnapshotSource(json: j)
+        case let .bag(p):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a bag records its depth units; drop --depth-scale")
+            }
+            return BagSource(path: p)
+        case let .mkv(p):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
+            }
+            return MKVSource(path: p)
         case let .ply(p):
             throw CaptureError.invalidSource("--source 'ply:\(p)': a PLY point list has no color or depth frames (open it with view or render3d)")
         }

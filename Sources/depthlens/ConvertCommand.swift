@@ -54,9 +54,9 @@ struct ConvertCommand: ParsableCommand {
         exporter.contents = contents
         exporter.writePLY = ply
         var bar = ProgressBar(total: 0, label: "convert")
-        let summary = try exporter.run { p in
+        let summary = try exporter.run(progress: { p in
             bar.show(p)
-        }
+        })
         bar.finish()
         for w in summary.warnings { warn("\(src.name): \(w)") }
         let plys = ply ? ", \(summary.plyWritten) PLY files" : ""

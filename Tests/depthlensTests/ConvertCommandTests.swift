@@ -66,7 +66,7 @@ final class ConvertCommandTests: CLITestCase {
         let tum = try recording()
         let out = path("busy")
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: out + "/keep.txt", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: out + "/keep.txt", contents: Data("x".utf8))
         let r = try CLI.run(["convert", "--source", "tum:\(tum)", "--out", out])
         XCTAssertEqual(r.status, 1)
         XCTAssertEqual(r.stderrLines, ["depthlens: \(out): exists and is not empty (--overwrite to write into it)"])

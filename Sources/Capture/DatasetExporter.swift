@@ -152,7 +152,7 @@ public final class DatasetExporter {
                 let name = try wrapped { try writer.append(color: color, depth: depth, timestamp: frame.timestamp) }
                 summary.framesWritten += 1
                 if writePLY, let d = frame.depth {
-                    let rgb = [.rgba8, .bgra8, .rgb8, .gray8].contains(frame.color.format) ? frame.color : ImageIO.toRGBA8(frame.color)
+                    let rgb = ImageIO.toEightBit(frame.color)
                     let cloud = calibration.needsAlignment
                         ? PointCloud.unproject(depth: d, color: rgb, calibration: calibration)
                         : PointCloud.unproject(depth: d, color: rgb)

@@ -31,8 +31,10 @@ struct RGBDInputOptions: ParsableArguments {
     var disparityScale: Float?
     @Flag(help: "--depth is a PFM of inverse depth (1/m).")
     var inverseDepth = false
-    @Option(help: "Camera intrinsics fx,fy,cx,cy in pixels of the depth image (default: 525·W/640, image center).")
+    @Option(help: "Camera intrinsics fx,fy,cx,cy in pixels of the depth image (default: the source's, else 525·W/640, image center).")
     var intrinsics: String?
+    @Option(help: "A calibration.json (both cameras, depth→color extrinsics, depth scale; the schema `info --json` prints) for the input.")
+    var calibration: String?
     @Flag(help: "Use the built-in synthetic RGB-D scene (640x480) instead of files.")
     var synthetic = false
     @Option(help: "A viewer snapshot's NAME.json: its color and depth files, depth scale and intrinsics (instead of --color/--depth).")
@@ -64,7 +66,8 @@ struct RGBDInputOptions: ParsableArguments {
         if snapshot != nil {
             let others = [color != nil ? "--color" : nil, depth != nil ? "--depth" : nil, depthScale != nil ? "--depth-scale" : nil,
                           disparity ? "--disparity" : nil, inverseDepth ? "--inverse-depth" : nil,
-                          intrinsics != nil ? "--intrinsics" : nil, synthetic ? "--synthetic" : nil].compactMap { $0 }
+                          intrinsics != nil ? "--intrinsics" : nil, calibration != nil ? "--calibration" : nil,
+                          synthetic ? "--synthetic" : nil].compactMap { $0 }
             if let first = others.first {
                 throw DepthKitError.invalidArgument("--snapshot brings its own files, scale and intrinsics; drop \(first)")
             }
@@ -107,11 +110,13 @@ struct RGBDInputOptions: ParsableArguments {
             }
             frame = try loadDecoded(color: color, depth: depth)
         }
-        if let s = intrinsics, let d = frame.depth {
-            guard let k = CameraIntrinsics.parse(s, width: d.map.width, height: d.map.height) else {
-                throw DepthKitError.invalidArgument("--intrinsics must be fx,fy,cx,cy with positive focal lengths, got '\(s)'")
-            }
-            frame.depth?.intrinsics = k
+        let override = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
+        frame.calibration = override.resolve(recorded: frame.calibration, depthUnits: frame.unitsPerMeter,
+                                             color: frame.color, depth: frame.depth)
+        if frame.depth != nil {
+            var set = FrameSet(color: frame.color, depth: frame.depth, timestamp: 0, index: 0)
+            override.apply(frame.calibration!, to: &set)
+            frame.depth = set.depth
         }
         return frame
     }
@@ -123,7 +128,7 @@ struct RGBDInputOptions: ParsableArguments {
         let name = spec.path ?? spec.description
         let units = try source.depthUnitsPerMeter ?? DepthIO.validatedScale(depthScale)
         return LoadedFrame(color: f.color, depth: f.depth, colorPath: name, depthPath: f.depth == nil ? nil : name,
-                           unitsPerMeter: units)
+                           unitsPerMeter: units, calibration: source.calibration)
     }
 
     /// A pair of files whose depth is 16-bit with PGM byte-order overrides, disparity or inverse depth.
@@ -152,4 +157,7 @@ struct LoadedFrame {
     var depthPath: String?
     /// Units per meter of the input's 16-bit depth (what `--filter depth` writes back).
     var unitsPerMeter: Float
+    /// Both cameras: what the input recorded, then `--calibration`/`--intrinsics` (after `load`,
+    /// always set: defaults when nothing is known).
+    var calibration: RGBDCalibration? = nil
 }

@@ -63,6 +63,11 @@ public enum ImageIO {
     }
 
     /// A packed `rgba8` copy of an 8-bit color or gray buffer.
+    /// `b` itself when it is 8-bit color or gray (what point clouds sample), else `toRGBA8(b)`.
+    public static func toEightBit(_ b: PixelBuffer) -> PixelBuffer {
+        [.rgba8, .bgra8, .rgb8, .gray8].contains(b.format) ? b : toRGBA8(b)
+    }
+
     public static func toRGBA8(_ b: PixelBuffer) -> PixelBuffer {
         if b.format == .rgba8 { return b.clone() }
         let out = PixelBuffer(width: b.width, height: b.height, format: .rgba8)

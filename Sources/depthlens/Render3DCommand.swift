@@ -91,7 +91,9 @@ struct Render3DCommand: ParsableCommand {
         let frame = try input.load()
         guard let depthData = frame.depth else { throw DepthKitError.invalidArgument("--depth is required for render3d") }
         let depth = depthData.depthFloat32()
-        let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        var color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
+        // Depth and color from different cameras: each point takes the color pixel it projects to.
+        if let c = frame.calibration, c.needsAlignment { color = ColorAtDepth().render(depth: depthData, color: color, calibration: c) }
         guard let pivot = PointCloud.orbitPivot(depth: depthData) else {
             throw DepthKitError.file(path: frame.depthPath ?? "depth", problem: "no valid depth to render")
         }

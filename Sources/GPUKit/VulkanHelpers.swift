@@ -29,13 +29,13 @@ public enum Vk {
     }
 
     /// The usual two-call enumeration (`count`, then fill).
-    static func enumerate<T>(_ zero: T, _ call: (UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<T>?) -> VkResult,
+    public static func enumerate<T>(_ zero: T, _ call: (UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<T>?) -> VkResult,
                              name: String) throws -> [T] {
         var count: UInt32 = 0
         try vkCheck(call(&count, nil), name)
         var items = [T](repeating: zero, count: Int(count))
         if count > 0 {
-            try items.withUnsafeMutableBufferPointer { try vkCheck(call(&count, $0.baseAddress), name) }
+            _ = try items.withUnsafeMutableBufferPointer { try vkCheck(call(&count, $0.baseAddress), name) }
         }
         return Array(items.prefix(Int(count)))
     }

@@ -135,7 +135,6 @@ final class FrameProcessor {
                           note: s.depthOn ? "this frame has no depth" : "depth is off", picture: color)
         }
         let onGPU = s.backend == .auto ? (autoChoices[autoKey(stage, s, color: color, depth: depthMap)] ?? true) : s.kernelsOnGPU
-        let backendName = onGPU ? "GPU" : "CPU"
         switch stage {
         case .original:
             let t = try pictureTexture(cb, color, mark: mark)

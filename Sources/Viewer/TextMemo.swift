@@ -97,9 +97,9 @@ extension ViewerApp {
     /// The text before the frame number is rebuilt only when it changes; the number (new every
     /// frame during playback) is written with it into a stack buffer (`withDecimalText`).
     func drawOverlayTitle(x: Float, y: Float) {
-        let parts = ViewerTexts.OverlayParts(mode: settings.mode.title, label: lastOutput?.label, threeD: view == .threeD,
+        let parts = ViewerTexts.OverlayParts(mode: settings.mode.title, label: composer.lastOutput?.label, threeD: view == .threeD,
                                              paused: playback?.isPaused)
-        let base = texts.overlay.text(for: parts) { p in
+        let base = ui.texts.overlay.text(for: parts) { p in
             var what = p.mode
             if let label = p.label { what += " - \(label)" }
             if p.threeD { what = "3D point cloud" }
@@ -115,9 +115,10 @@ extension ViewerApp {
 
     /// Sets the window title when the source or the mode changed.
     func updateWindowTitle() {
+        let source = session.source
         let parts = ViewerTexts.TitleParts(source: ObjectIdentifier(source), mode: settings.mode.title)
         var changed = false
-        let title = texts.title.text(for: parts) { [source] p in
+        let title = ui.texts.title.text(for: parts) { p in
             changed = true
             return "depthlens - \(source.name) - \(p.mode)"
         }
@@ -145,15 +146,16 @@ extension UI {
 extension ViewerApp {
     /// The panel's Status section from the last second's figures.
     func makePanelStatusLines() -> [String] {
-        var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(context.name)"]
-        lines += thermalPanelLines
+        let stats = self.stats.frame
+        var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(swapchain.context.name)"]
+        lines += thermal.panelLines
         lines += ["present: \(swapchain.presentModeName), \(swapchain.extent.width)x\(swapchain.extent.height)"]
         for (k, v) in stats.stageMs { lines.append(String(format: "  %-9@ %6.2f ms", k, v)) }
         if !stats.kernelMs.isEmpty { lines.append("CPU per kernel") }
         for (k, v) in stats.kernelMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
         if !stats.gpuMs.isEmpty { lines.append("GPU (timestamps)") }
         for (k, v) in stats.gpuMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
-        if let f = current {
+        if let f = session.current {
             lines.append("color \(f.color.width)x\(f.color.height)" + (f.depth.map { ", depth \($0.map.width)x\($0.map.height)" } ?? ", no depth"))
         }
         return lines

@@ -213,4 +213,27 @@ public final class GPUContext: @unchecked Sendable {
         }
         try vkCheck(r, "vkQueueSubmit")
     }
+
+    /// Presents `image` of `swapchain` once `wait` is signaled. Returns the result for the caller
+    /// to judge (`VK_ERROR_OUT_OF_DATE_KHR` and `VK_SUBOPTIMAL_KHR` ask for a new swapchain).
+    /// Vulkan: `vkQueuePresentKHR` (the queue lock held, as for a submit).
+    public func present(_ swapchain: VkSwapchainKHR, image: UInt32, wait: VkSemaphore) -> VkResult {
+        var waitSem: VkSemaphore? = wait
+        var sc: VkSwapchainKHR? = swapchain
+        var index = image
+        return withUnsafePointer(to: &waitSem) { wp in
+            withUnsafePointer(to: &sc) { scp in
+                withUnsafePointer(to: &index) { ip in
+                    var info = VkPresentInfoKHR()
+                    info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR
+                    info.waitSemaphoreCount = 1
+                    info.pWaitSemaphores = wp
+                    info.swapchainCount = 1
+                    info.pSwapchains = scp
+                    info.pImageIndices = ip
+                    return withQueue { vkQueuePresentKHR($0, &info) }
+                }
+            }
+        }
+    }
 }

@@ -94,23 +94,7 @@ final class FrameSync {
     /// for recreation. Vulkan: `vkQueuePresentKHR` (under the queue lock).
     func present(image: UInt32, on swapchain: Swapchain) throws {
         guard let handle = swapchain.handle else { swapchain.needsRecreate = true; return }
-        var signal: VkSemaphore? = renderDone[Int(image)]
-        var sc: VkSwapchainKHR? = handle
-        var index = image
-        let presented: VkResult = withUnsafePointer(to: &signal) { sp in
-            withUnsafePointer(to: &sc) { scp in
-                withUnsafePointer(to: &index) { ip in
-                    var info = VkPresentInfoKHR()
-                    info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR
-                    info.waitSemaphoreCount = 1
-                    info.pWaitSemaphores = sp
-                    info.swapchainCount = 1
-                    info.pSwapchains = scp
-                    info.pImageIndices = ip
-                    return context.withQueue { vkQueuePresentKHR($0, &info) }
-                }
-            }
-        }
+        let presented = context.present(handle, image: image, wait: renderDone[Int(image)])
         if presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR {
             swapchain.needsRecreate = true
         } else {

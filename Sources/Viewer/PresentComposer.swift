@@ -55,18 +55,18 @@ final class PresentComposer {
     private(set) var lastOutput: FrameProcessor.Output?
     private(set) var processedKey: ProcessedKey?
 
-    init(context: GPUContext, renderPass: VkRenderPass, options: ViewerOptions, sync: FrameSync, log: ViewerLog) throws {
+    init(context: GPUContext, swapchain: Swapchain, options: ViewerOptions, sync: FrameSync, log: ViewerLog) throws {
         self.sync = sync
         self.log = log
         alwaysProcess = options.reprocess || options.watchShaders
         let library = try ShaderLibrary.shared()
-        present = try PresentPipeline(context: context, library: library, renderPass: renderPass)
+        present = try PresentPipeline(context: context, library: library, swapchain: swapchain)
         present.watchesShaders = options.watchShaders
         let factory = try GPUFilterFactory(context: context, library: library)
         factory.watchesShaders = options.watchShaders
         processor = FrameProcessor(factory: factory)
         copiesPictures = PictureCopy.enabled(on: context)
-        scene3D = Scene3D.make(context: context, factory: factory, renderPass: renderPass)
+        scene3D = Scene3D.make(context: context, factory: factory)
         let printsPicks = options.logReadout || options.logUI
         scene3D?.log = { line in
             guard printsPicks else { return }

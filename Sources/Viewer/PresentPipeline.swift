@@ -15,7 +15,8 @@ final class PresentPipeline {
     var lastError: String? { programs.lazy.compactMap { $0.reloader.lastError.map { "\($0)" } }.first }
     private let pool: DescriptorPool
     private let programs: [Program]
-    private let renderPass: VkRenderPass
+    /// Whose render pass the pipelines draw in (held: the pass lives as long as the swapchain object).
+    private let swapchain: Swapchain
 
     /// One pipeline (rebuilt by GPUKit's `PipelineReloader` when its shaders change), its
     /// descriptor set and the views bound to it.
@@ -41,9 +42,10 @@ final class PresentPipeline {
         }
     }
 
-    init(context: GPUContext, library: ShaderLibrary, renderPass: VkRenderPass) throws {
+    init(context: GPUContext, library: ShaderLibrary, swapchain: Swapchain) throws {
         self.context = context
-        self.renderPass = renderPass
+        self.swapchain = swapchain
+        let renderPass = swapchain.renderPass
         pool = try DescriptorPool(context: context, maxSets: 2, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 3)])
         programs = [
             try Program(context, library: library, pool: pool, renderPass: renderPass,
@@ -60,7 +62,7 @@ final class PresentPipeline {
         guard watchesShaders else { return }
         for p in programs {
             p.reloader.reloadIfNeeded { shaders in
-                p.pipeline = try Self.build(context, layout: p.layout.handle, renderPass: renderPass, shaders: shaders)
+                p.pipeline = try Self.build(context, layout: p.layout.handle, renderPass: swapchain.renderPass, shaders: shaders)
             }
         }
     }

@@ -33,10 +33,33 @@ final class Swapchain {
     /// How many times the swapchain was (re)made.
     private(set) var generation = 0
 
+    /// Takes ownership of `surface`: destroyed with this object, or here when this throws.
     init(context: GPUContext, surface: VkSurfaceKHR, vsync: Bool) throws {
         self.context = context
         self.surface = surface
         self.vsync = vsync
+        do {
+            let f = try Self.surfaceFormat(context, surface)
+            let clearing = try Self.makeRenderPass(context.device, format: f.format, load: false)
+            let loading: VkRenderPass
+            do {
+                loading = try Self.makeRenderPass(context.device, format: f.format, load: true)
+            } catch {
+                vkDestroyRenderPass(context.device, clearing, nil)
+                throw error
+            }
+            format = f
+            renderPass = clearing
+            loadRenderPass = loading
+        } catch {
+            vkDestroySurfaceKHR(context.instance, surface, nil)
+            throw error
+        }
+    }
+
+    /// The surface's pixel format: UNORM, not sRGB (the kernels' bytes are display values and
+    /// reach the screen unchanged), BGRA or RGBA order, else the first offered.
+    private static func surfaceFormat(_ context: GPUContext, _ surface: VkSurfaceKHR) throws -> VkSurfaceFormatKHR {
         var supported: VkBool32 = 0
         try vkCheck(vkGetPhysicalDeviceSurfaceSupportKHR(context.physicalDevice, context.queueFamilyIndex, surface, &supported),
                   "vkGetPhysicalDeviceSurfaceSupportKHR")
@@ -45,19 +68,11 @@ final class Swapchain {
         }
         let formats = try Vk.enumerate(VkSurfaceFormatKHR(), { vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, $0, $1) },
                                        name: "vkGetPhysicalDeviceSurfaceFormatsKHR")
-        // UNORM, not sRGB: the kernels' bytes are display values and reach the screen unchanged.
         let preferred = [VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM]
         guard let f = preferred.lazy.compactMap({ p in formats.first { $0.format == p } }).first ?? formats.first else {
             throw ViewerError.noVulkan("the window surface offers no pixel format")
         }
-        format = f
-        renderPass = try Self.makeRenderPass(context.device, format: f.format, load: false)
-        do {
-            loadRenderPass = try Self.makeRenderPass(context.device, format: f.format, load: true)
-        } catch {
-            vkDestroyRenderPass(context.device, renderPass, nil)
-            throw error
-        }
+        return f
     }
 
     deinit {

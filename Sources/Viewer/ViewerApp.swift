@@ -60,7 +60,7 @@ public final class ViewerApp {
         swapchain = try Swapchain(context: ctx, surface: try win.makeSurface(instance: ctx.instance), vsync: options.vsync)
         let log = ViewerLog(logsUI: options.logUI), stats = ViewerStats(now: monotonicSeconds())
         let sync = try FrameSync(context: ctx, stats: stats)
-        let composer = try PresentComposer(context: ctx, renderPass: swapchain.renderPass, options: options, sync: sync, log: log)
+        let composer = try PresentComposer(context: ctx, swapchain: swapchain, options: options, sync: sync, log: log)
         self.log = log
         self.stats = stats
         self.sync = sync

@@ -45,7 +45,7 @@ final class FrameSync {
     func waitForFrame() throws {
         guard try stream.wait() else { return }
         if labels.count >= 2 {
-            stream.timestampIntervals(count: labels.count) { i, ms in stats.frame.add(gpu: labels[i], ms: ms) }
+            stream.timestampIntervals(count: labels.count) { i, ms in stats.perSecond.add(gpu: labels[i], ms: ms) }
         }
         labels.removeAll(keepingCapacity: true)
     }

@@ -104,7 +104,7 @@ public final class ViewerApp {
             print(steadyLine)
             fflush(stdout)
         }
-        logUI("exit frames \(session.framesReceived) shown \(stats.framesShown) dropped \(stats.frame.dropped) last \(session.lastFrameIndex ?? -1)")
+        logUI("exit frames \(session.framesReceived) shown \(stats.framesShown) dropped \(stats.perSecond.dropped) last \(session.lastFrameIndex ?? -1)")
     }
 
     /// One pass of the loop; false when the window is to close. Input, swapchain, the previous
@@ -121,7 +121,7 @@ public final class ViewerApp {
         try sync.waitForFrame()
         stats.lap("gpu wait")
         if let limit = thermal.poll(), limit != session.depthRateLimit { session.limitDepthRate(limit) }
-        session.poll(settings: &settings, stats: &stats.frame)
+        session.poll(settings: &settings, stats: &stats.perSecond)
         stats.lap("source")
         composer.present.reloadIfNeeded()
         guard let image = try sync.acquire(from: swapchain) else { return true }
@@ -149,7 +149,7 @@ public final class ViewerApp {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
-                print("stats: \(stats.frame.line)")
+                print("stats: \(stats.perSecond.line)")
                 fflush(stdout)
             }
         }

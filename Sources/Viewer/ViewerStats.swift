@@ -7,7 +7,7 @@ import Foundation
 final class ViewerStats {
     typealias Counts = (own: UInt64, driver: UInt64)
     /// The last second's figures.
-    var frame: FrameStats
+    var perSecond: FrameStats
     private var steady = SteadyState()
     /// When the window opened (`--exit-after` counts from here).
     let startTime: Double
@@ -20,7 +20,7 @@ final class ViewerStats {
 
     init(now: Double) {
         startTime = now
-        frame = FrameStats(now: now)
+        perSecond = FrameStats(now: now)
     }
 
     /// Whether `--exit-after` or `--exit-after-frames` is reached.
@@ -42,8 +42,8 @@ final class ViewerStats {
     /// The time and allocations since the last lap are `stage`'s.
     func lap(_ stage: String) {
         let t = DispatchTime.now().uptimeNanoseconds, a = AllocationCounter.counts
-        frame.add(stage: stage, ms: Double(t - lapTime) / 1e6)
-        frame.add(stage: stage, allocations: a.own &- lapStart.own, driver: a.driver &- lapStart.driver)
+        perSecond.add(stage: stage, ms: Double(t - lapTime) / 1e6)
+        perSecond.add(stage: stage, allocations: a.own &- lapStart.own, driver: a.driver &- lapStart.driver)
         lapTime = t
         lapStart = a
     }
@@ -52,11 +52,11 @@ final class ViewerStats {
     func lapKernels(_ cpuTimes: [(String, Double)]) {
         var uploadMs = 0.0
         for (name, ms) in cpuTimes {
-            if name == "upload" { uploadMs += ms } else { frame.add(kernel: name, ms: ms) }
+            if name == "upload" { uploadMs += ms } else { perSecond.add(kernel: name, ms: ms) }
         }
-        frame.add(stage: "upload", ms: uploadMs)
+        perSecond.add(stage: "upload", ms: uploadMs)
         lap("kernels")
-        frame.add(stage: "kernels", ms: -uploadMs)
+        perSecond.add(stage: "kernels", ms: -uploadMs)
     }
 
     /// A frame was presented; returns the count so far.
@@ -70,10 +70,10 @@ final class ViewerStats {
     /// figures are ready, `newSecond` runs, its own allocations not counted (it measures, it is not the frame).
     func endFrame(_ newSecond: () -> Void) {
         let a = AllocationCounter.counts
-        frame.add(allocations: a.own &- frameStart.own, driver: a.driver &- frameStart.driver)
+        perSecond.add(allocations: a.own &- frameStart.own, driver: a.driver &- frameStart.driver)
         steady.frameDone(frame: framesShown, allocations: a)
         AllocationCounter.uncounted {
-            if frame.frameDone(now: monotonicSeconds()) { newSecond() }
+            if perSecond.frameDone(now: monotonicSeconds()) { newSecond() }
         }
     }
 

@@ -57,7 +57,7 @@ extension ViewerApp {
 
     /// The panel's Status section from the last second's figures.
     func makePanelStatusLines() -> [String] {
-        let stats = self.stats.frame
+        let stats = self.stats.perSecond
         var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(swapchain.context.name)"]
         lines += thermal.panelLines
         lines += ["present: \(swapchain.presentModeName), \(swapchain.extent.width)x\(swapchain.extent.height)"]
@@ -74,7 +74,7 @@ extension ViewerApp {
 
     /// The window's status line from the last second's figures: FPS, stages, GPU times, dropped frames, device.
     func makeStatusText() -> String {
-        let stats = self.stats.frame
+        let stats = self.stats.perSecond
         var status = String(format: "%.0f fps", stats.fps)
         status += "  " + stats.stageMs.filter { $0.1 > 0.005 }.map { String(format: "%@ %.1f", $0.0, $0.1) }.joined(separator: "  ")
         if !stats.gpuMs.isEmpty {

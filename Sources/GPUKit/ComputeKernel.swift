@@ -4,24 +4,25 @@ import Foundation
 
 /// Rebuilds a pipeline when its shader files change (`--watch-shaders`): on a compile error the
 /// old pipeline keeps running and `lastError` says why.
-final class PipelineReloader {
-    let library: ShaderLibrary
-    private(set) var shaders: [CompiledShader]
+public final class PipelineReloader {
+    public let library: ShaderLibrary
+    public private(set) var shaders: [CompiledShader]
     /// The last reload's error (nil after a successful reload).
-    private(set) var lastError: Error?
-    private(set) var reloadCount = 0
+    public private(set) var lastError: Error?
+    public private(set) var reloadCount = 0
     private var lastCheck = DispatchTime(uptimeNanoseconds: 0)
     /// Seconds between modification-time polls.
-    var pollInterval: Double = 0.25
+    public var pollInterval: Double = 0.25
 
-    init(library: ShaderLibrary, names: [String]) throws {
+    public init(library: ShaderLibrary, names: [String]) throws {
         self.library = library
         shaders = try names.map { try library.shader(named: $0) }
     }
 
     /// Polls the files (at most every `pollInterval`) and calls `rebuild` with fresh SPIR-V when
     /// one changed. Returns true when the pipeline was swapped.
-    func reloadIfNeeded(force: Bool = false, _ rebuild: ([CompiledShader]) throws -> Void) -> Bool {
+    @discardableResult
+    public func reloadIfNeeded(force: Bool = false, _ rebuild: ([CompiledShader]) throws -> Void) -> Bool {
         if !force && milliseconds(since: lastCheck) < pollInterval * 1000 { return false }
         lastCheck = .now()
         guard force || shaders.contains(where: library.isStale) else { return false }
@@ -105,10 +106,11 @@ public final class PipelineLayout {
 }
 
 /// A `VkPipeline`, destroyed on deinit.
-final class Pipeline {
+public final class Pipeline {
     let context: GPUContext
-    let handle: VkPipeline
-    init(context: GPUContext, handle: VkPipeline) { self.context = context; self.handle = handle }
+    public let handle: VkPipeline
+    /// Takes ownership of `handle`.
+    public init(context: GPUContext, handle: VkPipeline) { self.context = context; self.handle = handle }
     deinit { vkDestroyPipeline(context.device, handle, nil) }
 }
 

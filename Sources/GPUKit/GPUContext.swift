@@ -177,16 +177,62 @@ public final class GPUContext: @unchecked Sendable {
         return best.map { UInt32($0) }
     }
 
-    /// Submits one command buffer and signals `fence`. Vulkan: `vkQueueSubmit`.
-    func submit(_ commandBuffer: VkCommandBuffer, fence: VkFence) throws {
+    /// Runs `body` with the queue while holding the queue lock: `vkQueueSubmit` and
+    /// `vkQueuePresentKHR` need the queue externally synchronized, so every use of it goes through here.
+    public func withQueue<R>(_ body: (VkQueue) throws -> R) rethrows -> R {
+        try queueLock.withLock { try body(queue) }
+    }
+
+    /// Submits one command buffer: waits for `wait` (when given) at `waitStages`, signals `signal`
+    /// (when given) and then `fence`. Vulkan: `vkQueueSubmit`.
+    public func submit(_ commandBuffer: VkCommandBuffer, wait: VkSemaphore? = nil, waitStages: VkPipelineStageFlags = 0,
+                       signal: VkSemaphore? = nil, fence: VkFence?) throws {
         var cb: VkCommandBuffer? = commandBuffer
-        try queueLock.withLock {
-            try withUnsafePointer(to: &cb) { cbp in
-                var submit = VkSubmitInfo()
-                submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
-                submit.commandBufferCount = 1
-                submit.pCommandBuffers = cbp
-                try vkCheck(vkQueueSubmit(queue, 1, &submit, fence), "vkQueueSubmit")
+        var waitSem = wait, signalSem = signal, stages = waitStages
+        let r: VkResult = withUnsafePointer(to: &cb) { cbp in
+            withUnsafePointer(to: &waitSem) { wp in
+                withUnsafePointer(to: &signalSem) { sp in
+                    withUnsafePointer(to: &stages) { stp in
+                        var submit = VkSubmitInfo()
+                        submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO
+                        submit.commandBufferCount = 1
+                        submit.pCommandBuffers = cbp
+                        if wait != nil {
+                            submit.waitSemaphoreCount = 1
+                            submit.pWaitSemaphores = wp
+                            submit.pWaitDstStageMask = stp
+                        }
+                        if signal != nil {
+                            submit.signalSemaphoreCount = 1
+                            submit.pSignalSemaphores = sp
+                        }
+                        return withQueue { vkQueueSubmit($0, 1, &submit, fence) }
+                    }
+                }
+            }
+        }
+        try vkCheck(r, "vkQueueSubmit")
+    }
+
+    /// Presents `image` of `swapchain` once `wait` is signaled. Returns the result for the caller
+    /// to judge (`VK_ERROR_OUT_OF_DATE_KHR` and `VK_SUBOPTIMAL_KHR` ask for a new swapchain).
+    /// Vulkan: `vkQueuePresentKHR` (the queue lock held, as for a submit).
+    public func present(_ swapchain: VkSwapchainKHR, image: UInt32, wait: VkSemaphore) -> VkResult {
+        var waitSem: VkSemaphore? = wait
+        var sc: VkSwapchainKHR? = swapchain
+        var index = image
+        return withUnsafePointer(to: &waitSem) { wp in
+            withUnsafePointer(to: &sc) { scp in
+                withUnsafePointer(to: &index) { ip in
+                    var info = VkPresentInfoKHR()
+                    info.sType = VK_STRUCTURE_TYPE_PRESENT_INFO_KHR
+                    info.waitSemaphoreCount = 1
+                    info.pWaitSemaphores = wp
+                    info.swapchainCount = 1
+                    info.pSwapchains = scp
+                    info.pImageIndices = ip
+                    return withQueue { vkQueuePresentKHR($0, &info) }
+                }
             }
         }
     }

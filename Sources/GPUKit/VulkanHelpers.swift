@@ -29,7 +29,7 @@ public enum Vk {
     }
 
     /// The usual two-call enumeration (`count`, then fill).
-    static func enumerate<T>(_ zero: T, _ call: (UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<T>?) -> VkResult,
+    public static func enumerate<T>(_ zero: T, _ call: (UnsafeMutablePointer<UInt32>, UnsafeMutablePointer<T>?) -> VkResult,
                              name: String) throws -> [T] {
         var count: UInt32 = 0
         try vkCheck(call(&count, nil), name)

@@ -135,7 +135,6 @@ final class FrameProcessor {
                           note: s.depthOn ? "this frame has no depth" : "depth is off", picture: color)
         }
         let onGPU = s.backend == .auto ? (autoChoices[autoKey(stage, s, color: color, depth: depthMap)] ?? true) : s.kernelsOnGPU
-        let backendName = onGPU ? "GPU" : "CPU"
         switch stage {
         case .original:
             let t = try pictureTexture(cb, color, mark: mark)
@@ -280,7 +279,7 @@ final class FrameProcessor {
             return s.blend ? "mix|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
                            : "\(s.colormap.rawValue)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
         case .mask, .effect, .portrait: return "\(s.mode.name)|\(color.width)x\(color.height)|\(depth?.width ?? 0)x\(depth?.height ?? 0)"
-        default: return ""
+        case .original: return ""
         }
     }
 
@@ -323,7 +322,7 @@ final class FrameProcessor {
             case .mask, .effect, .portrait:
                 guard let depth else { return }
                 run = try gpuEffects.autoRun(stage: stage, color: color, depth: depth, focus: s.focus)
-            default:
+            case .original:
                 return
             }
             let choice = try selector.choose(kernel: kernel, width: size.first ?? 0, height: size.last ?? 0, run: run)
@@ -368,7 +367,7 @@ final class FrameProcessor {
         case .mask: return ImageIO.toRGBA8(try mask.render(depth))
         case .effect(let kind): return try effect(kind)
         case .portrait: return try effect(.blur)
-        default: return color
+        case .original, .rosy, .grayscale, .colormap: return color
         }
     }
 }

@@ -108,15 +108,3 @@ struct FrameStats {
             + " | driver allocs by stage: " + stageDriverAllocs.map { String(format: "%@ %.1f", $0.0, $0.1) }.joined(separator: " ")
     }
 }
-
-extension ViewerApp {
-    /// The window's status line from the last second's figures: FPS, stages, GPU times, dropped frames, device.
-    func makeStatusText() -> String {
-        var status = String(format: "%.0f fps", stats.fps)
-        status += "  " + stats.stageMs.filter { $0.1 > 0.005 }.map { String(format: "%@ %.1f", $0.0, $0.1) }.joined(separator: "  ")
-        if !stats.gpuMs.isEmpty {
-            status += "  | GPU " + stats.gpuMs.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: " ")
-        }
-        return status + "  | dropped \(stats.dropped)  | \(thermalStatus)  | \(context.name)"
-    }
-}

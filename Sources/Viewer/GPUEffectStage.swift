@@ -27,7 +27,7 @@ final class GPUEffectStage {
         switch stage {
         case .effect(let k): return k
         case .portrait: return .blur
-        default: return nil
+        case .original, .rosy, .grayscale, .colormap, .mask: return nil
         }
     }
 

@@ -8,31 +8,21 @@ import GPUKit
 /// upload, and thin Swift wrappers for the widgets the panel uses.
 final class ImGuiLayer {
     let context: GPUContext
-    private let pool: VkDescriptorPool
+    private let pool: DescriptorPool
+    /// Kept alive while ImGui's GLFW side uses it (shut down in deinit, before the window goes).
+    private let window: Window
     private let glfwWindow: UnsafeMutableRawPointer
 
     init(window: Window, context: GPUContext, renderPass: VkRenderPass, imageCount: Int,
          oneShot: ((VkCommandBuffer) throws -> Void) throws -> Void) throws {
         self.context = context
+        self.window = window
         glfwWindow = UnsafeMutableRawPointer(window.handle)
-        var size = VkDescriptorPoolSize(type: VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, descriptorCount: 16)
-        var p: VkDescriptorPool?
-        let r: VkResult = withUnsafePointer(to: &size) { sp in
-            var info = VkDescriptorPoolCreateInfo()
-            info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO
-            info.flags = VK_DESCRIPTOR_POOL_CREATE_FREE_DESCRIPTOR_SET_BIT.rawValue
-            info.maxSets = 16
-            info.poolSizeCount = 1
-            info.pPoolSizes = sp
-            return vkCreateDescriptorPool(context.device, &info, nil, &p)
-        }
-        try vkCheck(r, "vkCreateDescriptorPool")
-        pool = p!
+        pool = try DescriptorPool(context: context, maxSets: 16, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 16)])
         func raw<T>(_ h: T) -> UnsafeMutableRawPointer? { unsafeBitCast(h, to: UnsafeMutableRawPointer?.self) }
         guard dl_imgui_init(UnsafeMutableRawPointer(window.handle), raw(context.instance), raw(context.physicalDevice),
-                            raw(context.device), context.queueFamilyIndex, raw(context.queue), raw(pool),
+                            raw(context.device), context.queueFamilyIndex, raw(context.queue), raw(pool.handle),
                             raw(renderPass), UInt32(imageCount)) != 0 else {
-            vkDestroyDescriptorPool(context.device, pool, nil)
             throw ViewerError.window("Dear ImGui could not start")
         }
         try oneShot { cb in
@@ -44,10 +34,8 @@ final class ImGuiLayer {
         if window.isFocused { focused(true) }
     }
 
-    deinit {
-        dl_imgui_shutdown()
-        vkDestroyDescriptorPool(context.device, pool, nil)
-    }
+    /// The descriptor pool goes after this, with the object.
+    deinit { dl_imgui_shutdown() }
 
     var wantsMouse: Bool { dl_imgui_want_mouse() != 0 }
     /// A text field is being edited: keys are text (see `KeyRoute`).

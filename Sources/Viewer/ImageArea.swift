@@ -8,12 +8,9 @@ extension ViewerApp {
     /// The window area the picture is letterboxed into (from the window's left edge).
     var imageArea: (width: Int, height: Int) {
         let w = Int(swapchain.extent.width), h = Int(swapchain.extent.height)
-        return showPanel && view == .twoD ? (w - Int(Self.panelWidth(windowWidth: Float(w))), h) : (w, h)
+        return ui.showPanel && view == .twoD ? (w - Int(Self.panelWidth(windowWidth: Float(w))), h) : (w, h)
     }
 
     /// The letterbox of `out` in `imageArea`.
-    func imageBox(_ out: FrameProcessor.Output) -> Letterbox {
-        let a = imageArea
-        return Letterbox(imageWidth: out.width, imageHeight: out.height, windowWidth: a.width, windowHeight: a.height)
-    }
+    func imageBox(_ out: FrameProcessor.Output) -> Letterbox { PresentComposer.box(out, in: imageArea) }
 }

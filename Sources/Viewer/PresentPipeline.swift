@@ -11,45 +11,41 @@ import GPUKit
 /// pipeline keeps drawing and `lastError` says why.
 final class PresentPipeline {
     let context: GPUContext
-    let library: ShaderLibrary
     var watchesShaders = false
-    var lastError: String? { programs.compactMap(\.lastError).first }
+    var lastError: String? { programs.lazy.compactMap { $0.reloader.lastError.map { "\($0)" } }.first }
     private let pool: DescriptorPool
     private let programs: [Program]
-    private var lastPoll = 0.0
+    /// Whose render pass the pipelines draw in (held: the pass lives as long as the swapchain object).
+    private let swapchain: Swapchain
 
-    /// One pipeline, its descriptor set and the views bound to it.
+    /// One pipeline (rebuilt by GPUKit's `PipelineReloader` when its shaders change), its
+    /// descriptor set and the views bound to it.
     private final class Program {
-        let names: [String]
         let setLayout: DescriptorSetLayout
         let layout: PipelineLayout
         let set: VkDescriptorSet
-        let pushSize: Int
-        var pipeline: VkPipeline
-        var shaders: [CompiledShader]
+        var pipeline: Pipeline
+        let reloader: PipelineReloader
         var bound: [VkImageView?]
-        var lastError: String?
-        var lastTried: [String: Date] = [:]
 
         init(_ context: GPUContext, library: ShaderLibrary, pool: DescriptorPool, renderPass: VkRenderPass,
              names: [String], textures: Int, pushSize: Int) throws {
-            self.names = names
-            self.pushSize = pushSize
             setLayout = try DescriptorSetLayout(context: context, bindings: Array(repeating: (VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
                                                                                             VK_SHADER_STAGE_FRAGMENT_BIT.rawValue), count: textures))
             layout = try PipelineLayout(context: context, setLayouts: [setLayout], pushConstantSize: pushSize,
                                         stages: VK_SHADER_STAGE_FRAGMENT_BIT.rawValue)
             set = try pool.allocate(setLayout)
-            shaders = try names.map { try library.shader(named: $0) }
-            pipeline = try PresentPipeline.build(context, layout: layout.handle, renderPass: renderPass, shaders: shaders)
+            reloader = try PipelineReloader(library: library, names: names)
+            reloader.pollInterval = 0.5
+            pipeline = try PresentPipeline.build(context, layout: layout.handle, renderPass: renderPass, shaders: reloader.shaders)
             bound = Array(repeating: nil, count: textures)
         }
     }
 
-    init(context: GPUContext, library: ShaderLibrary, renderPass: VkRenderPass) throws {
+    init(context: GPUContext, library: ShaderLibrary, swapchain: Swapchain) throws {
         self.context = context
-        self.library = library
-        self.renderPass = renderPass
+        self.swapchain = swapchain
+        let renderPass = swapchain.renderPass
         pool = try DescriptorPool(context: context, maxSets: 2, sizes: [(VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 3)])
         programs = [
             try Program(context, library: library, pool: pool, renderPass: renderPass,
@@ -59,36 +55,16 @@ final class PresentPipeline {
         ]
     }
 
-    private let renderPass: VkRenderPass
-
-    /// The layouts and the pool (which frees the sets) go with their own objects after this.
-    deinit { programs.forEach { vkDestroyPipeline(context.device, $0.pipeline, nil) } }
-
     /// Rebuilds a pipeline when one of its shader files changed (polled twice a second). The caller
     /// waited for the previous frame's fence, so the old pipeline is not in use. A failed build is
-    /// tried again only after the next edit.
-    func reloadIfNeeded(now: Double) {
-        guard watchesShaders, now - lastPoll > 0.5 else { return }
-        lastPoll = now
-        for p in programs where p.shaders.contains(where: { library.isStale($0) }) {
-            let dates = Dictionary(uniqueKeysWithValues: p.shaders.flatMap { $0.dependencies.keys }.map { ($0, Self.mtime($0)) })
-            guard dates != p.lastTried else { continue }
-            p.lastTried = dates
-            do {
-                let fresh = try p.names.map { try library.shader(named: $0) }
-                let pipeline = try Self.build(context, layout: p.layout.handle, renderPass: renderPass, shaders: fresh)
-                vkDestroyPipeline(context.device, p.pipeline, nil)
-                p.pipeline = pipeline
-                p.shaders = fresh
-                p.lastError = nil
-            } catch {
-                p.lastError = "\(error)"
+    /// tried again only after the next edit; the old pipeline keeps drawing meanwhile.
+    func reloadIfNeeded() {
+        guard watchesShaders else { return }
+        for p in programs {
+            p.reloader.reloadIfNeeded { shaders in
+                p.pipeline = try Self.build(context, layout: p.layout.handle, renderPass: swapchain.renderPass, shaders: shaders)
             }
         }
-    }
-
-    private static func mtime(_ path: String) -> Date {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
     }
 
     /// Records the draw of `texture` into `rect` (window pixels) inside the open render pass.
@@ -115,7 +91,7 @@ final class PresentPipeline {
             }
             p.bound[i] = view
         }
-        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p.pipeline)
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_GRAPHICS, p.pipeline.handle)
         var viewport = VkViewport(x: rect.x, y: rect.y, width: rect.width, height: rect.height, minDepth: 0, maxDepth: 1)
         vkCmdSetViewport(cb, 0, 1, &viewport)
         var scissor = VkRect2D(offset: VkOffset2D(x: Int32(max(0, rect.x.rounded(.down))), y: Int32(max(0, rect.y.rounded(.down)))),
@@ -133,11 +109,12 @@ final class PresentPipeline {
     /// Forgets the bound textures (their images may be gone after a source change).
     func invalidate() { programs.forEach { $0.bound = Array(repeating: nil, count: $0.bound.count) } }
 
-    /// A 4-vertex triangle strip, no depth. Vulkan: `vkCreateGraphicsPipelines`.
+    /// A 4-vertex triangle strip, no depth, owned by the `Pipeline`. Vulkan: `vkCreateGraphicsPipelines`.
     static func build(_ context: GPUContext, layout: VkPipelineLayout, renderPass: VkRenderPass,
-                      shaders: [CompiledShader]) throws -> VkPipeline {
-        try GraphicsPipelineDescription(vertexCode: shaders[0].code, fragmentCode: shaders[1].code,
-                                        topology: VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP,
-                                        layout: layout, renderPass: renderPass).makePipeline(context)
+                      shaders: [CompiledShader]) throws -> Pipeline {
+        let description = GraphicsPipelineDescription(vertexCode: shaders[0].code, fragmentCode: shaders[1].code,
+                                                      topology: VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP,
+                                                      layout: layout, renderPass: renderPass)
+        return Pipeline(context: context, handle: try description.makePipeline(context))
     }
 }

@@ -31,7 +31,7 @@ final class Scene3D {
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 
-    static func make(context: GPUContext, factory: GPUFilterFactory, renderPass: VkRenderPass) -> Scene3D? {
+    static func make(context: GPUContext, factory: GPUFilterFactory) -> Scene3D? {
         guard let r = try? PointCloudRenderer(context: context, cache: factory.textureCache, library: factory.library) else { return nil }
         r.watchesShaders = factory.watchesShaders
         return Scene3D(renderer: r)
@@ -240,6 +240,8 @@ final class Scene3D {
         log?("reset")
     }
 
+    /// The 3D view's keys. Every action is named: one added to `ViewerAction` must be routed here
+    /// or listed as the window's (a compile error until it is).
     func perform(_ action: ViewerAction) {
         guard var cam = camera else { return }
         let step: Float = 5 * .pi / 180
@@ -263,7 +265,11 @@ final class Scene3D {
             if renderer.method == .raster { renderer.colorBy = .color }
             log?("3D points by \(renderer.method.rawValue)")
             return
-        default: return
+        case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
+             .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
+             .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
+             .mixUp, .mixDown, .toggleSmoothing:
+            return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
         camera = cam
     }

@@ -27,36 +27,52 @@ final class Swapchain {
     /// Modes the surface offers (for the status line and V).
     private(set) var availableModes: [VkPresentModeKHR] = []
     var vsync: Bool
+    /// Set when the swapchain must be made again before the next frame: the window changed
+    /// (fullscreen, vsync, minimized) or acquire or present said it is out of date or suboptimal.
+    var needsRecreate = true
     /// How many times the swapchain was (re)made.
     private(set) var generation = 0
 
+    /// Takes ownership of `surface`: destroyed with this object, or here when this throws.
     init(context: GPUContext, surface: VkSurfaceKHR, vsync: Bool) throws {
         self.context = context
         self.surface = surface
         self.vsync = vsync
+        do {
+            let f = try Self.surfaceFormat(context, surface)
+            let clearing = try Self.makeRenderPass(context.device, format: f.format, load: false)
+            let loading: VkRenderPass
+            do {
+                loading = try Self.makeRenderPass(context.device, format: f.format, load: true)
+            } catch {
+                vkDestroyRenderPass(context.device, clearing, nil)
+                throw error
+            }
+            format = f
+            renderPass = clearing
+            loadRenderPass = loading
+        } catch {
+            vkDestroySurfaceKHR(context.instance, surface, nil)
+            throw error
+        }
+    }
+
+    /// The surface's pixel format: UNORM, not sRGB (the kernels' bytes are display values and
+    /// reach the screen unchanged), BGRA or RGBA order, else the first offered.
+    private static func surfaceFormat(_ context: GPUContext, _ surface: VkSurfaceKHR) throws -> VkSurfaceFormatKHR {
         var supported: VkBool32 = 0
         try vkCheck(vkGetPhysicalDeviceSurfaceSupportKHR(context.physicalDevice, context.queueFamilyIndex, surface, &supported),
                   "vkGetPhysicalDeviceSurfaceSupportKHR")
         guard supported == VkBool32(VK_TRUE) else {
             throw ViewerError.noVulkan("the Vulkan device \(context.name) cannot present to this window")
         }
-        var count: UInt32 = 0
-        try vkCheck(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, nil), "vkGetPhysicalDeviceSurfaceFormatsKHR")
-        var formats = [VkSurfaceFormatKHR](repeating: VkSurfaceFormatKHR(), count: Int(count))
-        try vkCheck(vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, &count, &formats), "vkGetPhysicalDeviceSurfaceFormatsKHR")
-        // UNORM, not sRGB: the kernels' bytes are display values and reach the screen unchanged.
+        let formats = try Vk.enumerate(VkSurfaceFormatKHR(), { vkGetPhysicalDeviceSurfaceFormatsKHR(context.physicalDevice, surface, $0, $1) },
+                                       name: "vkGetPhysicalDeviceSurfaceFormatsKHR")
         let preferred = [VK_FORMAT_B8G8R8A8_UNORM, VK_FORMAT_R8G8B8A8_UNORM]
         guard let f = preferred.lazy.compactMap({ p in formats.first { $0.format == p } }).first ?? formats.first else {
             throw ViewerError.noVulkan("the window surface offers no pixel format")
         }
-        format = f
-        renderPass = try Self.makeRenderPass(context.device, format: f.format, load: false)
-        do {
-            loadRenderPass = try Self.makeRenderPass(context.device, format: f.format, load: true)
-        } catch {
-            vkDestroyRenderPass(context.device, renderPass, nil)
-            throw error
-        }
+        return f
     }
 
     deinit {
@@ -106,12 +122,8 @@ final class Swapchain {
             extent = VkExtent2D(width: 0, height: 0)
             return false
         }
-        var modeCount: UInt32 = 0
-        try vkCheck(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, nil),
-                  "vkGetPhysicalDeviceSurfacePresentModesKHR")
-        availableModes = [VkPresentModeKHR](repeating: VK_PRESENT_MODE_FIFO_KHR, count: Int(modeCount))
-        try vkCheck(vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, &modeCount, &availableModes),
-                  "vkGetPhysicalDeviceSurfacePresentModesKHR")
+        availableModes = try Vk.enumerate(VK_PRESENT_MODE_FIFO_KHR, { vkGetPhysicalDeviceSurfacePresentModesKHR(context.physicalDevice, surface, $0, $1) },
+                                          name: "vkGetPhysicalDeviceSurfacePresentModesKHR")
         presentMode = pickPresentMode()
         var imageCount = max(caps.minImageCount, 2) + (presentMode == VK_PRESENT_MODE_MAILBOX_KHR ? 1 : 0)
         if caps.maxImageCount > 0 { imageCount = min(imageCount, caps.maxImageCount) }
@@ -152,11 +164,8 @@ final class Swapchain {
         guard let sc else { throw VulkanError(result: VK_ERROR_INITIALIZATION_FAILED, call: "vkCreateSwapchainKHR") }
         handle = sc
         extent = e
-        var n: UInt32 = 0
-        try vkCheck(vkGetSwapchainImagesKHR(device, sc, &n, nil), "vkGetSwapchainImagesKHR")
-        var imgs = [VkImage?](repeating: nil, count: Int(n))
-        try vkCheck(vkGetSwapchainImagesKHR(device, sc, &n, &imgs), "vkGetSwapchainImagesKHR")
-        images = imgs.compactMap { $0 }
+        images = try Vk.enumerate(VkImage?.none, { vkGetSwapchainImagesKHR(device, sc, $0, $1) }, name: "vkGetSwapchainImagesKHR")
+            .compactMap { $0 }
         for img in images {
             let v = try RenderPass.imageView(device, image: img, format: format.format)
             views.append(v)
@@ -164,6 +173,7 @@ final class Swapchain {
                                                            width: e.width, height: e.height))
         }
         generation += 1
+        needsRecreate = false
         return true
     }
 

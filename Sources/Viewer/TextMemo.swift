@@ -39,25 +39,6 @@ struct AutoKeyParts: Equatable {
     var colorWidth: Int, colorHeight: Int, depthWidth: Int, depthHeight: Int
 }
 
-/// The window's texts that change only with what is shown: its title and the overlay's top line.
-struct ViewerTexts {
-    struct TitleParts: Equatable {
-        var source: ObjectIdentifier
-        var mode: String
-    }
-    struct OverlayParts: Equatable {
-        var mode: String
-        var label: String?
-        var threeD: Bool
-        var paused: Bool?
-    }
-    var title = TextMemo<TitleParts>()
-    var overlay = TextMemo<OverlayParts>()
-    var sourceLive = TextMemo<ObjectIdentifier>()
-    /// The panel's Status section, made once a second with the figures (`makePanelStatusLines`).
-    var panelStatus: [String] = []
-}
-
 /// The panel's fixed lists, made once (a CaseIterable's `allCases` is a new array on every call).
 enum PanelLists {
     static let modeLabels = PreviewMode.all.map { m in m.numberKey.map { "\($0)  \(m.title)" } ?? m.title }
@@ -92,39 +73,6 @@ func withDecimalText<R>(_ prefix: String, _ n: Int, _ suffix: StaticString, _ bo
     }
 }
 
-extension ViewerApp {
-    /// Draws the top-left line: mode, what the last output was, playback position, "(? for keys)".
-    /// The text before the frame number is rebuilt only when it changes; the number (new every
-    /// frame during playback) is written with it into a stack buffer (`withDecimalText`).
-    func drawOverlayTitle(x: Float, y: Float) {
-        let parts = ViewerTexts.OverlayParts(mode: settings.mode.title, label: lastOutput?.label, threeD: view == .threeD,
-                                             paused: playback?.isPaused)
-        let base = texts.overlay.text(for: parts) { p in
-            var what = p.mode
-            if let label = p.label { what += " - \(label)" }
-            if p.threeD { what = "3D point cloud" }
-            if let paused = p.paused { what += paused ? "  [paused, frame " : "  [frame " }
-            return p.paused == nil ? what + "   (? for keys)" : what
-        }
-        if let frame = playback?.currentIndex, parts.paused != nil {
-            withDecimalText(base, frame, "]   (? for keys)") { UI.overlay(cString: $0, x: x, y: y) }
-        } else {
-            UI.overlay(base, x: x, y: y)
-        }
-    }
-
-    /// Sets the window title when the source or the mode changed.
-    func updateWindowTitle() {
-        let parts = ViewerTexts.TitleParts(source: ObjectIdentifier(source), mode: settings.mode.title)
-        var changed = false
-        let title = texts.title.text(for: parts) { [source] p in
-            changed = true
-            return "depthlens - \(source.name) - \(p.mode)"
-        }
-        if changed { window.setTitle(title) }
-    }
-}
-
 /// What a CPU depth-mask result was made from (`FrameProcessor`'s one-entry cache): compared,
 /// never formatted into a string.
 struct CPUEffectKey: Equatable {
@@ -139,24 +87,6 @@ extension UI {
     /// Overlay text from a C string (formatted on the stack, `DepthReadout.withText`).
     static func overlay(cString s: UnsafePointer<CChar>, x: Float, y: Float, color: SIMD3<Float> = [1, 1, 1]) {
         dl_imgui_overlay_text(x, y, s, color.x, color.y, color.z)
-    }
-}
-
-extension ViewerApp {
-    /// The panel's Status section from the last second's figures.
-    func makePanelStatusLines() -> [String] {
-        var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(context.name)"]
-        lines += thermalPanelLines
-        lines += ["present: \(swapchain.presentModeName), \(swapchain.extent.width)x\(swapchain.extent.height)"]
-        for (k, v) in stats.stageMs { lines.append(String(format: "  %-9@ %6.2f ms", k, v)) }
-        if !stats.kernelMs.isEmpty { lines.append("CPU per kernel") }
-        for (k, v) in stats.kernelMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
-        if !stats.gpuMs.isEmpty { lines.append("GPU (timestamps)") }
-        for (k, v) in stats.gpuMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
-        if let f = current {
-            lines.append("color \(f.color.width)x\(f.color.height)" + (f.depth.map { ", depth \($0.map.width)x\($0.map.height)" } ?? ", no depth"))
-        }
-        return lines
     }
 }
 

@@ -25,31 +25,31 @@ extension ViewerApp {
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
                 guard !imguiMouse else { continue }
                 if view == .threeD {
-                    scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch)
+                    composer.scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch)
                 } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
-                    pinnedReadout = readout(atWindowX: x, y: y)
-                    if let r = pinnedReadout, options.logReadout {
+                    ui.pinnedReadout = readout(atWindowX: x, y: y)
+                    if let r = ui.pinnedReadout, options.logReadout {
                         print("readout: \(r.text)")
                         fflush(stdout)
                     }
                 }
             case let .scroll(_, dy, x, y):
                 guard !imguiMouse else { continue }
-                if view == .threeD { scene3D?.scroll(dy: dy, x: x, y: y) }
+                if view == .threeD { composer.scene3D?.scroll(dy: dy, x: x, y: y) }
             }
         }
         logState(force: keys > 0)
         let (cx, cy) = window.cursor
         if view == .threeD {
-            if !imguiMouse { scene3D?.drag(x: cx, y: cy, window: window) }
+            if !imguiMouse { composer.scene3D?.drag(x: cx, y: cy, window: window) }
         } else {
-            hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)
+            ui.hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)
         }
     }
 
     /// The depth under a window point: window → letterbox → displayed image → depth map pixel.
     func readout(atWindowX x: Double, y: Double) -> DepthReadout? {
-        guard settings.depthOn, let frame = current, let depth = frame.depth, let out = lastOutput else { return nil }
+        guard settings.depthOn, let frame = session.current, let depth = frame.depth, let out = composer.lastOutput else { return nil }
         let box = imageBox(out)
         guard let p = box.imagePixel(windowX: x, windowY: y) else { return nil }
         let map = depth.map
@@ -57,16 +57,14 @@ extension ViewerApp {
         return DepthReadout(depth: depth, x: q.x, y: q.y)
     }
 
-    var playback: PlaybackControl? { prefetcher?.playback }
-
     func perform(_ action: ViewerAction) {
         do {
             switch action {
             case .togglePause:
-                if let p = playback { p.isPaused ? p.resume() : p.pause() } else { notice("\(source.name) cannot pause") }
+                if let p = playback { p.isPaused ? p.resume() : p.pause() } else { notice("\(session.source.name) cannot pause") }
             case .stepBackward, .stepForward:
                 let forward = action == .stepForward
-                guard let p = playback else { notice("\(source.name) cannot step or seek"); return }
+                guard let p = playback else { notice("\(session.source.name) cannot step or seek"); return }
                 if p.isPaused { try p.step(by: forward ? 1 : -1) } else {
                     try p.seek(toFrame: max(0, p.currentIndex + (forward ? 10 : -10)))
                 }
@@ -78,19 +76,19 @@ extension ViewerApp {
                 settings.mode = PreviewMode.all[i]
                 settings.filterOn = true
                 logUI("mode \(settings.mode.name)")
-            case .snapshot: snapshotRequested = true
-            case .toggleRecord: toggleRecording()
-            case .exportPLY: exportPLY()
+            case .snapshot: capture.snapshotRequested = true
+            case .toggleRecord: capture.toggleRecording(view: view, frame: session.current, source: session.source)
+            case .exportPLY: capture.exportPLY(frame: session.current)
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
-                if view == .threeD && scene3D == nil { notice("the 3D view is not available in this build") }
-                if view == .twoD, scene3D?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
+                if view == .threeD && composer.scene3D == nil { notice("the 3D view is not available in this build") }
+                if view == .twoD, composer.scene3D?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
                 logUI("view \(view.rawValue)")
             case .quit: window.shouldClose = true
-            case .fullscreen: window.toggleFullscreen(); needsSwapchain = true
+            case .fullscreen: window.toggleFullscreen(); swapchain.needsRecreate = true
             case .toggleVsync:
                 swapchain.vsync.toggle()
-                needsSwapchain = true
+                swapchain.needsRecreate = true
                 notice("vsync \(swapchain.vsync ? "on" : "off")")
             case .cycleColormap:
                 settings.cycleColormap()
@@ -98,8 +96,8 @@ extension ViewerApp {
             case .cycleBackend:
                 settings.backend = settings.backend.next
                 notice("backend \(settings.backend.rawValue)")
-            case .togglePanel: showPanel.toggle()
-            case .toggleHelp: showHelp.toggle()
+            case .togglePanel: ui.showPanel.toggle()
+            case .toggleHelp: ui.showHelp.toggle()
             case .toggleFilter: settings.filterOn.toggle()
             case .toggleDepth: settings.depthOn.toggle()
             case .toggleBlend: settings.blend.toggle()
@@ -113,32 +111,13 @@ extension ViewerApp {
             case .mixUp: settings.mix = Limits.mix.clamp(settings.mix + 0.1); logUI("mix \(settings.mix)")
             case .mixDown: settings.mix = Limits.mix.clamp(settings.mix - 0.1); logUI("mix \(settings.mix)")
             case .resetView, .zoomIn, .zoomOut, .pointSizeDown, .pointSizeUp, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
-                scene3D?.perform(action)
+                composer.scene3D?.perform(action)
             case .cycleColorBy, .togglePointMethod:
-                scene3D?.perform(action)
-                if let s = scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }
+                composer.scene3D?.perform(action)
+                if let s = composer.scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }
             }
         } catch {
             notice("\(error)", isError: true)
-        }
-    }
-
-    func logUI(_ s: String) {
-        if options.logUI { print("ui: \(s)"); fflush(stdout) }
-    }
-
-    /// P: the current frame's point cloud as PLY into the snapshot folder.
-    func exportPLY() {
-        guard let frame = current, let depth = frame.depth else { notice("export: no depth in this frame", isError: true); return }
-        do {
-            try FileManager.default.createDirectory(atPath: options.snapshotDir, withIntermediateDirectories: true)
-            let cloud = PointCloud.unproject(depth: depth, color: frame.color)
-            let path = (options.snapshotDir as NSString).appendingPathComponent(Snapshot.name(frame: frame.index) + ".ply")
-            try PLYWriter.write(cloud, to: path)
-            notice("exported \(cloud.count) points to \(path)")
-            if options.logUI { print("ply: \(path)"); fflush(stdout) }
-        } catch {
-            notice("export failed: \(error)", isError: true)
         }
     }
 }

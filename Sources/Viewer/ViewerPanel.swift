@@ -6,10 +6,10 @@ extension ViewerApp {
     /// The ImGui frame: control panel (F1 / H), status line, readout, notices, `?` key list.
     func buildUI(now: Double) {
         let w = Float(swapchain.extent.width), h = Float(swapchain.extent.height)
-        if showPanel { buildPanel(width: w) }
+        if ui.showPanel { buildPanel(width: w) }
 
         // Status line (always): FPS, stages, dropped frames, device; rebuilt once a second with the figures.
-        UI.overlay(statusText, x: 8, y: h - 22, color: [0.8, 0.9, 0.8])
+        UI.overlay(ui.statusText, x: 8, y: h - 22, color: [0.8, 0.9, 0.8])
 
         // What is shown, top left.
         drawOverlayTitle(x: 8, y: 8)
@@ -17,32 +17,32 @@ extension ViewerApp {
         // Readout: hover, and the last click pinned.
         var y: Float = 30
         if view == .twoD {
-            if let r = hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
-            if let r = pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
-        } else if let s = scene3D {
+            if let r = ui.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
+            if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
+        } else if let s = composer.scene3D {
             s.drawOverlay()
             for line in s.overlayLines { UI.overlay(line, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
         }
-        if let note = lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
+        if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
 
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
-        if let e = sourceError { lines.append(("source: \(e)", true)) }
-        if let w = thermalWarning { lines.append((w, true)) }
-        if let rec = recordingStatus { lines.append((rec, true)) }
+        if let e = session.error { lines.append(("source: \(e)", true)) }
+        if let w = thermal.warning { lines.append((w, true)) }
+        if let rec = capture.recordingStatus { lines.append((rec, true)) }
         // Shader errors come only from reloads (--watch-shaders).
-        let shaderErrors = options.watchShaders ? processor.shaderErrors + [present.lastError, scene3D?.shaderError].compactMap({ $0 }) : []
-        if shaderErrors != lastShaderErrors {
-            lastShaderErrors = shaderErrors
+        let shaderErrors = options.watchShaders ? composer.shaderErrors : []
+        if shaderErrors != ui.lastShaderErrors {
+            ui.lastShaderErrors = shaderErrors
             for e in shaderErrors { logUI("shader error: \(e.split(separator: "\n").first.map(String.init) ?? e)") }
         }
         for e in shaderErrors {
             lines.append(("shader: \(e.split(separator: "\n").first.map(String.init) ?? e)", true))
         }
-        notices.removeAll { $0.until < now }
+        log.expire(now: now)
         // Bottom up: notices (newest lowest), then the persistent errors; no array built per frame.
         var ny = h - 48
-        for n in notices.reversed() {
+        for n in log.notices.reversed() {
             UI.overlay(n.text, x: 8, y: ny, color: n.isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9])
             ny -= 22
         }
@@ -51,7 +51,7 @@ extension ViewerApp {
             ny -= 22
         }
 
-        if showHelp {
+        if ui.showHelp {
             // One column when it fits, else two side by side (a 640×480 window).
             let lines = ["Keys and mouse (? closes)", ""] + KeyBindings.overlayLines
             let perColumn = Int((h - 80) / 17)
@@ -73,7 +73,7 @@ extension ViewerApp {
         defer { UI.end() }
         guard UI.beginDocked("depthlens", x: width - panelWidth, y: 0, width: panelWidth, height: Float(swapchain.extent.height)) else { return }
         func log(_ name: @autoclosure () -> String) {
-            guard options.logUI, !loggedLayout, framesShown >= 2 else { return }
+            guard options.logUI, !ui.loggedLayout, stats.framesShown >= 2 else { return }
             let r = UI.lastItemRect
             print(String(format: "layout: %@ %.0f %.0f %.0f %.0f", name(), r.x, r.y, r.w, r.h))
         }
@@ -86,11 +86,11 @@ extension ViewerApp {
             if UI.radio("2D", view == .twoD), view != .twoD { perform(.toggleView) }
             UI.sameLine()
             if UI.radio("3D", view == .threeD), view != .threeD { perform(.toggleView) }
-            if view == .threeD, let s = scene3D {
+            if view == .threeD, let s = composer.scene3D {
                 var size = s.pointSize
                 if UI.slider("point size", &size, Limits.pointSize, format: "%.0f px") { s.pointSize = size }
             }
-            if let s = scene3D { s.panel() }
+            if let s = composer.scene3D { s.panel() }
         }
         if UI.header("Filter") {
             UI.checkbox("filter on", &settings.filterOn)
@@ -139,24 +139,25 @@ extension ViewerApp {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }
                 }
             } else {
-                UI.text(texts.sourceLive.text(for: ObjectIdentifier(source)) { [source] _ in "\(source.name): live" })
+                let source = session.source
+                UI.text(ui.texts.sourceLive.text(for: ObjectIdentifier(source)) { _ in "\(source.name): live" })
             }
             UI.text("source")
             UI.sameLine()
-            let enter = UI.inputText("##source", &sourceText)
+            let enter = UI.inputText("##source", &ui.sourceText)
             log("source")
             if UI.button("reopen") || enter { reopenSource() }
-            if UI.button(videoRecording == nil ? "record video (Ctrl+R)" : "stop recording (Ctrl+R)") { perform(.toggleRecord) }
+            if UI.button(!capture.isRecording ? "record video (Ctrl+R)" : "stop recording (Ctrl+R)") { perform(.toggleRecord) }
         }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
-            for line in texts.panelStatus { UI.text(line) }
+            for line in ui.texts.panelStatus { UI.text(line) }
         }
-        if options.logUI && !loggedLayout && framesShown >= 2 {
+        if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))
             fflush(stdout)
-            loggedLayout = true
+            ui.loggedLayout = true
         }
     }
 }

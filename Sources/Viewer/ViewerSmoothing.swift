@@ -4,49 +4,11 @@ import Foundation
 import GPUKit
 
 /// Depth smoothing in the window: `settings.smoothing` (Z, the panel's Smoothing section,
-/// `--smooth …`) drives `smoothingStage`, which smooths each new frame's depth before anything
-/// reads it (colormaps, masks, effects, readout, 3D, PLY, snapshots). The smoother runs on the
-/// GPU (synchronously, with a readback: the CPU consumers need the depth too) when the backend is
-/// gpu; under cpu and auto on the CPU (on lavapipe the CPU reference is the faster one).
+/// `--smooth …`) drives `SourceSession`'s smoothing stage, which smooths each new frame's depth
+/// before anything reads it (colormaps, masks, effects, readout, 3D, PLY, snapshots). The smoother
+/// runs on the GPU (synchronously, with a readback: the CPU consumers need the depth too) when the
+/// backend is gpu; under cpu and auto on the CPU (on lavapipe the CPU reference is the faster one).
 extension ViewerApp {
-    /// Applies panel/key changes and backend switches; a changed setting re-smooths a paused frame.
-    func syncSmoothing() {
-        settings.smoothing = settings.smoothing.clamped()
-        let wantGPU = settings.backend == .gpu
-        if wantGPU != (smoothingStage.smoother is GPUDepthSmoother) {
-            if wantGPU {
-                do {
-                    smoothingStage.replaceSmoother(try GPUDepthSmoother(settings: settings.smoothing, context: context))
-                } catch {
-                    notice("smoothing on the GPU failed: \(error); it runs on the CPU", isError: true)
-                    settings.backend = .cpu
-                }
-            } else {
-                smoothingStage.replaceSmoother(DepthSmoother(settings: settings.smoothing))
-            }
-        }
-        guard settings.smoothing != smoothingStage.settings else { return }
-        smoothingStage.settings = settings.smoothing
-        logUI("smoothing \(settings.smoothing)")
-        if playback?.isPaused ?? false || !(source.isLive || playback != nil) {
-            do {
-                if let f = try smoothingStage.reapplyLast() { current = f }
-            } catch {
-                notice("smoothing failed: \(error)", isError: true)
-            }
-        }
-    }
-
-    /// A frame from the source with its depth smoothed (as delivered when smoothing is off or fails).
-    func smoothed(_ f: FrameSet) -> FrameSet {
-        do {
-            return try smoothingStage.apply(f, playing: !(playback?.isPaused ?? false))
-        } catch {
-            notice("smoothing failed: \(error)", isError: true, seconds: 3)
-            return f
-        }
-    }
-
     /// The panel's Smoothing section: a switch and parameters per stage, clamped to their ranges
     /// (`DepthSmoothingSettings.*Range`; typed values outside a slider's range are clamped too).
     func buildSmoothingSection() {

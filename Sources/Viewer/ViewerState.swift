@@ -10,15 +10,15 @@ extension ViewerApp {
             ("blend", flag(settings.blend)), ("rosymatrix", flag(settings.rosyMatrix)), ("equalized", flag(settings.equalized)),
             ("mix", String(format: "%.3f", settings.mix)), ("focus", String(format: "%.3f", settings.focus)),
             ("range", String(format: "%.2f-%.2f", settings.rangeMin, settings.rangeMax)),
-            ("smooth", flag(settings.smoothing.enabled)), ("recording", flag(videoRecording != nil)),
+            ("smooth", flag(settings.smoothing.enabled)), ("recording", flag(capture.isRecording)),
         ]
         if let p = playback {
             f += [("paused", flag(p.isPaused)), ("loop", flag(p.loop)), ("frame", "\(p.currentIndex)"),
                   ("fps", p.fps.map { String(format: "%.1f", $0) } ?? "recorded")]
         }
-        f += [("panel", flag(showPanel)), ("help", flag(showHelp)), ("vsync", flag(swapchain.vsync)),
+        f += [("panel", flag(ui.showPanel)), ("help", flag(ui.showHelp)), ("vsync", flag(swapchain.vsync)),
               ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
-        if let s = scene3D {
+        if let s = composer.scene3D {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
                   ("pointsby", s.renderer.method.rawValue)]
             if let c = s.camera {
@@ -35,8 +35,8 @@ extension ViewerApp {
     func logState(force: Bool) {
         guard options.logUI else { return }
         let line = stateLine
-        guard force || line != lastStateLine else { return }
-        lastStateLine = line
+        guard force || line != ui.lastStateLine else { return }
+        ui.lastStateLine = line
         print("state: \(line)")
         fflush(stdout)
     }

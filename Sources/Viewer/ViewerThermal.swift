@@ -1,49 +1,51 @@
 import Capture
 import Foundation
 
-extension ViewerApp {
-    /// Once a second (the zones are read on `BackgroundThermal`'s thread, so the render loop does
-    /// not allocate for it): at serious or worse warns
-    /// in the window and lowers the source's depth rate to 15 fps as the seed does; back below
-    /// serious, restores it. Unreadable or absent zones are no warning: the panel's Status block
-    /// says so (and `--log-ui` once), the status line reads "thermal unknown".
-    func watchThermal(now: Double) {
-        guard let (reading, problems) = thermal.take() else { return }
-        for p in problems { logUI("thermal: \(p)") }
+/// The machine's temperature, watched for the window: zones read once a second on their own
+/// thread (`BackgroundThermal`, so the render loop does not allocate for it). At serious or worse
+/// it warns in the window and asks for the source's depth rate to be lowered to 15 fps as the
+/// seed does; back below serious, for the full rate again. Unreadable or absent zones are no
+/// warning: the panel's Status block says so (and `--log-ui` once), the status line reads "thermal unknown".
+final class ThermalWatch {
+    private let thermal = BackgroundThermal()
+    private let log: ViewerLog
+    /// At serious or worse.
+    private(set) var hot = false
+
+    init(log: ViewerLog) { self.log = log }
+
+    deinit { thermal.stop() }
+
+    func stop() { thermal.stop() }
+
+    /// When a new reading came: the depth rate limit it asks for (nil inside: the full rate);
+    /// nil when there is no new reading.
+    func poll() -> Double?? {
+        guard let (reading, problems) = thermal.take() else { return .none }
+        for p in problems { log.ui("thermal: \(p)") }
         let hot = reading.state >= .serious
-        let limit: Double? = hot ? ThermalState.reducedDepthFPS : nil
-        if hot != thermalHot {
-            thermalHot = hot
-            logUI("thermal \(reading.state.rawValue)")
+        if hot != self.hot {
+            self.hot = hot
+            log.ui("thermal \(reading.state.rawValue)")
             if hot {
-                notice("thermal \(reading.summary): depth lowered to \(Int(ThermalState.reducedDepthFPS)) fps", isError: true, seconds: 10)
+                log.notice("thermal \(reading.summary): depth lowered to \(Int(ThermalState.reducedDepthFPS)) fps", isError: true, seconds: 10)
             } else {
-                notice("thermal \(reading.summary): depth back to the full rate")
+                log.notice("thermal \(reading.summary): depth back to the full rate")
             }
         }
-        if limit != appliedDepthRateLimit { applyDepthRateLimit(limit) }
-    }
-
-    /// Sets the depth rate limit on the current source (also after a reopen); says once when the source cannot.
-    func applyDepthRateLimit(_ limit: Double?) {
-        appliedDepthRateLimit = limit
-        let limitable = prefetcher.setDepthRateLimit(limit)
-        if !limitable, limit != nil && !thermalSaidUnlimited {
-            thermalSaidUnlimited = true
-            notice("thermal: \(source.name) cannot lower its depth rate", isError: true)
-        }
+        return .some(hot ? ThermalState.reducedDepthFPS : nil)
     }
 
     /// The panel's lines: state and hottest zone, then what could not be read.
-    var thermalPanelLines: [String] {
+    var panelLines: [String] {
         guard let r = thermal.reading else { return ["thermal: not read yet"] }
         return ["thermal: \(r.summary)"] + r.problems.map { "  \($0)" }
     }
 
     /// The status line's thermal part ("thermal nominal"), and the persistent warning while hot.
-    var thermalStatus: String { "thermal \(thermal.reading?.state.rawValue ?? "unknown")" }
-    var thermalWarning: String? {
-        guard thermalHot, let r = thermal.reading else { return nil }
+    var status: String { "thermal \(thermal.reading?.state.rawValue ?? "unknown")" }
+    var warning: String? {
+        guard hot, let r = thermal.reading else { return nil }
         return "thermal \(r.summary): depth at \(Int(ThermalState.reducedDepthFPS)) fps"
     }
 }

@@ -1,0 +1,173 @@
+import Capture
+import DepthKit
+import Foundation
+import GPUKit
+
+/// The window's source: opened from a `--source` string (and reopened from the panel's text
+/// field), run on its own thread (`SourcePrefetcher`, a two-deep queue), polled once a frame for
+/// the newest frame, its depth smoothed (`DepthSmoothingStage`, CPU or GPU by the backend) before
+/// anything reads it, its depth rate limited while the machine is hot, and its warnings and
+/// errors turned into notices. `current` is the frame every consumer shows.
+final class SourceSession {
+    private let options: ViewerOptions
+    private let context: GPUContext
+    private let log: ViewerLog
+    private(set) var source: FrameSource
+    /// Runs `source` on its own thread; made by `start()` (after the window is ready, so the frames
+    /// it lets go before the first one is taken are not counted from long before the loop).
+    private var prefetcher: SourcePrefetcher?
+    /// The frame shown: the newest taken, its depth smoothed.
+    private(set) var current: FrameSet?
+    /// The index of the last frame taken (nil before the first from this source).
+    private(set) var lastFrameIndex: Int?
+    /// Frames taken from the source (each one shown; skipped ones are counted as dropped).
+    private(set) var framesReceived = 0
+    /// The source's error while it lasts (e.g. a camera unplugged); cleared by the next frame.
+    private(set) var error: String?
+    /// Depth smoothing between the source and every consumer, made on the first poll from the settings then.
+    private var smoothing: DepthSmoothingStage?
+    /// The depth rate limit last asked of the source (nil: full rate); asked again of a reopened source.
+    private(set) var depthRateLimit: Double?
+    private var saidUnlimited = false
+
+    /// Opens `options.source` (the thread starts with `start()`).
+    init(options: ViewerOptions, context: GPUContext, log: ViewerLog) throws {
+        self.options = options
+        self.context = context
+        self.log = log
+        source = try Self.open(options.source, options: options)
+    }
+
+    deinit {
+        prefetcher?.stop()
+        source.stop()
+    }
+
+    /// Starts the source's thread.
+    func start() {
+        let p = SourcePrefetcher(source)
+        prefetcher = p
+        source.onWarning = { [weak p] in p?.post(warning: $0) }
+    }
+
+    /// The source's playback controls (through the prefetcher), nil for a live source.
+    var playback: PlaybackControl? { prefetcher?.playback }
+
+    /// Makes and starts the source `text` names, with `options`' playback settings.
+    static func open(_ text: String, options: ViewerOptions) throws -> FrameSource {
+        let spec = try SourceSpec(parsing: text)
+        let s: FrameSource
+        if case .ply(let path) = spec {
+            s = PointListSource(path: path, contents: try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path))
+        } else {
+            s = try spec.makeSource(depthScale: options.depthScale)
+        }
+        try s.start()
+        if let p = s as? PlaybackControl {
+            p.loop = options.loop
+            if let fps = options.fps { p.fps = fps }
+            if options.paused { p.pause() }
+            if let n = options.frame { try p.seek(toFrame: n) }
+        }
+        return s
+    }
+
+    /// Opens `text` in place of the current source; on failure (a notice says why) the old one
+    /// stays and this returns false.
+    func reopen(_ text: String) -> Bool {
+        do {
+            let s = try Self.open(text, options: options)
+            prefetcher?.stop()
+            source.stop()
+            source = s
+            start()
+            limitDepthRate(depthRateLimit)
+            current = nil
+            lastFrameIndex = nil
+            smoothing?.reset()
+            error = nil
+            return true
+        } catch {
+            log.notice("cannot open \(text): \(error)", isError: true)
+            return false
+        }
+    }
+
+    /// Takes the newest frame the source's thread finished (never blocking); errors are shown, not
+    /// fatal. Frames the source skipped are counted in `stats`. Applies smoothing changes first.
+    func poll(settings: inout ViewSettings, stats: inout FrameStats) {
+        syncSmoothing(&settings)
+        guard let prefetcher else { return }
+        let (frame, error, warnings) = prefetcher.take()
+        for w in warnings { log.notice(w) }
+        if let f = frame {
+            // Before the first frame taken from a source, the frames its thread made and let go count from where it started.
+            if let last = lastFrameIndex ?? prefetcher.startIndex.map({ $0 - 1 }), f.index > last + 1, let p = playback, !p.isPaused {
+                stats.drop(f.index - last - 1)
+            }
+            lastFrameIndex = f.index
+            framesReceived += 1
+            current = smoothed(f)
+            self.error = nil
+        } else if let error {
+            let text = "\(error)"
+            if self.error != text { log.notice("source: \(text)", isError: true) }
+            self.error = text
+        }
+    }
+
+    /// Sets the depth rate limit on the source (the thermal watch); says once when the source cannot.
+    func limitDepthRate(_ limit: Double?) {
+        depthRateLimit = limit
+        let limitable = prefetcher?.setDepthRateLimit(limit) ?? false
+        if !limitable, limit != nil && !saidUnlimited {
+            saidUnlimited = true
+            log.notice("thermal: \(source.name) cannot lower its depth rate", isError: true)
+        }
+    }
+
+    // MARK: Smoothing
+
+    /// Applies panel/key changes and backend switches (smoothing on the GPU when the backend is
+    /// gpu, else on the CPU, which on lavapipe is the faster one); a changed setting re-smooths a
+    /// paused frame.
+    private func syncSmoothing(_ settings: inout ViewSettings) {
+        settings.smoothing = settings.smoothing.clamped()
+        let stage = smoothing ?? DepthSmoothingStage(smoother: DepthSmoother(settings: settings.smoothing))
+        smoothing = stage
+        let wantGPU = settings.backend == .gpu
+        if wantGPU != (stage.smoother is GPUDepthSmoother) {
+            if wantGPU {
+                do {
+                    stage.replaceSmoother(try GPUDepthSmoother(settings: settings.smoothing, context: context))
+                } catch {
+                    log.notice("smoothing on the GPU failed: \(error); it runs on the CPU", isError: true)
+                    settings.backend = .cpu
+                }
+            } else {
+                stage.replaceSmoother(DepthSmoother(settings: settings.smoothing))
+            }
+        }
+        guard settings.smoothing != stage.settings else { return }
+        stage.settings = settings.smoothing
+        log.ui("smoothing \(settings.smoothing)")
+        if playback?.isPaused ?? false || !(source.isLive || playback != nil) {
+            do {
+                if let f = try stage.reapplyLast() { current = f }
+            } catch {
+                log.notice("smoothing failed: \(error)", isError: true)
+            }
+        }
+    }
+
+    /// A frame from the source with its depth smoothed (as delivered when smoothing is off or fails).
+    private func smoothed(_ f: FrameSet) -> FrameSet {
+        guard let smoothing else { return f }
+        do {
+            return try smoothing.apply(f, playing: !(playback?.isPaused ?? false))
+        } catch {
+            log.notice("smoothing failed: \(error)", isError: true, seconds: 3)
+            return f
+        }
+    }
+}

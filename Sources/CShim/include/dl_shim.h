@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <linux/videodev2.h>
 #include "dl_kernels.h"  // the CPU kernels' loops (kernels.c)
+#include "dl_align.h"    // depth aligned to color (align.c)
 // glslang's C interface is plain C and callable from Swift; it is re-exported here so
 // GPUKit needs no module of its own for it.
 #include <glslang/Include/glslang_c_interface.h>

@@ -1,0 +1,175 @@
+// Depth aligned to color: librealsense's `align` to color (see dl_align.h for the method).
+// Phase 1's row loop is compiled for baseline x86-64, AVX2 and AVX-512 and picked by
+// `dl_kernels_path()` like kernels.c's loops; every path computes the same floats in the same
+// order, unfused, as librealsense's scalar `align_images` (rs2_deproject_pixel_to_point,
+// rs2_transform_point_to_point, rs2_project_point_to_pixel for pinhole cameras).
+#include "dl_kernels.h"
+#include "dl_align.h"
+#include <string.h>
+
+// a·b + c is never fused: librealsense's scalar code rounds every product and sum, and so does
+// the GPU port (`precise`).
+#pragma STDC FP_CONTRACT OFF
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DL_AVX2 __attribute__((target("avx2")))
+#define DL_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), min_vector_width(512)))
+#else
+#define DL_AVX2
+#define DL_AVX512
+#endif
+#define INLINE static inline __attribute__((always_inline))
+
+/// d > 0 && d < ∞ (false for NaN): depth that is valid (as kernels.c's valid_depth).
+INLINE int valid_depth(float d) {
+    uint32_t bits;
+    memcpy(&bits, &d, 4);
+    return (int32_t)(bits + 0x7FFFFFFFu) < (int32_t)0xFF7FFFFFu;
+}
+
+static size_t round64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+size_t dl_align_scratch_bytes(int32_t w, int32_t h) {
+    size_t n = (size_t)w * (size_t)h;
+    return 2 * round64((size_t)w * 4) + 2 * round64((size_t)h * 4) + 4 * round64(n * 2) + round64((size_t)h * 8);
+}
+
+void dl_align_prepare(dl_align_job *job) {
+    int32_t w = job->depth_width, h = job->depth_height;
+    size_t n = (size_t)w * (size_t)h;
+    uint8_t *p = (uint8_t *)job->scratch;
+    job->xs0 = (float *)p; p += round64((size_t)w * 4);
+    job->xs1 = (float *)p; p += round64((size_t)w * 4);
+    job->ys0 = (float *)p; p += round64((size_t)h * 4);
+    job->ys1 = (float *)p; p += round64((size_t)h * 4);
+    job->rx0 = (int16_t *)p; p += round64(n * 2);
+    job->ry0 = (int16_t *)p; p += round64(n * 2);
+    job->rx1 = (int16_t *)p; p += round64(n * 2);
+    job->ry1 = (int16_t *)p; p += round64(n * 2);
+    job->span = (int32_t *)p;
+    // rs2_deproject_pixel_to_point's (pixel − ppx) / fx for the corners depth_x ∓ 0.5f.
+    for (int32_t x = 0; x < w; x++) {
+        job->xs0[x] = ((float)x - 0.5f - job->dcx) / job->dfx;
+        job->xs1[x] = ((float)x + 0.5f - job->dcx) / job->dfx;
+    }
+    for (int32_t y = 0; y < h; y++) {
+        job->ys0[y] = ((float)y - 0.5f - job->dcy) / job->dfy;
+        job->ys1[y] = ((float)y + 0.5f - job->dcy) / job->dfy;
+    }
+}
+
+/// One depth row: each pixel's rectangle of color pixels (empty: x0 = 1 > x1 = 0 and
+/// y0 = 32767 > y1 = −32768) and the row's span [min y0, max y1].
+INLINE void rects_row_body(const dl_align_job *j, const float *d, float ys0, float ys1,
+                           int16_t *rx0, int16_t *ry0, int16_t *rx1, int16_t *ry1, int32_t *span) {
+    const int32_t n = j->depth_width;
+    const float *xs0 = j->xs0, *xs1 = j->xs1;
+    const float r0 = j->r[0], r1 = j->r[1], r2 = j->r[2], r3 = j->r[3], r4 = j->r[4], r5 = j->r[5];
+    const float r6 = j->r[6], r7 = j->r[7], r8 = j->r[8], t0 = j->t[0], t1 = j->t[1], t2 = j->t[2];
+    const float fx = j->cfx, fy = j->cfy, cx = j->ccx, cy = j->ccy;
+    const float W = (float)j->color_width, H = (float)j->color_height;
+    int32_t lo = 32767, hi = -32768;
+    for (int32_t i = 0; i < n; i++) {
+        const float z = d[i];
+        // Top-left corner.
+        float px = z * xs0[i], py = z * ys0;
+        float qx = r0 * px + r1 * py + r2 * z + t0;
+        float qy = r3 * px + r4 * py + r5 * z + t1;
+        float qz = r6 * px + r7 * py + r8 * z + t2;
+        float u0 = qx / qz * fx + cx + 0.5f;
+        float v0 = qy / qz * fy + cy + 0.5f;
+        // Bottom-right corner.
+        px = z * xs1[i]; py = z * ys1;
+        qx = r0 * px + r1 * py + r2 * z + t0;
+        qy = r3 * px + r4 * py + r5 * z + t1;
+        qz = r6 * px + r7 * py + r8 * z + t2;
+        float u1 = qx / qz * fx + cx + 0.5f;
+        float v1 = qy / qz * fy + cy + 0.5f;
+        // (int)u < 0 ⇔ u ≤ −1 and (int)u ≥ W ⇔ u ≥ W (truncation toward zero); NaN fails both.
+        const int ok = valid_depth(z) & (u0 > -1.0f) & (v0 > -1.0f) & (u1 < W) & (v1 < H);
+        // Clamp before converting (an out-of-range conversion is undefined): a far corner stays
+        // beyond the other one, so the rectangle stays empty.
+        u0 = u0 < W ? u0 : W;
+        v0 = v0 < H ? v0 : H;
+        u1 = u1 > -1.0f ? u1 : -1.0f;
+        v1 = v1 > -1.0f ? v1 : -1.0f;
+        u0 = ok ? u0 : 1.0f;
+        u1 = ok ? u1 : 0.0f;
+        v0 = ok ? v0 : 32767.0f;
+        v1 = ok ? v1 : -32768.0f;
+        const int32_t X0 = (int32_t)u0, Y0 = (int32_t)v0, X1 = (int32_t)u1, Y1 = (int32_t)v1;
+        rx0[i] = (int16_t)X0; ry0[i] = (int16_t)Y0; rx1[i] = (int16_t)X1; ry1[i] = (int16_t)Y1;
+        lo = Y0 < lo ? Y0 : lo;
+        hi = Y1 > hi ? Y1 : hi;
+    }
+    span[0] = lo;
+    span[1] = hi;
+}
+
+#define RECTS_PARAMS (const dl_align_job *j, const float *d, float ys0, float ys1, int16_t *rx0, int16_t *ry0, int16_t *rx1, int16_t *ry1, int32_t *span)
+#define RECTS_ARGS (j, d, ys0, ys1, rx0, ry0, rx1, ry1, span)
+static void rects_row_base RECTS_PARAMS { rects_row_body RECTS_ARGS; }
+DL_AVX2 static void rects_row_avx2 RECTS_PARAMS { rects_row_body RECTS_ARGS; }
+DL_AVX512 static void rects_row_avx512 RECTS_PARAMS { rects_row_body RECTS_ARGS; }
+
+static void rects_rows(const dl_align_job *j, int32_t y0, int32_t y1) {
+    const int path = dl_kernels_path();
+    for (int32_t y = y0; y < y1; y++) {
+        const float *d = j->depth + (int64_t)y * j->depth_stride;
+        size_t o = (size_t)y * (size_t)j->depth_width;
+        int16_t *rx0 = j->rx0 + o, *ry0 = j->ry0 + o, *rx1 = j->rx1 + o, *ry1 = j->ry1 + o;
+        int32_t *span = j->span + 2 * y;
+        float ys0 = j->ys0[y], ys1 = j->ys1[y];
+        switch (path) {
+        case DL_PATH_AVX512: rects_row_avx512 RECTS_ARGS; break;
+        case DL_PATH_AVX2: rects_row_avx2 RECTS_ARGS; break;
+        default: rects_row_base RECTS_ARGS; break;
+        }
+    }
+}
+
+void dl_align_rects_band(void *ctx, int32_t band) {
+    const dl_align_job *j = (const dl_align_job *)ctx;
+    int64_t h = j->depth_height, bands = j->rect_bands > 0 ? j->rect_bands : 1;
+    rects_rows(j, (int32_t)(h * band / bands), (int32_t)(h * (band + 1) / bands));
+}
+
+/// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
+static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
+    if (c0 >= c1) return;
+    const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;
+    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * j->out_stride, 0, (size_t)cw * 4);
+    for (int32_t dy = 0; dy < dh; dy++) {
+        if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;
+        const size_t o = (size_t)dy * (size_t)dw;
+        const int16_t *rx0 = j->rx0 + o, *ry0 = j->ry0 + o, *rx1 = j->rx1 + o, *ry1 = j->ry1 + o;
+        const float *d = j->depth + (int64_t)dy * j->depth_stride;
+        for (int32_t x = 0; x < dw; x++) {
+            int32_t y0 = ry0[x], y1 = ry1[x];
+            if (y1 < c0 || y0 >= c1) continue;
+            if (y0 < c0) y0 = c0;
+            if (y1 >= c1) y1 = c1 - 1;
+            const int32_t x0 = rx0[x], x1 = rx1[x];
+            const float z = d[x];
+            for (int32_t y = y0; y <= y1; y++) {
+                float *row = j->out + (int64_t)y * j->out_stride;
+                for (int32_t u = x0; u <= x1; u++) {
+                    const float c = row[u];
+                    row[u] = (c == 0.0f || z < c) ? z : c;
+                }
+            }
+        }
+    }
+}
+
+void dl_align_scatter_band(void *ctx, int32_t band) {
+    const dl_align_job *j = (const dl_align_job *)ctx;
+    int64_t h = j->color_height, bands = j->scatter_bands > 0 ? j->scatter_bands : 1;
+    scatter_rows(j, (int32_t)(h * band / bands), (int32_t)(h * (band + 1) / bands));
+}
+
+void dl_align_run_serial(dl_align_job *job) {
+    dl_align_prepare(job);
+    rects_rows(job, 0, job->depth_height);
+    scatter_rows(job, 0, job->color_height);
+}

@@ -6,6 +6,9 @@
 #include "dl_kernels.h"
 #include "dl_align.h"
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 // a·b + c is never fused: librealsense's scalar code rounds every product and sum, and so does
 // the GPU port (`precise`).
@@ -134,11 +137,51 @@ void dl_align_rects_band(void *ctx, int32_t band) {
     rects_rows(j, (int32_t)(h * band / bands), (int32_t)(h * (band + 1) / bands));
 }
 
+/// z into color pixels (x0…x1, y0…y1) where they hold 0 or a larger depth.
+INLINE void fill_rect(float *out, int64_t stride, int32_t cw, int32_t x0, int32_t x1, int32_t y0, int32_t y1, float z) {
+#if defined(__SSE2__)
+    // A depth pixel covers 3–4 columns and rows when color has about twice depth's resolution,
+    // and a loop over the columns mispredicts its exit at nearly every pixel. Instead: the two
+    // blocks of four columns from x0 rounded down to a multiple of four, with lane masks. The
+    // next pixel's rectangle starts where this one ends, in the same blocks: loading exactly what
+    // was just stored lets the store forward (a half-overlapping load would wait for it). Lanes
+    // outside x0…x1 are written back unchanged (this band's rows only).
+    const int32_t b = x0 & ~3;
+    if (x1 - x0 <= 4 && b + 8 <= cw) {
+        const __m128i lane = _mm_set_epi32(3, 2, 1, 0);
+        const __m128i lo = _mm_set1_epi32(x0 - 1 - b), hi = _mm_set1_epi32(x1 + 1 - b);
+        const __m128i four = _mm_set1_epi32(4);
+        const __m128i l1 = _mm_add_epi32(lane, four);
+        const __m128 m0 = _mm_castsi128_ps(_mm_and_si128(_mm_cmpgt_epi32(lane, lo), _mm_cmplt_epi32(lane, hi)));
+        const __m128 m1 = _mm_castsi128_ps(_mm_and_si128(_mm_cmpgt_epi32(l1, lo), _mm_cmplt_epi32(l1, hi)));
+        const __m128 zv = _mm_set1_ps(z), zero = _mm_setzero_ps();
+        for (int32_t y = y0; y <= y1; y++) {
+            float *p = out + (int64_t)y * stride + b;
+            const __m128 c0 = _mm_loadu_ps(p), c1 = _mm_loadu_ps(p + 4);
+            const __m128 t0 = _mm_and_ps(m0, _mm_or_ps(_mm_cmpeq_ps(c0, zero), _mm_cmplt_ps(zv, c0)));
+            const __m128 t1 = _mm_and_ps(m1, _mm_or_ps(_mm_cmpeq_ps(c1, zero), _mm_cmplt_ps(zv, c1)));
+            _mm_storeu_ps(p, _mm_or_ps(_mm_and_ps(t0, zv), _mm_andnot_ps(t0, c0)));
+            _mm_storeu_ps(p + 4, _mm_or_ps(_mm_and_ps(t1, zv), _mm_andnot_ps(t1, c1)));
+        }
+        return;
+    }
+#endif
+    (void)cw;
+    for (int32_t y = y0; y <= y1; y++) {
+        float *row = out + (int64_t)y * stride;
+        for (int32_t u = x0; u <= x1; u++) {
+            const float c = row[u];
+            row[u] = (c == 0.0f || z < c) ? z : c;
+        }
+    }
+}
+
 /// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
 static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
     if (c0 >= c1) return;
     const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;
-    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * j->out_stride, 0, (size_t)cw * 4);
+    const int64_t stride = j->out_stride;
+    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * stride, 0, (size_t)cw * 4);
     for (int32_t dy = 0; dy < dh; dy++) {
         if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;
         const size_t o = (size_t)dy * (size_t)dw;
@@ -149,15 +192,7 @@ static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
             if (y1 < c0 || y0 >= c1) continue;
             if (y0 < c0) y0 = c0;
             if (y1 >= c1) y1 = c1 - 1;
-            const int32_t x0 = rx0[x], x1 = rx1[x];
-            const float z = d[x];
-            for (int32_t y = y0; y <= y1; y++) {
-                float *row = j->out + (int64_t)y * j->out_stride;
-                for (int32_t u = x0; u <= x1; u++) {
-                    const float c = row[u];
-                    row[u] = (c == 0.0f || z < c) ? z : c;
-                }
-            }
+            fill_rect(j->out, stride, cw, rx0[x], rx1[x], y0, y1, d[x]);
         }
     }
 }

@@ -222,7 +222,7 @@ final class DepthAlignmentTests: XCTestCase {
         var g = SplitMix(state: 17)
         let aligner = DepthAligner()
         let sizes: [((Int, Int), (Int, Int))] = [((64, 48), (96, 54)), ((97, 61), (64, 48)), ((160, 120), (320, 180)),
-                                                 ((33, 200), (50, 150)), ((848, 480), (1280, 720))]
+                                                 ((33, 200), (50, 150)), ((40, 30), (320, 240)), ((848, 480), (1280, 720))]
         for (i, (ds, cs)) in sizes.enumerated() {
             for trial in 0..<(i == sizes.count - 1 ? 1 : 4) {
                 let cal = trial == 0 && i == sizes.count - 1

@@ -3,9 +3,10 @@
 // Depth aligned to color, the GPU port of DepthKit's DepthAligner (CShim align.c), which is
 // librealsense's `align` to color: one invocation per depth pixel deprojects its corners
 // (x ∓ 0.5, y ∓ 0.5) at depth z, moves them by the depth→color extrinsics, projects them with the
-// color intrinsics and writes z into every color pixel of the rectangle between them with
-// atomicMin on the float's bits (positive floats order like their bits: the nearest wins). The
-// output is cleared to 0xFFFFFFFF (nothing) before; GPUDepthAligner turns that into 0.
+// color intrinsics and writes z into every color pixel of the rectangle between them, clipped to
+// the image (or into the top-left corner's pixel alone when `bothCorners` is 0), with atomicMin
+// on the float's bits (positive floats order like their bits: the nearest wins). The output is
+// cleared to 0xFFFFFFFF (nothing) before; GPUDepthAligner turns that into 0.
 //
 // Bit-exact with the CPU: the same operations in the same order, `precise` (no FMA, no
 // reassociation), the deprojection's (pixel − c)/f from the CPU's tables, and the projection's
@@ -22,6 +23,7 @@ layout(push_constant) uniform Params {
     vec4 color;          // fx, fy, cx, cy
     float r0, r1, r2, r3, r4, r5, r6, r7, r8;
     float t0, t1, t2;
+    uint bothCorners;
 } params;
 
 // a = hi + lo exactly, hi with the upper 12 bits of a's significand (Veltkamp).
@@ -44,6 +46,9 @@ float remainderOf(float n, float d, float q) {
     precise float r = (n - p) - e;
     return r;
 }
+
+// Bit tests, not isnan() or x == x: drivers may fold those away (common.glsl).
+bool isNaNBits(float v) { return (floatBitsToUint(v) & 0x7FFFFFFFu) > 0x7F800000u; }
 
 bool finiteNonZero(float v) {
     uint b = floatBitsToUint(v) & 0x7FFFFFFFu;
@@ -68,13 +73,14 @@ float divide(float n, float d) {
     return q;
 }
 
-// One corner: deproject (xn, yn are (pixel − c)/f), transform, project, + 0.5.
+// One corner: deproject (xn, yn are (pixel − c)/f), transform (r0·x + (r1·y + (r2·z + t))),
+// project, + 0.5.
 vec2 corner(float z, float xn, float yn) {
     precise float px = z * xn;
     precise float py = z * yn;
-    precise float qx = params.r0 * px + params.r1 * py + params.r2 * z + params.t0;
-    precise float qy = params.r3 * px + params.r4 * py + params.r5 * z + params.t1;
-    precise float qz = params.r6 * px + params.r7 * py + params.r8 * z + params.t2;
+    precise float qx = params.r0 * px + (params.r1 * py + (params.r2 * z + params.t0));
+    precise float qy = params.r3 * px + (params.r4 * py + (params.r5 * z + params.t1));
+    precise float qz = params.r6 * px + (params.r7 * py + (params.r8 * z + params.t2));
     precise float u = divide(qx, qz) * params.color.x + params.color.z + 0.5;
     precise float v = divide(qy, qz) * params.color.y + params.color.w + 0.5;
     return vec2(u, v);
@@ -87,12 +93,14 @@ void main() {
     float z = depth[p.y * dw + p.x];
     if (!dl_validDepth(z)) return;
     vec2 c0 = corner(z, tables[p.x], tables[2 * dw + p.y]);
-    vec2 c1 = corner(z, tables[dw + p.x], tables[2 * dw + dh + p.y]);
+    vec2 c1 = params.bothCorners != 0u ? corner(z, tables[dw + p.x], tables[2 * dw + dh + p.y]) : c0;
     float W = float(params.colorSize.x), H = float(params.colorSize.y);
-    // (int)u < 0 ⇔ u ≤ −1 and (int)u ≥ W ⇔ u ≥ W: the whole rectangle is skipped then.
-    if (!(c0.x > -1.0) || !(c0.y > -1.0) || !(c1.x < W) || !(c1.y < H)) return;
-    int x0 = int(min(c0.x, W)), y0 = int(min(c0.y, H));
-    int x1 = int(max(c1.x, -1.0)), y1 = int(max(c1.y, -1.0));
+    // NaN anywhere: nothing. Clamp to [−1, W] before converting (int() truncates toward zero, so
+    // −1 < u < 0 gives 0 as in C), then clip to the image.
+    if (isNaNBits(c0.x) || isNaNBits(c0.y) || isNaNBits(c1.x) || isNaNBits(c1.y)) return;
+    int x0 = max(int(clamp(c0.x, -1.0, W)), 0), y0 = max(int(clamp(c0.y, -1.0, H)), 0);
+    int x1 = min(int(clamp(c1.x, -1.0, W)), params.colorSize.x - 1);
+    int y1 = min(int(clamp(c1.y, -1.0, H)), params.colorSize.y - 1);
     uint zb = floatBitsToUint(z);
     for (int y = y0; y <= y1; y++) {
         for (int x = x0; x <= x1; x++) {

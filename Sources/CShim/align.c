@@ -1,8 +1,8 @@
 // Depth aligned to color: librealsense's `align` to color (see dl_align.h for the method).
 // Phase 1's row loop is compiled for baseline x86-64, AVX2 and AVX-512 and picked by
 // `dl_kernels_path()` like kernels.c's loops; every path computes the same floats in the same
-// order, unfused, as librealsense's scalar `align_images` (rs2_deproject_pixel_to_point,
-// rs2_transform_point_to_point, rs2_project_point_to_pixel for pinhole cameras).
+// order, unfused, as librealsense's x86-64 `image_transform` (deprojection tables
+// (x ∓ 0.5 − c)/f, z·table, r0·x + (r1·y + (r2·z + t)), x/z·f + c, + 0.5, truncation).
 #include "dl_kernels.h"
 #include "dl_align.h"
 #include <string.h>
@@ -10,7 +10,7 @@
 #include <emmintrin.h>
 #endif
 
-// a·b + c is never fused: librealsense's scalar code rounds every product and sum, and so does
+// a·b + c is never fused: librealsense's SSE code rounds every product and sum, and so does
 // the GPU port (`precise`).
 #pragma STDC FP_CONTRACT OFF
 
@@ -61,8 +61,8 @@ void dl_align_prepare(dl_align_job *job) {
     }
 }
 
-/// One depth row: each pixel's rectangle of color pixels (empty: x0 = 1 > x1 = 0 and
-/// y0 = 32767 > y1 = −32768) and the row's span [min y0, max y1].
+/// One depth row: each pixel's rectangle of color pixels, clipped to the image (empty:
+/// x0 = 1 > x1 = 0 and y0 = 32767 > y1 = −32768), and the row's span [min y0, max y1].
 INLINE void rects_row_body(const dl_align_job *j, const float *d, float ys0, float ys1,
                            int16_t *rx0, int16_t *ry0, int16_t *rx1, int16_t *ry1, int32_t *span) {
     const int32_t n = j->depth_width;
@@ -71,36 +71,45 @@ INLINE void rects_row_body(const dl_align_job *j, const float *d, float ys0, flo
     const float r6 = j->r[6], r7 = j->r[7], r8 = j->r[8], t0 = j->t[0], t1 = j->t[1], t2 = j->t[2];
     const float fx = j->cfx, fy = j->cfy, cx = j->ccx, cy = j->ccy;
     const float W = (float)j->color_width, H = (float)j->color_height;
+    const int32_t wmax = j->color_width - 1, hmax = j->color_height - 1;
+    const int both = j->both_corners;
     int32_t lo = 32767, hi = -32768;
     for (int32_t i = 0; i < n; i++) {
         const float z = d[i];
-        // Top-left corner.
+        // Top-left corner: deproject (z·(x − c)/f), transform (librealsense's order:
+        // r0·x + (r1·y + (r2·z + t)), R row-major here), project (x/z·f + c), + 0.5.
         float px = z * xs0[i], py = z * ys0;
-        float qx = r0 * px + r1 * py + r2 * z + t0;
-        float qy = r3 * px + r4 * py + r5 * z + t1;
-        float qz = r6 * px + r7 * py + r8 * z + t2;
+        float qx = r0 * px + (r1 * py + (r2 * z + t0));
+        float qy = r3 * px + (r4 * py + (r5 * z + t1));
+        float qz = r6 * px + (r7 * py + (r8 * z + t2));
         float u0 = qx / qz * fx + cx + 0.5f;
         float v0 = qy / qz * fy + cy + 0.5f;
         // Bottom-right corner.
         px = z * xs1[i]; py = z * ys1;
-        qx = r0 * px + r1 * py + r2 * z + t0;
-        qy = r3 * px + r4 * py + r5 * z + t1;
-        qz = r6 * px + r7 * py + r8 * z + t2;
+        qx = r0 * px + (r1 * py + (r2 * z + t0));
+        qy = r3 * px + (r4 * py + (r5 * z + t1));
+        qz = r6 * px + (r7 * py + (r8 * z + t2));
         float u1 = qx / qz * fx + cx + 0.5f;
         float v1 = qy / qz * fy + cy + 0.5f;
-        // (int)u < 0 ⇔ u ≤ −1 and (int)u ≥ W ⇔ u ≥ W (truncation toward zero); NaN fails both.
-        const int ok = valid_depth(z) & (u0 > -1.0f) & (v0 > -1.0f) & (u1 < W) & (v1 < H);
-        // Clamp before converting (an out-of-range conversion is undefined): a far corner stays
-        // beyond the other one, so the rectangle stays empty.
-        u0 = u0 < W ? u0 : W;
-        v0 = v0 < H ? v0 : H;
-        u1 = u1 > -1.0f ? u1 : -1.0f;
-        v1 = v1 > -1.0f ? v1 : -1.0f;
+        u1 = both ? u1 : u0;
+        v1 = both ? v1 : v0;
+        // NaN anywhere: nothing (u == u is false for NaN).
+        const int ok = valid_depth(z) & (u0 == u0) & (v0 == v0) & (u1 == u1) & (v1 == v1);
+        // Clamp to [−1, W] before converting (an out-of-range conversion is undefined; (int)
+        // truncates toward zero, so −1 < u < 0 gives 0 as in librealsense), then clip to the image.
+        u0 = u0 > -1.0f ? (u0 < W ? u0 : W) : -1.0f;
+        v0 = v0 > -1.0f ? (v0 < H ? v0 : H) : -1.0f;
+        u1 = u1 > -1.0f ? (u1 < W ? u1 : W) : -1.0f;
+        v1 = v1 > -1.0f ? (v1 < H ? v1 : H) : -1.0f;
         u0 = ok ? u0 : 1.0f;
         u1 = ok ? u1 : 0.0f;
         v0 = ok ? v0 : 32767.0f;
         v1 = ok ? v1 : -32768.0f;
-        const int32_t X0 = (int32_t)u0, Y0 = (int32_t)v0, X1 = (int32_t)u1, Y1 = (int32_t)v1;
+        int32_t X0 = (int32_t)u0, Y0 = (int32_t)v0, X1 = (int32_t)u1, Y1 = (int32_t)v1;
+        X0 = X0 > 0 ? X0 : 0;
+        X1 = X1 < wmax ? X1 : wmax;
+        Y1 = Y1 < hmax ? Y1 : hmax;
+        Y0 = ok ? (Y0 > 0 ? Y0 : 0) : Y0;
         rx0[i] = (int16_t)X0; ry0[i] = (int16_t)Y0; rx1[i] = (int16_t)X1; ry1[i] = (int16_t)Y1;
         lo = Y0 < lo ? Y0 : lo;
         hi = Y1 > hi ? Y1 : hi;

@@ -56,7 +56,7 @@ public final class GPUDepthAligner {
         stream = try CommandStream(context: ctx)
         layout = try DescriptorSetLayout(context: ctx, bindings: [(VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_SHADER_STAGE_COMPUTE_BIT.rawValue)])
         kernel = try ComputeKernel(context: ctx, library: lib, name: "alignDepthToColor.comp",
-                                   setLayouts: [layout, layout, layout], pushConstantSize: 80)
+                                   setLayouts: [layout, layout, layout], pushConstantSize: 84)
     }
 
     /// `depth` (`.depthFloat32`, meters) aligned to the color camera of `calibration`: a
@@ -109,6 +109,7 @@ public final class GPUDepthAligner {
         let rot = calibration.depthToColor.rotation, tr = calibration.depthToColor.translation
         for i in 0..<9 { p.f(rot[i]) }
         p.f(tr.x); p.f(tr.y); p.f(tr.z)
+        p.u(DepthAligner.usesBothCorners(depth: d, color: k) ? 1 : 0)
         kernel.dispatch(cb, sets: DescriptorSets(r.sets.depth, r.sets.tables, r.sets.aligned), push: p, threads: (dw, dh))
         Barrier.memory(cb, from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
                        to: VK_PIPELINE_STAGE_HOST_BIT.rawValue, VK_ACCESS_HOST_READ_BIT.rawValue)

@@ -3,36 +3,42 @@ import Foundation
 import CShim
 @testable import DepthKit
 
-/// librealsense's `align_images` (src/proc/align.cpp) written out plainly in Swift, pixel by
-/// pixel, for pinhole cameras: rs2_deproject_pixel_to_point, rs2_transform_point_to_point (the
-/// extrinsics' rotation is row-major here, column-major in rs2_extrinsics) and
-/// rs2_project_point_to_pixel, with the corners' `static_cast<int>(p + 0.5f)`. Swift never fuses
-/// a·b + c, so every float is rounded as in librealsense's scalar C++.
+/// librealsense's `align` to color as librealsense 2.59 runs it on x86-64 (`image_transform`,
+/// src/proc/sse/sse-align.cpp), written out plainly in Swift, pixel by pixel, for pinhole
+/// cameras: the deprojection (pixel − c)/f · z, the transform summed r0·x + (r1·y + (r2·z + t))
+/// (the extrinsics' rotation is row-major here, column-major in rs2_extrinsics), the projection
+/// x/z·f + c, the corners' `(int)(p + 0.5f)`, each pixel's rectangle clipped to the image, and
+/// rs2_fov's choice of both corners or the top-left one only. Swift never fuses a·b + c.
 func referenceAlign(depth: [Float], depthWidth dw: Int, depthHeight dh: Int, d: CameraIntrinsics,
                     color c: CameraIntrinsics, extrinsics e: RigidTransform) -> [Float] {
     var out = [Float](repeating: 0, count: c.width * c.height)
     let r = e.rotation, t = e.translation
-    /// C's float → int: truncation toward zero; NaN and huge values far outside any image.
-    func cInt(_ v: Float) -> Int {
-        guard v.isFinite, abs(v) < 1e9 else { return v > 0 ? 1 << 40 : -(1 << 40) }
-        return Int(v)
+    func fov(_ k: CameraIntrinsics) -> (x: Float, y: Float) {
+        ((atan2f(k.cx + 0.5, k.fx) + atan2f(Float(k.width) - (k.cx + 0.5), k.fx)) * 57.2957795,
+         (atan2f(k.cy + 0.5, k.fy) + atan2f(Float(k.height) - (k.cy + 0.5), k.fy)) * 57.2957795)
     }
-    func corner(_ px: Float, _ py: Float, _ z: Float) -> (Int, Int) {
+    let special = (dw == 640 && dh == 240 && c.width == 320 && c.height == 180)
+        || (dw == 640 && dh == 480 && c.width == 640 && c.height == 360)
+    let both = Float(dw) / fov(d).x < Float(c.width) / fov(c).x || Float(dh) / fov(d).y < Float(c.height) / fov(c).y || special
+    /// C's float → int: truncation toward zero (values far outside the image are clipped anyway).
+    func cInt(_ v: Float) -> Int { Int(max(-1e9, min(1e9, v))) }
+    func corner(_ px: Float, _ py: Float, _ z: Float) -> (Float, Float) {
         let x = (px - d.cx) / d.fx, y = (py - d.cy) / d.fy
         let p0 = z * x, p1 = z * y, p2 = z
-        let q0 = r[0] * p0 + r[1] * p1 + r[2] * p2 + t.x
-        let q1 = r[3] * p0 + r[4] * p1 + r[5] * p2 + t.y
-        let q2 = r[6] * p0 + r[7] * p1 + r[8] * p2 + t.z
-        let u = q0 / q2 * c.fx + c.cx, v = q1 / q2 * c.fy + c.cy
-        return (cInt(u + 0.5), cInt(v + 0.5))
+        let q0 = r[0] * p0 + (r[1] * p1 + (r[2] * p2 + t.x))
+        let q1 = r[3] * p0 + (r[4] * p1 + (r[5] * p2 + t.y))
+        let q2 = r[6] * p0 + (r[7] * p1 + (r[8] * p2 + t.z))
+        return (q0 / q2 * c.fx + c.cx + 0.5, q1 / q2 * c.fy + c.cy + 0.5)
     }
     for y in 0..<dh {
         for x in 0..<dw {
             let z = depth[y * dw + x]
             guard z > 0, z.isFinite else { continue }
-            let (x0, y0) = corner(Float(x) - 0.5, Float(y) - 0.5, z)
-            let (x1, y1) = corner(Float(x) + 0.5, Float(y) + 0.5, z)
-            if x0 < 0 || y0 < 0 || x1 >= c.width || y1 >= c.height { continue }
+            let a = corner(Float(x) - 0.5, Float(y) - 0.5, z)
+            let b = both ? corner(Float(x) + 0.5, Float(y) + 0.5, z) : a
+            if a.0.isNaN || a.1.isNaN || b.0.isNaN || b.1.isNaN { continue }
+            let x0 = max(cInt(a.0), 0), y0 = max(cInt(a.1), 0)
+            let x1 = min(cInt(b.0), c.width - 1), y1 = min(cInt(b.1), c.height - 1)
             if y0 > y1 || x0 > x1 { continue }
             for oy in y0...y1 {
                 for ox in x0...x1 {
@@ -118,25 +124,55 @@ final class DepthAlignmentTests: XCTestCase {
         floats(try DepthAligner().align(depth: depth, calibration: cal))
     }
 
-    /// Equal intrinsics and identity extrinsics: each depth pixel covers the 2×2 color pixels
-    /// (x…x+1, y…y+1) — librealsense's rectangle includes the pixel its bottom-right corner
-    /// rounds to — so each color pixel gets the nearest of depth (x−1…x, y−1…y); the last depth
-    /// row and column reach past the image and are skipped whole.
-    func testIdentityCoversTwoByTwoAndNearestWins() throws {
+    /// Equal intrinsics and identity extrinsics: the same pixels per degree, so librealsense
+    /// projects the top-left corner only (x − 0.5 + 0.5 → x): a copy of the valid pixels.
+    func testIdentityIsACopyOfValidPixels() throws {
         let k = exactCamera(4, 3)
         let cal = RGBDCalibration(depth: CameraModel(intrinsics: k), color: CameraModel(intrinsics: k), origin: "test")
-        let depth = makeDepth(4, 3, [2, 1, 0, 4,
-                                     4, 0.5, 8, 2,
-                                     1, 1, 1, 1])
-        // Row 0: d(0,0)=2 → (0…1, 0…1); d(1,0)=1 → (1…2, 0…1); d(2,0)=0 skip; d(3,0) skipped (x1 = 4).
-        // Row 1: d(0,1)=4 → (0…1, 1…2); d(1,1)=0.5 → (1…2, 1…2); d(2,1)=8 → (2…3, 1…2); d(3,1) skipped.
-        // Row 2: all skipped (y1 = 3).
-        let expected: [Float] = [2, 1, 1, 0,
-                                 2, 0.5, 0.5, 8,
-                                 4, 0.5, 0.5, 8]
-        XCTAssertEqual(try align(depth, cal), expected)
-        XCTAssertEqual(bits(try align(depth, cal)),
-                       bits(referenceAlign(depth: floats(depth), depthWidth: 4, depthHeight: 3, d: k, color: k, extrinsics: .identity)))
+        XCTAssertFalse(DepthAligner.usesBothCorners(depth: k, color: k))
+        let v: [Float] = [2, 1, 0, 4,
+                          4, 0.5, 8, 2,
+                          1, .nan, 1, -3]
+        let expected: [Float] = [2, 1, 0, 4,
+                                 4, 0.5, 8, 2,
+                                 1, 0, 1, 0]
+        XCTAssertEqual(try align(makeDepth(4, 3, v), cal), expected)
+        // The D435-like depth camera aligned to itself: (z·x)/z may be an ulp off x, so a few
+        // pixels move by one; as the reference says, and nearly all stay.
+        var g = SplitMix(state: 3)
+        let d = RGBDCalibration.d435Like().depth
+        let depth = randomDepth(&g, 848, 480)
+        let out = try align(depth, RGBDCalibration(depth: d, color: d, origin: "test"))
+        XCTAssertEqual(bits(out), bits(referenceAlign(depth: floats(depth), depthWidth: 848, depthHeight: 480,
+                                                      d: d.intrinsics, color: d.intrinsics, extrinsics: .identity)))
+        let valid = floats(depth).map { $0 > 0 && $0.isFinite ? $0 : 0 }
+        let same = zip(bits(out), bits(valid)).filter { $0 == $1 }.count
+        XCTAssertGreaterThan(same, valid.count * 90 / 100)
+    }
+
+    /// Depth with twice the color camera's pixels per degree: one corner, so each color pixel
+    /// gets the nearest valid depth of its 2×2 depth pixels (x = 2u…2u+1: (x − 4)/8·4 + 1.5 + 0.5
+    /// = x/2, truncated).
+    func testFinerDepthWritesOnePixelEach() throws {
+        let d = CameraIntrinsics(fx: 8, fy: 8, cx: 3.5, cy: 2.5, width: 8, height: 6)
+        let c = exactCamera(4, 3)
+        XCTAssertFalse(DepthAligner.usesBothCorners(depth: d, color: c))
+        XCTAssertTrue(DepthAligner.usesBothCorners(depth: c, color: d))
+        let cal = RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c), origin: "test")
+        var v = [Float](repeating: 0, count: 48)
+        for y in 0..<6 { for x in 0..<8 { v[y * 8 + x] = Float(1 + (x * 7 + y * 3) % 5) * 0.5 } }
+        v[0] = 0; v[1] = 0; v[8] = 0; v[9] = 0        // color (0, 0): no valid depth → 0
+        v[2 * 8 + 6] = 0.25                            // color (3, 1): 0.25 wins
+        var expected = [Float](repeating: 0, count: 12)
+        for u in 0..<4 {
+            for w in 0..<3 {
+                let block = [v[(2 * w) * 8 + 2 * u], v[(2 * w) * 8 + 2 * u + 1], v[(2 * w + 1) * 8 + 2 * u], v[(2 * w + 1) * 8 + 2 * u + 1]]
+                expected[w * 4 + u] = block.filter { $0 > 0 }.min() ?? 0
+            }
+        }
+        XCTAssertEqual(expected[0], 0)
+        XCTAssertEqual(expected[1 * 4 + 3], 0.25)
+        XCTAssertEqual(try align(makeDepth(8, 6, v), cal), expected)
     }
 
     /// A pure x translation t moves a point at depth z by fx·t/z pixels: 4·0.5/1 = 2 at 1 m,
@@ -177,31 +213,44 @@ final class DepthAlignmentTests: XCTestCase {
         XCTAssertEqual(out, expected)
     }
 
-    /// A rectangle that reaches past the color image is skipped whole (not clipped); one that
-    /// just fits is written.
-    func testOutOfBoundsRectanglesAreSkippedWhole() throws {
+    /// A rectangle that reaches past the color image is clipped to it (librealsense 2.59; its
+    /// older `align_images` skipped it whole).
+    func testRectanglesAreClippedToTheImage() throws {
         let d = exactCamera(8, 3), c = exactCamera(8, 4)
-        let cal = RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c),
-                                  depthToColor: RigidTransform(rotation: RigidTransform.identity.rotation, translation: SIMD3(0.5, 0, 0)),
-                                  origin: "test")
+        let shift = { (t: Float) in
+            RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c),
+                            depthToColor: RigidTransform(rotation: RigidTransform.identity.rotation, translation: SIMD3(t, 0, 0)),
+                            origin: "test")
+        }
+        XCTAssertTrue(DepthAligner.usesBothCorners(depth: d, color: c))   // color has more rows per degree
         var v = [Float](repeating: 0, count: 24)
-        v[8 + 4] = 1     // columns 6…7: fits
-        v[8 + 5] = 1     // columns 7…8: reaches past column 7 → skipped whole
-        v[8 + 6] = 4     // shift 0.5 → columns 6…7, under the nearer 1 m
-        let out = try align(makeDepth(8, 3, v), cal)
+        v[8 + 4] = 1     // (4, 1) at 1 m, shift 2: columns 6…7, rows 1…2
+        v[0 + 5] = 1     // (5, 0): columns 7…8, rows 0…1 → column 7 only
+        v[0 + 7] = 1     // (7, 0): columns 9…10 → nothing
         var expected = [Float](repeating: 0, count: 32)
+        expected[7] = 1
         for y in 1...2 { expected[y * 8 + 6] = 1; expected[y * 8 + 7] = 1 }
-        XCTAssertEqual(out, expected)
-        // Negative side: a shift to the left past column 0.
-        let left = RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c),
-                                   depthToColor: RigidTransform(rotation: RigidTransform.identity.rotation, translation: SIMD3(-0.5, 0, 0)),
-                                   origin: "test")
+        XCTAssertEqual(try align(makeDepth(8, 3, v), shift(0.5)), expected)
+        // To the left: shift −2.
         var w = [Float](repeating: 0, count: 24)
-        w[8 + 1] = 1     // columns −1…0: skipped
-        w[8 + 2] = 1     // columns 0…1: fits
+        w[0 + 1] = 1     // (1, 0): columns −1…0, rows 0…1 → column 0
+        w[8 + 2] = 1     // (2, 1): columns 0…1, rows 1…2
+        w[16 + 0] = 1    // (0, 2): columns −2…−1 → nothing
         var expectedLeft = [Float](repeating: 0, count: 32)
+        expectedLeft[0] = 1
         for y in 1...2 { expectedLeft[y * 8 + 0] = 1; expectedLeft[y * 8 + 1] = 1 }
-        XCTAssertEqual(try align(makeDepth(8, 3, w), left), expectedLeft)
+        XCTAssertEqual(try align(makeDepth(8, 3, w), shift(-0.5)), expectedLeft)
+        // Down past the last row: depth row 2 covers color rows 2…3, row 3 exists; shift rows by
+        // a y translation of 0.5 m at 1 m (2 rows): rows 4…5 → nothing, rows 3…4 → row 3.
+        let down = RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c),
+                                   depthToColor: RigidTransform(rotation: RigidTransform.identity.rotation, translation: SIMD3(0, 0.5, 0)),
+                                   origin: "test")
+        var u = [Float](repeating: 0, count: 24)
+        u[1 * 8 + 3] = 1     // rows 3…4 → row 3, columns 3…4
+        u[2 * 8 + 5] = 1     // rows 4…5 → nothing
+        var expectedDown = [Float](repeating: 0, count: 32)
+        expectedDown[3 * 8 + 3] = 1; expectedDown[3 * 8 + 4] = 1
+        XCTAssertEqual(try align(makeDepth(8, 3, u), down), expectedDown)
     }
 
     /// Invalid depth (0, negative, NaN, ∞) writes nothing; color pixels nothing reaches stay 0

@@ -1,12 +1,16 @@
 #ifndef DL_ALIGN_H
 #define DL_ALIGN_H
-// Depth aligned to color (align.c): librealsense's `align` to color. Each valid depth pixel
-// (x, y) with depth z (meters) is deprojected at its corners (x − 0.5, y − 0.5) and
-// (x + 0.5, y + 0.5) with the depth intrinsics, moved by the depth→color extrinsics
-// (p_color = R·p + t, R row-major) and projected with the color intrinsics; the corners' pixels
-// x0 = (int)(u + 0.5) … (C truncation) bound a rectangle of color pixels that all take z where
-// they hold 0 or a larger depth (the nearest wins). A rectangle that reaches outside the color
-// image (x0 < 0, y0 < 0, x1 ≥ W, y1 ≥ H) is skipped whole. Holes stay 0.
+// Depth aligned to color (align.c): librealsense's `align` to color as librealsense 2.59 runs it
+// on x86-64 (its `image_transform`, src/proc/sse/sse-align.cpp; pyrealsense2 2.59.1 gives the
+// same bytes on the shared D435 bag). Each valid depth pixel (x, y) with depth z (meters) is
+// deprojected at its corners (x − 0.5, y − 0.5) and (x + 0.5, y + 0.5) with the depth
+// intrinsics, moved by the depth→color extrinsics (p_color = R·p + t, R row-major, summed as
+// r0·x + (r1·y + (r2·z + t))) and projected with the color intrinsics; the corners' pixels
+// x0 = (int)(u + 0.5) … (C truncation) bound a rectangle of color pixels, clipped to the image,
+// that all take z where they hold 0 or a larger depth (the nearest wins). When the depth camera
+// has at least as many pixels per degree as the color camera in both directions (rs2_fov), only
+// the top-left corner is used (`both_corners` 0): each depth pixel writes one color pixel.
+// Holes stay 0.
 //
 // Two phases, both in bands on the worker pool (`dl_parallel_run`):
 //  1. `dl_align_rects_band`: depth rows → each pixel's rectangle (4 int16 planes) and each depth
@@ -42,6 +46,8 @@ typedef struct dl_align_job {
     void *scratch;
     /// Bands of phase 1 (depth rows) and of phase 2 (color rows).
     int32_t rect_bands, scatter_bands;
+    /// 1: rectangles between both corners; 0: the top-left corner's pixel only.
+    int32_t both_corners;
     // Set by dl_align_prepare: the scratch's parts.
     float *xs0, *xs1, *ys0, *ys1;          // (col − 0.5 − cx)/fx, (col + 0.5 − cx)/fx, rows likewise
     int16_t *rx0, *ry0, *rx1, *ry1;        // per depth pixel (packed rows of depth_width)

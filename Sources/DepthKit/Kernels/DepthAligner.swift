@@ -1,17 +1,23 @@
 import CShim
 import Foundation
 
-/// Depth aligned to color, exactly as librealsense's `align` to color (`align_images` in
-/// librealsense's src/proc/align.cpp): every valid depth pixel (x, y) with depth z is deprojected
-/// at its corners (x − 0.5, y − 0.5) and (x + 0.5, y + 0.5) with the depth intrinsics, moved by
-/// the depth→color extrinsics and projected with the color intrinsics; the color pixels between
-/// the two projected corners, x0 = (int)(u0 + 0.5) … x1 = (int)(u1 + 0.5) (C truncation), take z
-/// where they are empty or farther (the nearest wins). A rectangle that reaches outside the color
-/// image is skipped whole; color pixels no depth pixel reaches stay 0. The value kept is the depth
-/// camera's z, in meters.
+/// Depth aligned to color, exactly as librealsense's `align` to color (`rs.align(rs.stream.color)`)
+/// computes it in librealsense 2.59 on x86-64 (`image_transform`, src/proc/sse/sse-align.cpp; the
+/// older scalar `align_images` of src/proc/align.cpp differs in the three points marked ★):
+/// every valid depth pixel (x, y) with depth z is deprojected at its corners (x − 0.5, y − 0.5)
+/// and (x + 0.5, y + 0.5) with the depth intrinsics, moved by the depth→color extrinsics
+/// (★ summed r0·x + (r1·y + (r2·z + t))) and projected with the color intrinsics; the color pixels
+/// between the two projected corners, x0 = (int)(u0 + 0.5) … x1 = (int)(u1 + 0.5) (C truncation),
+/// ★ clipped to the image, take z where they are empty or farther (the nearest wins). ★ When the
+/// depth camera has at least as many pixels per degree as the color camera in both directions
+/// (`rs2_fov`), only the top-left corner is projected and each depth pixel writes one color
+/// pixel (`usesBothCorners`). Color pixels no depth pixel reaches stay 0. The value kept is the
+/// depth camera's z, in meters. On librealsense's D435 test recording this equals pyrealsense2
+/// 2.59.1's `rs.align` in every pixel (DepthAlignmentTests.testMatchesLibrealsenseAlign).
 ///
 /// Cameras are pinhole: the distortion coefficients are not applied (librealsense's D400 depth and
-/// color streams are `brown_conrady` with zero coefficients, which is the pinhole camera exactly).
+/// color streams are `brown_conrady` with zero coefficients, which is the pinhole camera exactly;
+/// its x86 `align` applies none but `modified_brown_conrady` for the color camera).
 /// Intrinsics given for another image size are scaled to the buffers' sizes.
 ///
 /// The CPU kernel is align.c (CShim): phase 1 in bands of depth rows computes each pixel's
@@ -88,6 +94,24 @@ public final class DepthAligner {
         return k.width == width && k.height == height ? k : k.scaled(toWidth: width, height: height)
     }
 
+    /// librealsense's choice between a rectangle from both corners and the top-left corner's pixel
+    /// alone: both when the depth camera has fewer pixels per degree than the color camera in
+    /// either direction (`rs2_fov`: atan2f of the principal point + 0.5 and the rest of the width,
+    /// in degrees), or for its two special cases (640×240 → 320×180, 640×480 → 640×360).
+    public static func usesBothCorners(depth d: CameraIntrinsics, color c: CameraIntrinsics) -> Bool {
+        func fov(_ k: CameraIntrinsics) -> (Float, Float) {
+            let x = (atan2f(k.cx + 0.5, k.fx) + atan2f(Float(k.width) - (k.cx + 0.5), k.fx)) * 57.2957795
+            let y = (atan2f(k.cy + 0.5, k.fy) + atan2f(Float(k.height) - (k.cy + 0.5), k.fy)) * 57.2957795
+            return (x, y)
+        }
+        let fd = fov(d), fc = fov(c)
+        let depthX = Float(d.width) / fd.0, depthY = Float(d.height) / fd.1
+        let colorX = Float(c.width) / fc.0, colorY = Float(c.height) / fc.1
+        let special = (d.width == 640 && d.height == 240 && c.width == 320 && c.height == 180)
+            || (d.width == 640 && d.height == 480 && c.width == 640 && c.height == 360)
+        return depthX < colorX || depthY < colorY || special
+    }
+
     private static func job(depth: PixelBuffer, out: PixelBuffer, calibration: RGBDCalibration,
                             scratch: UnsafeMutableRawPointer) -> dl_align_job {
         let d = intrinsics(calibration.depth, width: depth.width, height: depth.height)
@@ -106,6 +130,7 @@ public final class DepthAligner {
         job.t = (t.x, t.y, t.z)
         job.scratch = scratch
         job.rect_bands = 1; job.scatter_bands = 1
+        job.both_corners = usesBothCorners(depth: d, color: c) ? 1 : 0
         return job
     }
 }

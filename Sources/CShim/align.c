@@ -6,8 +6,8 @@
 #include "dl_kernels.h"
 #include "dl_align.h"
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
 #endif
 
 // a·b + c is never fused: librealsense's SSE code rounds every product and sum, and so does
@@ -156,7 +156,7 @@ INLINE void fill_rect(float *out, int64_t stride, int32_t cw, int32_t x0, int32_
     // was just stored lets the store forward (a half-overlapping load would wait for it). Lanes
     // outside x0…x1 are written back unchanged (this band's rows only).
     const int32_t b = x0 & ~3;
-    if (x1 - x0 <= 4 && b + 8 <= cw) {
+    if (x1 >= x0 && x1 - x0 <= 4 && b + 8 <= cw) {
         const __m128i lane = _mm_set_epi32(3, 2, 1, 0);
         const __m128i lo = _mm_set1_epi32(x0 - 1 - b), hi = _mm_set1_epi32(x1 + 1 - b);
         const __m128i four = _mm_set1_epi32(4);
@@ -185,25 +185,77 @@ INLINE void fill_rect(float *out, int64_t stride, int32_t cw, int32_t x0, int32_
     }
 }
 
-/// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
-static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
-    if (c0 >= c1) return;
-    const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;
-    const int64_t stride = j->out_stride;
-    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * stride, 0, (size_t)cw * 4);
-    for (int32_t dy = 0; dy < dh; dy++) {
-        if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;
-        const size_t o = (size_t)dy * (size_t)dw;
-        const int16_t *rx0 = j->rx0 + o, *ry0 = j->ry0 + o, *rx1 = j->rx1 + o, *ry1 = j->ry1 + o;
-        const float *d = j->depth + (int64_t)dy * j->depth_stride;
-        for (int32_t x = 0; x < dw; x++) {
-            int32_t y0 = ry0[x], y1 = ry1[x];
-            if (y1 < c0 || y0 >= c1) continue;
-            if (y0 < c0) y0 = c0;
-            if (y1 >= c1) y1 = c1 - 1;
-            fill_rect(j->out, stride, cw, rx0[x], rx1[x], y0, y1, d[x]);
+#if defined(__x86_64__) || defined(__i386__)
+/// 12 zeros then 8 ones: the 4 lanes loaded from `lane_window + 12 − k` are (lane ≥ k) for k in −4…8.
+static const int32_t lane_window[20] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1, -1, -1, -1, -1};
+
+/// fill_rect with SSE4.1's unsigned minimum: positive floats order like their bits, and
+/// min(c − 1, z − 1) + 1 on the bits (wrapping) is z where c is 0 (empty), else min(c, z); a lane
+/// outside the rectangle takes min(c − 1, 0xFFFFFFFF) + 1 = c. Three operations a block, where
+/// the float compares and selects take seven.
+DL_AVX2 static inline __attribute__((always_inline))
+void fill_rect_avx2(float *out, int64_t stride, int32_t cw, int32_t x0, int32_t x1, int32_t y0, int32_t y1, float z) {
+    const int32_t b = x0 & ~3;
+    if (x1 >= x0 && x1 - x0 <= 4 && b + 8 <= cw) {
+        // Lanes x0 − b … x1 − b of the eight: lane ≥ first and not lane ≥ first + count.
+        const int32_t first = x0 - b, count = x1 - x0 + 1;
+        const __m128i ones0 = _mm_loadu_si128((const __m128i *)(lane_window + 12 - first));
+        const __m128i ones1 = _mm_loadu_si128((const __m128i *)(lane_window + 16 - first));
+        const __m128i end0 = _mm_loadu_si128((const __m128i *)(lane_window + 12 - first - count));
+        const __m128i end1 = _mm_loadu_si128((const __m128i *)(lane_window + 16 - first - count));
+        const __m128i m0 = _mm_andnot_si128(end0, ones0), m1 = _mm_andnot_si128(end1, ones1);
+        uint32_t zb;
+        memcpy(&zb, &z, 4);
+        const __m128i all = _mm_set1_epi32(-1), zm = _mm_set1_epi32((int32_t)(zb - 1));
+        const __m128i z0 = _mm_blendv_epi8(all, zm, m0), z1 = _mm_blendv_epi8(all, zm, m1);
+        for (int32_t y = y0; y <= y1; y++) {
+            __m128i *p = (__m128i *)(out + (int64_t)y * stride + b);
+            const __m128i c0 = _mm_loadu_si128(p), c1 = _mm_loadu_si128(p + 1);
+            _mm_storeu_si128(p, _mm_sub_epi32(_mm_min_epu32(_mm_add_epi32(c0, all), z0), all));
+            _mm_storeu_si128(p + 1, _mm_sub_epi32(_mm_min_epu32(_mm_add_epi32(c1, all), z1), all));
+        }
+        return;
+    }
+    for (int32_t y = y0; y <= y1; y++) {
+        float *row = out + (int64_t)y * stride;
+        for (int32_t u = x0; u <= x1; u++) {
+            const float c = row[u];
+            row[u] = (c == 0.0f || z < c) ? z : c;
         }
     }
+}
+#endif
+
+/// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
+#define SCATTER_ROWS_BODY(FILL)                                                                     \
+    if (c0 >= c1) return;                                                                            \
+    const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;                    \
+    const int64_t stride = j->out_stride;                                                            \
+    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * stride, 0, (size_t)cw * 4);       \
+    for (int32_t dy = 0; dy < dh; dy++) {                                                            \
+        if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;                             \
+        const size_t o = (size_t)dy * (size_t)dw;                                                    \
+        const int16_t *rx0 = j->rx0 + o, *ry0 = j->ry0 + o, *rx1 = j->rx1 + o, *ry1 = j->ry1 + o;    \
+        const float *d = j->depth + (int64_t)dy * j->depth_stride;                                   \
+        for (int32_t x = 0; x < dw; x++) {                                                           \
+            int32_t y0 = ry0[x], y1 = ry1[x];                                                        \
+            if (y1 < c0 || y0 >= c1) continue;                                                       \
+            if (y0 < c0) y0 = c0;                                                                    \
+            if (y1 >= c1) y1 = c1 - 1;                                                               \
+            FILL(j->out, stride, cw, rx0[x], rx1[x], y0, y1, d[x]);                                  \
+        }                                                                                            \
+    }
+
+static void scatter_rows_base(const dl_align_job *j, int32_t c0, int32_t c1) { SCATTER_ROWS_BODY(fill_rect) }
+#if defined(__x86_64__) || defined(__i386__)
+DL_AVX2 static void scatter_rows_avx2(const dl_align_job *j, int32_t c0, int32_t c1) { SCATTER_ROWS_BODY(fill_rect_avx2) }
+#endif
+
+static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (dl_kernels_path() >= DL_PATH_AVX2) { scatter_rows_avx2(j, c0, c1); return; }
+#endif
+    scatter_rows_base(j, c0, c1);
 }
 
 void dl_align_scatter_band(void *ctx, int32_t band) {

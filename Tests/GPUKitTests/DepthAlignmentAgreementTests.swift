@@ -60,6 +60,14 @@ final class DepthAlignmentAgreementTests: GPUTestCase {
         var g = Rng(s: 1)
         try compare(.d435Like(), depth: depth(&g, 848, 480), "848x480 → 1280x720")
         try compare(.d435Like(depthWidth: 640, depthHeight: 480), depth: depth(&g, 640, 480), "640x480 → 1280x720")
+        // Depth finer than color: librealsense projects the top-left corner only.
+        let fine = RGBDCalibration.d435Like(colorWidth: 424, colorHeight: 240)
+        XCTAssertFalse(DepthAligner.usesBothCorners(depth: fine.depth.intrinsics, color: fine.color.intrinsics))
+        try compare(fine, depth: depth(&g, 848, 480), "848x480 → 424x240")
+        // One of librealsense's two special cases: both corners although depth is finer.
+        let special = RGBDCalibration.d435Like(depthWidth: 640, depthHeight: 480, colorWidth: 640, colorHeight: 360)
+        XCTAssertTrue(DepthAligner.usesBothCorners(depth: special.depth.intrinsics, color: special.color.intrinsics))
+        try compare(special, depth: depth(&g, 640, 480), "640x480 → 640x360")
     }
 
     /// The calibration of librealsense's D435 test recording (depth fx 390 at 640×480, color fx

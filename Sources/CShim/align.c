@@ -146,6 +146,20 @@ void dl_align_rects_band(void *ctx, int32_t band) {
     rects_rows(j, (int32_t)(h * band / bands), (int32_t)(h * (band + 1) / bands));
 }
 
+/// z into color pixels (x0…x1, y0…y1) where they hold 0 or a larger depth, one at a time: the
+/// rectangles the blocks below do not take (wide ones, at the right edge). Kept out of line so
+/// the hot loops keep their registers.
+__attribute__((noinline, cold))
+static void fill_rect_scalar(float *out, int64_t stride, int32_t x0, int32_t x1, int32_t y0, int32_t y1, float z) {
+    for (int32_t y = y0; y <= y1; y++) {
+        float *row = out + (int64_t)y * stride;
+        for (int32_t u = x0; u <= x1; u++) {
+            const float c = row[u];
+            row[u] = (c == 0.0f || z < c) ? z : c;
+        }
+    }
+}
+
 /// z into color pixels (x0…x1, y0…y1) where they hold 0 or a larger depth.
 INLINE void fill_rect(float *out, int64_t stride, int32_t cw, int32_t x0, int32_t x1, int32_t y0, int32_t y1, float z) {
 #if defined(__SSE2__)
@@ -176,13 +190,7 @@ INLINE void fill_rect(float *out, int64_t stride, int32_t cw, int32_t x0, int32_
     }
 #endif
     (void)cw;
-    for (int32_t y = y0; y <= y1; y++) {
-        float *row = out + (int64_t)y * stride;
-        for (int32_t u = x0; u <= x1; u++) {
-            const float c = row[u];
-            row[u] = (c == 0.0f || z < c) ? z : c;
-        }
-    }
+    fill_rect_scalar(out, stride, x0, x1, y0, y1, z);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -216,46 +224,48 @@ void fill_rect_avx2(float *out, int64_t stride, int32_t cw, int32_t x0, int32_t 
         }
         return;
     }
-    for (int32_t y = y0; y <= y1; y++) {
-        float *row = out + (int64_t)y * stride;
-        for (int32_t u = x0; u <= x1; u++) {
-            const float c = row[u];
-            row[u] = (c == 0.0f || z < c) ? z : c;
-        }
-    }
+    fill_rect_scalar(out, stride, x0, x1, y0, y1, z);
 }
 #endif
 
-/// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
-#define SCATTER_ROWS_BODY(FILL)                                                                     \
-    if (c0 >= c1) return;                                                                            \
-    const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;                    \
-    const int64_t stride = j->out_stride;                                                            \
-    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * stride, 0, (size_t)cw * 4);       \
-    for (int32_t dy = 0; dy < dh; dy++) {                                                            \
-        if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;                             \
-        const size_t o = (size_t)dy * (size_t)dw;                                                    \
-        const int16_t *rx0 = j->rx0 + o, *ry0 = j->ry0 + o, *rx1 = j->rx1 + o, *ry1 = j->ry1 + o;    \
-        const float *d = j->depth + (int64_t)dy * j->depth_stride;                                   \
-        for (int32_t x = 0; x < dw; x++) {                                                           \
-            int32_t y0 = ry0[x], y1 = ry1[x];                                                        \
-            if (y1 < c0 || y0 >= c1) continue;                                                       \
-            if (y0 < c0) y0 = c0;                                                                    \
-            if (y1 >= c1) y1 = c1 - 1;                                                               \
-            FILL(j->out, stride, cw, rx0[x], rx1[x], y0, y1, d[x]);                                  \
-        }                                                                                            \
+/// One depth row's rectangles that meet color rows [c0, c1), clipped to them. A function of its
+/// own (not inlined into the loop over rows), so that its loop keeps everything in registers.
+#define SCATTER_ROW_BODY(FILL)                                                                      \
+    for (int32_t x = 0; x < dw; x++) {                                                               \
+        int32_t y0 = ry0[x], y1 = ry1[x];                                                            \
+        if (y1 < c0 || y0 >= c1) continue;                                                           \
+        y0 = y0 < c0 ? c0 : y0;                                                                      \
+        y1 = y1 >= c1 ? c1 - 1 : y1;                                                                 \
+        FILL(out, stride, cw, rx0[x], rx1[x], y0, y1, d[x]);                                         \
     }
-
-static void scatter_rows_base(const dl_align_job *j, int32_t c0, int32_t c1) { SCATTER_ROWS_BODY(fill_rect) }
+#define SCATTER_ROW_PARAMS (float *out, int64_t stride, int32_t cw, int32_t c0, int32_t c1, const int16_t *rx0, \
+                            const int16_t *ry0, const int16_t *rx1, const int16_t *ry1, const float *d, int32_t dw)
+__attribute__((noinline)) static void scatter_row_base SCATTER_ROW_PARAMS { SCATTER_ROW_BODY(fill_rect) }
 #if defined(__x86_64__) || defined(__i386__)
-DL_AVX2 static void scatter_rows_avx2(const dl_align_job *j, int32_t c0, int32_t c1) { SCATTER_ROWS_BODY(fill_rect_avx2) }
+__attribute__((noinline)) DL_AVX2 static void scatter_row_avx2 SCATTER_ROW_PARAMS { SCATTER_ROW_BODY(fill_rect_avx2) }
 #endif
 
+/// Color rows [c0, c1): cleared, then every rectangle that meets them, clipped to them.
 static void scatter_rows(const dl_align_job *j, int32_t c0, int32_t c1) {
+    if (c0 >= c1) return;
+    const int32_t cw = j->color_width, dw = j->depth_width, dh = j->depth_height;
+    const int64_t stride = j->out_stride;
+    for (int32_t y = c0; y < c1; y++) memset(j->out + (int64_t)y * stride, 0, (size_t)cw * 4);
 #if defined(__x86_64__) || defined(__i386__)
-    if (dl_kernels_path() >= DL_PATH_AVX2) { scatter_rows_avx2(j, c0, c1); return; }
+    const int wide = dl_kernels_path() >= DL_PATH_AVX2;
 #endif
-    scatter_rows_base(j, c0, c1);
+    for (int32_t dy = 0; dy < dh; dy++) {
+        if (j->span[2 * dy + 1] < c0 || j->span[2 * dy] >= c1) continue;
+        const size_t o = (size_t)dy * (size_t)dw;
+        const float *d = j->depth + (int64_t)dy * j->depth_stride;
+#if defined(__x86_64__) || defined(__i386__)
+        if (wide) {
+            scatter_row_avx2(j->out, stride, cw, c0, c1, j->rx0 + o, j->ry0 + o, j->rx1 + o, j->ry1 + o, d, dw);
+            continue;
+        }
+#endif
+        scatter_row_base(j->out, stride, cw, c0, c1, j->rx0 + o, j->ry0 + o, j->rx1 + o, j->ry1 + o, d, dw);
+    }
 }
 
 void dl_align_scatter_band(void *ctx, int32_t band) {

@@ -153,7 +153,7 @@ struct BenchKernel {
             try m.prepare(input: frame.color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
             return Prepared(renderer: m) { try m.render(frame.color, b) }
         },
-    ] + moreColormapRows + depthEffects + [.smooth]
+    ] + moreColormapRows + depthEffects + [.smooth, .align]
 }
 
 struct BenchResult: Codable {

@@ -88,8 +88,11 @@ public final class DatasetExporter {
     public var selection = ExportSelection()
     public var contents: ExportContents = [.color, .depth]
     public var writePLY = false
-    /// Applied to each frame and the calibration before writing (depth aligned to color).
-    public var transform: ((FrameSet, RGBDCalibration) throws -> (FrameSet, RGBDCalibration))?
+    /// `--calibration` / `--intrinsics`, over what the source recorded.
+    public var calibrationOverride = CalibrationOverride()
+    /// Depth aligned to color before writing (`--align color`): depth at the color size, and
+    /// calibration.json says depth is seen by the color camera.
+    public var alignment = DepthAlignmentStage(mode: .none)
 
     public init(source: FrameSource, directory: String) {
         self.source = source
@@ -139,10 +142,9 @@ public final class DatasetExporter {
                 selectedSoFar += 1
                 if (selectedSoFar - 1) % max(1, selection.every) != 0 { continue }
                 var frame = raw
-                var calibration = source.calibration ?? RGBDCalibration.assumed(
-                    depthWidth: raw.depth?.map.width ?? raw.color.width, depthHeight: raw.depth?.map.height ?? raw.color.height,
-                    colorWidth: raw.color.width, colorHeight: raw.color.height, depthScale: units)
-                if let transform { (frame, calibration) = try transform(frame, calibration) }
+                var calibration = calibrationOverride.resolve(for: source, frame: raw)
+                calibrationOverride.apply(calibration, to: &frame)
+                (frame, calibration) = try alignment.apply(frame, calibration: calibration)
                 if !wroteCalibration {
                     try writeCalibration(calibration)
                     wroteCalibration = true

@@ -37,7 +37,8 @@ public struct CameraModel: Hashable, Sendable {
 
     /// The same camera at another resolution (distortion coefficients are resolution-free).
     public func scaled(toWidth w: Int, height h: Int) -> CameraModel {
-        CameraModel(intrinsics: intrinsics.scaled(toWidth: w, height: h), model: model, coeffs: coeffs)
+        if w == intrinsics.width && h == intrinsics.height { return self }
+        return CameraModel(intrinsics: intrinsics.scaled(toWidth: w, height: h), model: model, coeffs: coeffs)
     }
 }
 

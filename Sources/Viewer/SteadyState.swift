@@ -48,6 +48,12 @@ struct SteadyState {
             + String(format: "rss %.2f -> %.2f MiB (%+.2f)", start.rss, rss, rss - start.rss)
             // Unoptimized Swift allocates where optimized code does not (array literals, unspecialized
             // generics): zero own allocations is a property of the optimized build.
-            + (_isDebugAssertConfiguration() ? ", debug build" : ", optimized build")
+            + buildSuffix
     }
 }
+
+#if DEBUG
+private let buildSuffix = ", debug build"
+#else
+private let buildSuffix = ", optimized build"
+#endif

@@ -33,6 +33,12 @@ struct ConvertCommand: ParsableCommand {
     var what = "color,depth"
     @Option(help: "Units per meter of the source's 16-bit depth.")
     var depthScale: Float?
+    @Option(help: "color: write depth aligned to the color camera, at the color size (calibration.json says so); none (default): raw depth.")
+    var align = "none"
+    @Option(help: "A calibration.json to use instead of what the source recorded.")
+    var calibration: String?
+    @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of what the source recorded).")
+    var intrinsics: String?
 
     func run() throws {
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
@@ -53,6 +59,10 @@ struct ConvertCommand: ParsableCommand {
         exporter.selection = selection
         exporter.contents = contents
         exporter.writePLY = ply
+        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
+        let mode = try AlignMode.named(align)
+        guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
+        exporter.alignment = DepthAlignmentStage(mode: mode)
         var bar = ProgressBar(total: 0, label: "convert")
         let summary = try exporter.run(progress: { p in
             bar.show(p)

@@ -42,6 +42,8 @@ struct ProcessCommand: ParsableCommand {
     var device: String?
     @Option(help: "Output PNG; a folder for a source with many frames (a recording, a data-set folder) unless --frame picks one.")
     var out: String
+    @Option(help: "Align depth to the color camera before filters that combine them: auto (when the cameras differ), color, none.")
+    var align = "auto"
     @OptionGroup var smoothing: SmoothingOptions
 
     func run() throws {
@@ -68,10 +70,21 @@ struct ProcessCommand: ParsableCommand {
         var frame = try input.load(needDepth: f.needsDepth)
         p.depthScale = frame.unitsPerMeter
         if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
+        frame = try aligned(frame, filter: f, stage: DepthAlignmentStage(mode: try AlignMode.named(align)))
         let factory = f == .depth ? GPUBackend.cpu : try choice.factory(for: f, frame: frame, parameters: p)
         let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
         try ImageIO.write(result, to: out)
         print("wrote \(out) (\(result.width)x\(result.height), \(f.rawValue), \(factory.backendName))")
+    }
+
+    /// The frame with depth aligned to color when `f` combines depth with color pixels and the
+    /// stage's mode says so (smoothing ran before, on the depth camera's own pixels).
+    private func aligned(_ frame: LoadedFrame, filter f: ProcessFilter, stage: DepthAlignmentStage) throws -> LoadedFrame {
+        guard f.combinesDepthAndColor, let d = frame.depth, let c = frame.calibration else { return frame }
+        let (set, _) = try stage.apply(FrameSet(color: frame.color, depth: d, timestamp: 0, index: 0), calibration: c)
+        var out = frame
+        out.depth = set.depth
+        return out
     }
 
     /// Every frame of a recorded source into the folder `out`, named by the frame's own name or
@@ -80,6 +93,8 @@ struct ProcessCommand: ParsableCommand {
     private func processAll(_ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
                             backend: BackendChoice, smoother: DepthSmoothing?) throws {
         let source = try spec.makeSource(depthScale: input.depthScale)
+        let override = try CalibrationOverride(calibrationFile: input.calibration, intrinsics: input.intrinsics)
+        let stage = DepthAlignmentStage(mode: try AlignMode.named(align))
         var reported = 0
         source.onWarning = { message in
             warn("\(source.name): \(message)")
@@ -100,6 +115,8 @@ struct ProcessCommand: ParsableCommand {
                     throw DepthKitError.file(path: source.name, problem: "frame \(raw.index) has no depth")
                 }
                 if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
+                frame.calibration = override.resolve(for: source, frame: raw)
+                frame = try aligned(frame, filter: f, stage: stage)
                 let factory = f == .depth ? GPUBackend.cpu : try backend.factory(for: f, frame: frame, parameters: p)
                 let result = try runFilter(f, frame: frame, parameters: p, factory: factory)
                 let name = (raw.name ?? String(format: "%.6f", raw.timestamp)) + ".png"

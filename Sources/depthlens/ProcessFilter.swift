@@ -17,6 +17,14 @@ enum ProcessFilter: String, CaseIterable {
 
     var needsDepth: Bool { self != .rosy }
     var needsColor: Bool { ![.grayscale, .jet, .turbo, .viridis, .depth].contains(self) }
+    /// Reads depth at color pixels (blends, masks, effects): depth is aligned to color first when
+    /// the cameras differ.
+    var combinesDepthAndColor: Bool {
+        switch self {
+        case .mix, .highpass, .bandpass, .comic, .greenscreen, .blur, .portrait: return true
+        case .rosy, .grayscale, .jet, .turbo, .viridis, .depth: return false
+        }
+    }
 }
 
 /// Parameters of one `process` run, checked.

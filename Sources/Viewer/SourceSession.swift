@@ -29,12 +29,21 @@ final class SourceSession {
     /// The depth rate limit last asked of the source (nil: full rate); asked again of a reopened source.
     private(set) var depthRateLimit: Double?
     private var saidUnlimited = false
+    /// The calibration of `current`: `--calibration`/`--intrinsics`, else the source's, else
+    /// defaults (its `origin` says which; the status line shows it). After alignment it is the
+    /// aligned one.
+    private(set) var calibration: RGBDCalibration?
+    /// The calibration before alignment (what `info` would print).
+    private(set) var recordedCalibration: RGBDCalibration?
+    private let alignment: DepthAlignmentStage
+    private var saidCalibration = false
 
     /// Opens `options.source` (the thread starts with `start()`).
     init(options: ViewerOptions, context: GPUContext, log: ViewerLog) throws {
         self.options = options
         self.context = context
         self.log = log
+        alignment = DepthAlignmentStage(mode: options.align)
         source = try Self.open(options.source, options: options)
     }
 
@@ -86,6 +95,9 @@ final class SourceSession {
             lastFrameIndex = nil
             smoothing?.reset()
             error = nil
+            calibration = nil
+            recordedCalibration = nil
+            saidCalibration = false
             return true
         } catch {
             log.notice("cannot open \(text): \(error)", isError: true)
@@ -107,7 +119,7 @@ final class SourceSession {
             }
             lastFrameIndex = f.index
             framesReceived += 1
-            current = smoothed(f)
+            current = prepared(smoothed(f), alignDepth: settings.alignDepth)
             self.error = nil
         } else if let error {
             let text = "\(error)"
@@ -153,10 +165,35 @@ final class SourceSession {
         log.ui("smoothing \(settings.smoothing)")
         if playback?.isPaused ?? false || !(source.isLive || playback != nil) {
             do {
-                if let f = try stage.reapplyLast() { current = f }
+                if let f = try stage.reapplyLast() { current = prepared(f, alignDepth: settings.alignDepth) }
             } catch {
                 log.notice("smoothing failed: \(error)", isError: true)
             }
+        }
+    }
+
+    // MARK: Calibration and alignment
+
+    /// The frame with its calibration resolved and, when the cameras differ and `alignDepth` is
+    /// on, its depth aligned to color (smoothing ran before, on the depth camera's own pixels).
+    private func prepared(_ f: FrameSet, alignDepth: Bool) -> FrameSet {
+        var frame = f
+        let resolved = options.calibration.resolve(for: source, frame: f)
+        options.calibration.apply(resolved, to: &frame)
+        recordedCalibration = resolved
+        if !saidCalibration {
+            saidCalibration = true
+            log.notice("calibration: \(resolved.origin)" + (resolved.needsAlignment ? "; depth and color are different cameras" : ""))
+        }
+        alignment.mode = alignDepth ? options.align : .none
+        do {
+            let (aligned, c) = try alignment.apply(frame, calibration: resolved)
+            calibration = c
+            return aligned
+        } catch {
+            log.notice("alignment failed: \(error); raw depth shown", isError: true, seconds: 3)
+            calibration = resolved
+            return frame
         }
     }
 

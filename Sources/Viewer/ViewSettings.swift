@@ -23,6 +23,9 @@ public struct ViewSettings: Equatable, Sendable {
     public var focus: Float = 0.5
     /// Depth smoothing (Z, the panel, `--smooth`), before every depth consumer.
     public var smoothing = DepthSmoothingSettings()
+    /// Depth aligned to the color camera when the source's cameras differ (off: raw depth with its
+    /// own intrinsics, for comparison).
+    public var alignDepth = true
 
     public init(mode: PreviewMode) { self.mode = mode }
 

@@ -1,3 +1,4 @@
+import Capture
 import DepthKit
 import Foundation
 
@@ -38,6 +39,10 @@ public struct ViewerOptions: Sendable {
     public var loop = false
     /// `--smooth …`: depth smoothing from the start.
     public var smoothing = DepthSmoothingSettings()
+    /// `--calibration FILE` / `--intrinsics`: over what the source recorded.
+    public var calibration = CalibrationOverride()
+    /// `--align auto|none`: depth aligned to color when the cameras differ (auto), or raw depth.
+    public var align: AlignMode = .auto
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?
 

@@ -96,6 +96,7 @@ extension ViewerApp {
             UI.checkbox("filter on", &settings.filterOn)
             UI.sameLine()
             UI.checkbox("depth on", &settings.depthOn)
+            UI.checkbox("align depth to color", &settings.alignDepth)
             UI.checkbox("rosy as color matrix", &settings.rosyMatrix)
             UI.checkbox("blend with color", &settings.blend)
             log("blend")

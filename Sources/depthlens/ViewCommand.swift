@@ -63,6 +63,12 @@ struct ViewCommand: ParsableCommand {
     var exitAfterFrames: Int?
     @Flag(help: "Print the key table (Markdown) and exit.")
     var keys = false
+    @Option(help: "auto (default): depth aligned to the color camera when the source's cameras differ; none: raw depth with its own intrinsics.")
+    var align = "auto"
+    @Option(help: "A calibration.json for the source (both cameras, extrinsics, depth scale).")
+    var calibration: String?
+    @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
+    var intrinsics: String?
     @OptionGroup var smoothing: SmoothingOptions
 
     func run() throws {
@@ -118,6 +124,9 @@ struct ViewCommand: ParsableCommand {
         }
         o.exitAfterFrames = exitAfterFrames
         o.smoothing = try smoothing.settings()
+        o.align = try AlignMode.named(align)
+        guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
+        o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
     }

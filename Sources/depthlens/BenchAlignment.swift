@@ -9,7 +9,10 @@ extension BenchKernel {
     /// column copies the bytes the kernel writes (a color-sized depth image). CPU: DepthAligner
     /// into a reused buffer; GPU: GPUDepthAligner end to end (copy in, fill, dispatch, copy out).
     static let align = BenchKernel(name: "align", input: { frame in
-        PixelBuffer(width: frame.color.width, height: frame.color.height, format: .depthFloat32)
+        // Written, so the copy reads real pages (an untouched buffer reads the kernel's zero page).
+        let b = PixelBuffer(width: frame.color.width, height: frame.color.height, format: .depthFloat32)
+        for y in 0..<b.height { let r = b.row(y, as: Float.self); for x in 0..<b.width { r[x] = 1.5 } }
+        return b
     }) { factory, frame in
         let cw = frame.color.width, ch = frame.color.height
         let dw = max(1, (cw * 848 + 640) / 1280), dh = max(1, (ch * 480 + 360) / 720)

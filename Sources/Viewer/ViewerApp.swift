@@ -28,7 +28,11 @@ public final class ViewerApp {
     /// The panel's and the overlay's own state (shown or not, the source field, readouts, texts).
     var ui: ViewerUIState
 
+    /// Returns when the window closes (Esc, Q, the window's close button, `--exit-after`) or a stop
+    /// signal came (SIGINT, SIGTERM, SIGHUP: `StopSignals.pending` says which); either way a
+    /// recording in progress is finished first.
     public static func run(_ options: ViewerOptions) throws {
+        StopSignals.install()
         let app = try ViewerApp(options: options)
         defer { app.capture.stopRecording() }   // keeps what was recorded when the loop fails
         try app.loop()
@@ -114,7 +118,7 @@ public final class ViewerApp {
         glfwPollEvents()
         let now = monotonicSeconds()
         handleInput(now: now)
-        if window.shouldClose || stats.exitDue(options, now: now) { return false }
+        if window.shouldClose || stats.exitDue(options, now: now) || StopSignals.pending != nil { return false }
         guard try readySwapchain() else { return true }
 
         stats.startLaps()

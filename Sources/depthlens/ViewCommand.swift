@@ -129,5 +129,9 @@ struct ViewCommand: ParsableCommand {
         o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
+        if let s = StopSignals.pending {
+            warn("stopped by \(StopSignals.name(s)); recordings were finished")
+            throw ExitCode(128 + s)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Capture
 import DepthKit
 import Foundation
+import Glibc
 import XCTest
 
 /// Ctrl+R and the thermal watch in a real window (Xvfb).
@@ -32,6 +33,42 @@ final class ViewerRecordingTests: WindowTestCase {
         XCTAssertEqual([probe.width, probe.height], [320, 240])
         XCTAssertEqual(probe.rate, "30/1", "the synthetic source's rate")
         v.quit()
+    }
+
+    /// SIGTERM and SIGHUP (kill, timeout, systemd, a logout) finish a recording as a quit does:
+    /// the .mp4 is complete (no .partial left), ffprobe reads every frame, exit status 128 + N.
+    func testStopSignalsFinishTheRecording() throws {
+        for (sig, name) in [(SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
+            let x = try XServer.start()
+            defer { x.stop() }
+            let snaps = path("snaps-\(name)")
+            let v = try ViewerRun(x: x, args: ["--source", "synthetic:320x240", "--mode", "jet", "--log-ui", "--snapshot-dir", snaps,
+                                               "--size", "640x480", "--no-panel"])
+            defer { if v.process.isRunning { v.process.terminate() } }
+            try v.waitForLine("ui: ready")
+            let n = v.lines.count
+            try v.key("ctrl+r")
+            let start = try v.waitForLine("ui: record start ", after: n, timeout: 10)
+            let file = String(start.dropFirst("ui: record start ".count))
+            // Frames reach the file before the signal: wait until ffmpeg has written some.
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline && ((try? FileManager.default.attributesOfItem(atPath: file + ".partial"))?[.size] as? Int ?? 0) < 4096 {
+                usleep(50_000)
+            }
+            kill(v.process.processIdentifier, sig)
+            let done = try v.waitForLine("ui: video: ", after: n, timeout: 20)
+            let exitDeadline = Date().addingTimeInterval(20)
+            while v.process.isRunning && Date() < exitDeadline { usleep(50_000) }
+            XCTAssertFalse(v.process.isRunning, name)
+            XCTAssertEqual(v.process.terminationReason, .exit, name)
+            XCTAssertEqual(v.process.terminationStatus, 128 + sig, "\(name): \(v.stderr)")
+            XCTAssertTrue(v.stderr.contains("stopped by \(name)"), v.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: file + ".partial"), name)
+            let words = done.split(separator: " ")
+            let frames = try XCTUnwrap(Int(words[words.count - 3]), done)
+            XCTAssertGreaterThan(frames, 0, done)
+            XCTAssertEqual(try VideoProbe.read(file).frames, frames, "\(name): the video holds every frame recorded")
+        }
     }
 
     func testThermalSeriousWarnsAndRecovers() throws {

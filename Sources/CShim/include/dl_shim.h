@@ -124,6 +124,9 @@ void dl_stop_signals_install(void);
 int dl_stop_signal(void);
 void dl_stop_signal_clear(void);
 
+// select.c: the k-th smallest of n floats (quickselect; reorders v). n > 0, k < n, no NaN.
+float dl_select_float(float *v, size_t n, size_t k);
+
 #ifdef __cplusplus
 }
 #endif

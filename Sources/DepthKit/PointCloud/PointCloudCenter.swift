@@ -1,3 +1,5 @@
+import CShim
+
 /// Where the 3D view orbits: computed on the CPU once per source change, not per frame.
 extension PointCloud {
     /// The median of the valid depths (meters), nil when no sample is valid. For an even count,
@@ -11,8 +13,8 @@ extension PointCloud {
             for x in 0..<d.width where isValidDepth(row[x]) { valid.append(row[x]) }
         }
         guard !valid.isEmpty else { return nil }
-        valid.sort()
-        return valid[(valid.count - 1) / 2]
+        let k = (valid.count - 1) / 2
+        return valid.withUnsafeMutableBufferPointer { dl_select_float($0.baseAddress!, $0.count, k) }
     }
 
     /// The orbit pivot: the point on the depth camera's optical axis at the median valid depth,

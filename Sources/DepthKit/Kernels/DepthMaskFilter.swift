@@ -208,11 +208,12 @@ public final class DepthMaskFilter: FilterRenderer {
     /// the next makes nothing per frame. (One that still holds it keeps its values: the array is
     /// copied first, as any Swift array shared by two owners.)
     public func floatMask(_ depth: PixelBuffer) throws -> DepthMask {
-        try requireFormat(depth.frameFormat, [.depthFloat32], kernel: description)
-        guard outputWidth > 0, outputHeight > 0 else {
-            throw RenderError.invalidParameter("\(description): output size \(outputWidth)x\(outputHeight) must be positive")
-        }
+        // `prepare` checked the format and the output size of what it was given.
         guard let s = state, depth.frameFormat == s.input else {
+            try requireFormat(depth.frameFormat, [.depthFloat32], kernel: description)
+            guard outputWidth > 0, outputHeight > 0 else {
+                throw RenderError.invalidParameter("\(description): output size \(outputWidth)x\(outputHeight) must be positive")
+            }
             return Self.mask(depth: depth, kind: kind, focus: focus, slope: slope, width: width)
                 .scaled(toWidth: outputWidth, height: outputHeight)
         }

@@ -117,10 +117,10 @@ final class DepthMaskReuseTests: XCTestCase {
     }
 
     /// Own allocations (CShim's counting malloc, this thread) of `body` run `n` times after one
-    /// warm-up call.
+    /// warm-up call. `DEPTHLENS_ALLOC_TRACE` set: the first two print their backtraces.
     private func allocations(_ n: Int = 5, _ body: () throws -> Void) rethrows -> UInt64 {
         try body()
-        let trace = ProcessInfo.processInfo.environment["TRACE_ME"] != nil
+        let trace = ProcessInfo.processInfo.environment["DEPTHLENS_ALLOC_TRACE"] != nil
         dl_alloc_counting(1)
         if trace { dl_alloc_trace(2, 0) }
         let start = dl_alloc_count()
@@ -161,5 +161,29 @@ final class DepthMaskReuseTests: XCTestCase {
                       secondInput: FrameFormat(width: 80, height: 60, pixelFormat: .depthFloat32), outputRetainedBufferCountHint: 1)
         let color = randomColor(160, 90), depth = randomDepth(80, 60, seed: 9)
         XCTAssertEqual(try allocations { _ = try e.render(color, depth) }, 0, "greenscreen with a background")
+    }
+
+    /// `parallelBands(_:context:_:)` visits every row once, in the bands `bandRows` names, and
+    /// allocates nothing.
+    func testContextBandsCoverEveryRowOnce() {
+        struct Hits { let rows: UnsafeMutablePointer<Int32>; let bandOf: UnsafeMutablePointer<Int32>; let bands: Int; let total: Int }
+        for (rows, minimum) in [(1, 16), (15, 16), (16, 16), (17, 1), (1000, 16), (4099, 64), (0, 16)] {
+            let hits = UnsafeMutablePointer<Int32>.allocate(capacity: max(rows, 1))
+            let bandOf = UnsafeMutablePointer<Int32>.allocate(capacity: max(rows, 1))
+            defer { hits.deallocate(); bandOf.deallocate() }
+            hits.initialize(repeating: 0, count: max(rows, 1)); bandOf.initialize(repeating: -1, count: max(rows, 1))
+            var job = Hits(rows: hits, bandOf: bandOf, bands: bandCount(rows, minimumRowsPerBand: minimum), total: rows)
+            let made = allocations(1) {
+                parallelBands(rows, minimumRowsPerBand: minimum, context: &job) { ctx, band, lower, upper in
+                    let j = ctx!.assumingMemoryBound(to: Hits.self).pointee
+                    precondition(bandRows(band, of: j.bands, rows: j.total) == lower..<upper)
+                    for y in lower..<upper { j.rows[y] += 1; j.bandOf[y] = Int32(band) }
+                }
+            }
+            XCTAssertEqual(made, 0)
+            // Two calls (the warm-up and the counted one): every row twice.
+            XCTAssertEqual((0..<rows).filter { hits[$0] != 2 }, [], "\(rows) rows")
+            for y in 0..<rows { XCTAssertTrue(bandRows(Int(bandOf[y]), of: job.bands, rows: rows).contains(y)) }
+        }
     }
 }

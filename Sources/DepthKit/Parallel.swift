@@ -66,3 +66,37 @@ public func bandRows(_ i: Int, of bands: Int, rows: Int) -> Range<Int> {
 public func parallelRows(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (Range<Int>) -> Void) {
     parallelBands(rows, minimumRowsPerBand: minimumRowsPerBand) { _, r in body(r) }
 }
+
+/// A row band's C-convention body: the context pointer, the band's index and its rows
+/// `lower..<upper`.
+public typealias RowBandBody = @convention(c) (_ context: UnsafeMutableRawPointer?, _ band: Int, _ lower: Int, _ upper: Int) -> Void
+
+/// What `parallelBands(_:context:_:)` hands the pool: the caller's context and body, and the split.
+private struct RowBandJob {
+    let context: UnsafeMutableRawPointer
+    let rows: Int
+    let bands: Int
+    let body: RowBandBody
+}
+
+/// `parallelBands` for the kernels that run every frame, with nothing allocated per call: `body` is
+/// a C-convention function (a closure literal that captures nothing) called with a pointer to
+/// `context` (a struct holding the call's values), the band index in
+/// `0..<bandCount(rows, minimumRowsPerBand:)` and the band's rows, the same bands
+/// `parallelBands(_:_:)` makes. Empty bands are skipped.
+@inline(__always)
+public func parallelBands<Context>(_ rows: Int, minimumRowsPerBand: Int = 16, context: inout Context,
+                                   _ body: RowBandBody) {
+    let bands = bandCount(rows, minimumRowsPerBand: minimumRowsPerBand)
+    withUnsafeMutablePointer(to: &context) { ctx in
+        if bands <= 1 { if rows > 0 { body(ctx, 0, 0, rows) }; return }
+        var job = RowBandJob(context: ctx, rows: rows, bands: bands, body: body)
+        withUnsafeMutablePointer(to: &job) { p in
+            dl_parallel_run(Int32(bands), { raw, i in
+                let j = raw!.assumingMemoryBound(to: RowBandJob.self).pointee
+                let r = bandRows(Int(i), of: j.bands, rows: j.rows)
+                if !r.isEmpty { j.body(j.context, Int(i), r.lowerBound, r.upperBound) }
+            }, p)
+        }
+    }
+}

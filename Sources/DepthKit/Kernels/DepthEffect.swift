@@ -49,13 +49,19 @@ public enum DepthEffect {
     /// comic's posterized level of each 8-bit value: round(c·3/255)·85.
     static let comicLevels: [Float] = (0..<256).map { Float(($0 * 3 + 127) / 255 * 85) }
 
+    // Each pass below runs its rows through a C-convention body of a context struct
+    // (`parallelBands(_:context:_:)`): nothing is allocated per frame.
+
     static func comic(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer, luma L: UnsafeMutablePointer<UInt8>) {
-        let w = img.width, h = img.height
-        let bgr = img.format == .bgra8
-        let ri = bgr ? 2 : 0, bi = bgr ? 0 : 2
-        do {
-            parallelRows(h) { rows in
-                for y in rows {
+        comicLevels.withUnsafeBufferPointer { lv in
+            var job = EffectJob(img: img, out: out, mask: m, plane: UnsafeMutableRawPointer(L),
+                                levels: lv.baseAddress!, axes: nil, background: nil)
+            parallelBands(img.height, context: &job) { ctx, _, y0, y1 in
+                let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+                let img = j.img, w = img.width, L = j.plane!.assumingMemoryBound(to: UInt8.self)
+                let bgr = img.format == .bgra8
+                let ri = bgr ? 2 : 0, bi = bgr ? 0 : 2
+                for y in y0..<y1 {
                     let p = img.row(y, as: UInt8.self), o = L + y * w
                     for x in 0..<w {
                         let r = UInt32(p[4 * x + ri]), g = UInt32(p[4 * x + 1]), b = UInt32(p[4 * x + bi])
@@ -63,29 +69,29 @@ public enum DepthEffect {
                     }
                 }
             }
-            comicLevels.withUnsafeBufferPointer { lv in
-                let post = lv.baseAddress!
-                let threshold = comicEdgeThresholdSquared
-                parallelRows(h) { rows in
-                    for y in rows {
-                        let ym = L + max(y - 1, 0) * w, y0 = L + y * w, yp = L + min(y + 1, h - 1) * w
-                        let p4 = img.row(y, as: SIMD4<UInt8>.self), o4 = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
-                        for x in 0..<w {
-                            let xm = max(x - 1, 0), xp = min(x + 1, w - 1)
-                            // |gx|, |gy| ≤ 1020: wrapping ops never wrap, and skip the overflow checks.
-                            let gx = (Int32(ym[xp]) &+ 2 &* Int32(y0[xp]) &+ Int32(yp[xp]))
-                                &- (Int32(ym[xm]) &+ 2 &* Int32(y0[xm]) &+ Int32(yp[xm]))
-                            let gy = (Int32(yp[xm]) &+ 2 &* Int32(yp[x]) &+ Int32(yp[xp]))
-                                &- (Int32(ym[xm]) &+ 2 &* Int32(ym[x]) &+ Int32(ym[xp]))
-                            let keep: Float = gx &* gx &+ gy &* gy > threshold ? 0 : 1
-                            let mv = mr[x], e = 1 - mv
-                            // Channels 0–2 as one SIMD4 (lane 3 computed and dropped: alpha is copied).
-                            let px = p4[x]
-                            let lv = F4(post[Int(px.x)], post[Int(px.y)], post[Int(px.z)], 0)
-                            var b = bytes(lv * keep * e + floats(px) * mv + 0.5)
-                            b.w = px.w
-                            o4[x] = b
-                        }
+            parallelBands(img.height, context: &job) { ctx, _, y0, y1 in
+                let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+                let img = j.img, out = j.out, m = j.mask, post = j.levels!
+                let w = img.width, h = img.height, L = j.plane!.assumingMemoryBound(to: UInt8.self)
+                let threshold = DepthEffect.comicEdgeThresholdSquared
+                for y in y0..<y1 {
+                    let ym = L + max(y - 1, 0) * w, y0 = L + y * w, yp = L + min(y + 1, h - 1) * w
+                    let p4 = img.row(y, as: SIMD4<UInt8>.self), o4 = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
+                    for x in 0..<w {
+                        let xm = max(x - 1, 0), xp = min(x + 1, w - 1)
+                        // |gx|, |gy| ≤ 1020: wrapping ops never wrap, and skip the overflow checks.
+                        let gx = (Int32(ym[xp]) &+ 2 &* Int32(y0[xp]) &+ Int32(yp[xp]))
+                            &- (Int32(ym[xm]) &+ 2 &* Int32(y0[xm]) &+ Int32(yp[xm]))
+                        let gy = (Int32(yp[xm]) &+ 2 &* Int32(yp[x]) &+ Int32(yp[xp]))
+                            &- (Int32(ym[xm]) &+ 2 &* Int32(ym[x]) &+ Int32(ym[xp]))
+                        let keep: Float = gx &* gx &+ gy &* gy > threshold ? 0 : 1
+                        let mv = mr[x], e = 1 - mv
+                        // Channels 0–2 as one SIMD4 (lane 3 computed and dropped: alpha is copied).
+                        let px = p4[x]
+                        let lv = F4(post[Int(px.x)], post[Int(px.y)], post[Int(px.z)], 0)
+                        var b = bytes(lv * keep * e + floats(px) * mv + 0.5)
+                        b.w = px.w
+                        o4[x] = b
                     }
                 }
             }
@@ -95,11 +101,13 @@ public enum DepthEffect {
     // MARK: green screen
 
     static func solidGreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ out: PixelBuffer) {
-        let w = img.width
-        // (0, 255, 0, 255) in either byte order: G is byte 1 and A byte 3 in both.
-        let green = SIMD4<Float>(0, 255, 0, 255)
-        parallelRows(img.height) { rows in
-            for y in rows {
+        var job = EffectJob(img: img, out: out, mask: m, plane: nil, levels: nil, axes: nil, background: nil)
+        parallelBands(img.height, context: &job) { ctx, _, y0, y1 in
+            let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+            let img = j.img, out = j.out, m = j.mask, w = img.width
+            // (0, 255, 0, 255) in either byte order: G is byte 1 and A byte 3 in both.
+            let green = SIMD4<Float>(0, 255, 0, 255)
+            for y in y0..<y1 {
                 let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                 for x in 0..<w {
                     let mv = mr[x]
@@ -112,21 +120,27 @@ public enum DepthEffect {
 
     static func greenscreen(_ img: PixelBuffer, _ m: UnsafePointer<Float>, _ bg: PixelBuffer,
                             _ out: PixelBuffer, _ cols: BilinearAxis, _ rowsAxis: BilinearAxis) {
-        let w = img.width
-        parallelRows(img.height) { rows in
-            for y in rows {
-                let r0 = bg.row(Int(rowsAxis.i0[y]), as: SIMD4<UInt8>.self)
-                let r1 = bg.row(Int(rowsAxis.i1[y]), as: SIMD4<UInt8>.self)
-                let fy = rowsAxis.f[y]
-                let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
-                for x in 0..<w {
-                    let i0 = Int(cols.i0[x]), i1 = Int(cols.i1[x]), wx = cols.f[x]
-                    let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
-                    let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
-                    let e = top * (1 - fy) + bottom * fy
-                    let mv = mr[x]
-                    let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
-                    o[x] = bytes(v)
+        withBilinearPointers(cols, rowsAxis) { axes in
+            var job = EffectJob(img: img, out: out, mask: m, plane: nil, levels: nil, axes: axes, background: bg)
+            parallelBands(img.height, context: &job) { ctx, _, y0, y1 in
+                let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+                let img = j.img, out = j.out, m = j.mask, bg = j.background!, w = img.width
+                let ci0 = j.axes!.x0!, ci1 = j.axes!.x1!, cf = j.axes!.fx!
+                let ri0 = j.axes!.r0!, ri1 = j.axes!.r1!, rf = j.axes!.fy!
+                for y in y0..<y1 {
+                    let r0 = bg.row(Int(ri0[y]), as: SIMD4<UInt8>.self)
+                    let r1 = bg.row(Int(ri1[y]), as: SIMD4<UInt8>.self)
+                    let fy = rf[y]
+                    let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
+                    for x in 0..<w {
+                        let i0 = Int(ci0[x]), i1 = Int(ci1[x]), wx = cf[x]
+                        let top = floats(r0[i0]) * (1 - wx) + floats(r0[i1]) * wx
+                        let bottom = floats(r1[i0]) * (1 - wx) + floats(r1[i1]) * wx
+                        let e = top * (1 - fy) + bottom * fy
+                        let mv = mr[x]
+                        let v = e * (1 - mv) + floats(p[x]) * mv + 0.5
+                        o[x] = bytes(v)
+                    }
                 }
             }
         }
@@ -142,8 +156,12 @@ public enum DepthEffect {
         // S[y][x] = sum over rows < y, columns < x.
         // UInt32 with wrapping arithmetic: box sums (≤ 21²·255) are exact even if totals wrap.
         sat.initialize(repeating: .zero, count: sw)
-        parallelRows(h) { rows in
-            for y in rows {
+        var job = EffectJob(img: img, out: out, mask: m, plane: UnsafeMutableRawPointer(sat), levels: nil,
+                            axes: nil, background: nil)
+        parallelBands(h, context: &job) { ctx, _, y0, y1 in
+            let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+            let img = j.img, w = img.width, sw = w + 1, sat = j.plane!.assumingMemoryBound(to: SIMD4<UInt32>.self)
+            for y in y0..<y1 {
                 let p = img.row(y, as: SIMD4<UInt8>.self), s = sat + (y + 1) * sw
                 var acc = SIMD4<UInt32>.zero
                 s[0] = .zero
@@ -154,15 +172,20 @@ public enum DepthEffect {
             }
         }
         // Columns: add each row's prefix to the next, in column bands.
-        parallelRows(sw, minimumRowsPerBand: 64) { cols in
+        parallelBands(sw, minimumRowsPerBand: 64, context: &job) { ctx, _, x0, x1 in
+            let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+            let h = j.img.height, sw = j.img.width + 1, sat = j.plane!.assumingMemoryBound(to: SIMD4<UInt32>.self)
             for y in 1..<h {
                 let prev = sat + y * sw, cur = sat + (y + 1) * sw
-                for x in cols { cur[x] &+= prev[x] }
+                for x in x0..<x1 { cur[x] &+= prev[x] }
             }
         }
-        let R = blurRadius
-        parallelRows(h) { rows in
-            for y in rows {
+        parallelBands(h, context: &job) { ctx, _, y0, y1 in
+            let j = ctx!.assumingMemoryBound(to: EffectJob.self).pointee
+            let img = j.img, out = j.out, m = j.mask, w = img.width, h = img.height, sw = w + 1
+            let sat = j.plane!.assumingMemoryBound(to: SIMD4<UInt32>.self)
+            let R = DepthEffect.blurRadius
+            for y in y0..<y1 {
                 let p = img.row(y, as: SIMD4<UInt8>.self), o = out.row(y, as: SIMD4<UInt8>.self), mr = m + y * w
                 for x in 0..<w {
                     let mv = mr[x]
@@ -178,6 +201,19 @@ public enum DepthEffect {
             }
         }
     }
+}
+
+/// The values one effect pass reads (`DepthEffect`'s kernels): the image, the output, the mask
+/// at the image size, and what the pass needs besides (comic's luma plane or blur's summed-area
+/// table, comic's levels, greenscreen's background and its sampling tables).
+private struct EffectJob {
+    let img: PixelBuffer
+    let out: PixelBuffer
+    let mask: UnsafePointer<Float>
+    let plane: UnsafeMutableRawPointer?
+    let levels: UnsafePointer<Float>?
+    let axes: BilinearPointers?
+    let background: PixelBuffer?
 }
 
 /// `DepthEffect.apply` for a stream of frames: everything a frame needs (the mask at the image
@@ -237,6 +273,16 @@ public final class DepthEffectRenderer {
     /// Applies the effect to `image` with `mask` (any size; scaled bilinearly to the image size,
     /// values clamped to [0, 1], NaN as 0) and, for greenscreen, `background` (nil: solid green).
     public func render(image: PixelBuffer, mask: DepthMask, background: PixelBuffer? = nil) throws -> PixelBuffer {
+        try mask.values.withUnsafeBufferPointer { v in
+            try render(image: image, mask: v.baseAddress!, maskWidth: mask.width, maskHeight: mask.height,
+                       background: background)
+        }
+    }
+
+    /// `render(image:mask:background:)` with the mask as a plane of `maskWidth` × `maskHeight`
+    /// values (packed rows), read during the call only.
+    func render(image: PixelBuffer, mask: UnsafePointer<Float>, maskWidth: Int, maskHeight: Int,
+                background: PixelBuffer?) throws -> PixelBuffer {
         guard image.format == .rgba8 || image.format == .bgra8 else {
             throw RenderError.formatMismatch(kernel: kind.rawValue, expected: "rgba8 or bgra8", got: image.frameFormat)
         }
@@ -248,7 +294,7 @@ public final class DepthEffectRenderer {
         guard let m = maskPlane else { throw RenderError.notPrepared(kind.rawValue) }
         let out = try s.pool.makeBuffer()
         let w = image.width, h = image.height
-        fillMask(mask, into: m, w, h)
+        fillMask(mask, maskWidth, maskHeight, into: m, w, h)
         let mp = UnsafePointer(m)
         switch kind {
         case .comic: DepthEffect.comic(image, mp, out, luma: luma!)
@@ -265,41 +311,55 @@ public final class DepthEffectRenderer {
         return out
     }
 
-    /// The mask at the image size, clamped: v > 0 ? min(v, 1) : 0 (NaN → 0).
-    private func fillMask(_ mask: DepthMask, into o: UnsafeMutablePointer<Float>, _ w: Int, _ h: Int) {
-        mask.values.withUnsafeBufferPointer { vp in
-            let src = vp.baseAddress!
-            if mask.width == w && mask.height == h {
-                let n = w * h
-                parallelRows(n, minimumRowsPerBand: 1 << 16) { r in
-                    var i = r.lowerBound
-                    while i + 4 <= r.upperBound {
-                        let v = load4(src + i)
-                        store4(minV(v, F4(repeating: 1)).replacing(with: 0, where: .!(v .> 0)), o + i)
-                        i += 4
-                    }
-                    while i < r.upperBound { let v = src[i]; o[i] = v > 0 ? min(v, 1) : 0; i += 1 }
+    /// The mask (`mw` × `mh` values, packed rows) at the image size, clamped: v > 0 ? min(v, 1) : 0
+    /// (NaN → 0). Nothing allocated per call
+    /// once the sampling tables for these sizes exist.
+    private func fillMask(_ src: UnsafePointer<Float>, _ mw: Int, _ mh: Int, into o: UnsafeMutablePointer<Float>,
+                          _ w: Int, _ h: Int) {
+        if mw == w && mh == h {
+            var job = MaskFillJob(src: src, sw: w, dst: o, w: w, axes: nil)
+            parallelBands(w * h, minimumRowsPerBand: 1 << 16, context: &job) { ctx, _, lo, hi in
+                let j = ctx!.assumingMemoryBound(to: MaskFillJob.self).pointee
+                let src = j.src, o = j.dst
+                var i = lo
+                while i + 4 <= hi {
+                    let v = load4(src + i)
+                    store4(minV(v, F4(repeating: 1)).replacing(with: 0, where: .!(v .> 0)), o + i)
+                    i += 4
                 }
-                return
+                while i < hi { let v = src[i]; o[i] = v > 0 ? min(v, 1) : 0; i += 1 }
             }
-            let (cols, rowsAxis) = maskAxes.axes(from: mask.width, mask.height, to: w, h)
-            let sw = mask.width
-            withBilinearPointers(cols, rowsAxis) { p in
-                let x0 = p.x0!, x1 = p.x1!, fx = p.fx!, y0 = p.r0!, y1 = p.r1!, fyp = p.fy!
-                parallelRows(h) { rows in
-                    for y in rows {
-                        let r0 = src + Int(y0[y]) * sw, r1 = src + Int(y1[y]) * sw
-                        let fy = fyp[y], row = o + y * w
-                        for x in 0..<w {
-                            let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
-                            let top = r0[i0] * (1 - wx) + r0[i1] * wx
-                            let bottom = r1[i0] * (1 - wx) + r1[i1] * wx
-                            let v = top * (1 - fy) + bottom * fy
-                            row[x] = v > 0 ? min(v, 1) : 0
-                        }
+            return
+        }
+        let (cols, rowsAxis) = maskAxes.axes(from: mw, mh, to: w, h)
+        withBilinearPointers(cols, rowsAxis) { p in
+            var job = MaskFillJob(src: src, sw: mw, dst: o, w: w, axes: p)
+            parallelBands(h, context: &job) { ctx, _, y0, y1 in
+                let j = ctx!.assumingMemoryBound(to: MaskFillJob.self).pointee
+                let p = j.axes!, src = j.src, sw = j.sw, w = j.w
+                let x0 = p.x0!, x1 = p.x1!, fx = p.fx!, r0i = p.r0!, r1i = p.r1!, fyp = p.fy!
+                for y in y0..<y1 {
+                    let r0 = src + Int(r0i[y]) * sw, r1 = src + Int(r1i[y]) * sw
+                    let fy = fyp[y], row = j.dst + y * w
+                    for x in 0..<w {
+                        let i0 = Int(x0[x]), i1 = Int(x1[x]), wx = fx[x]
+                        let top = r0[i0] * (1 - wx) + r0[i1] * wx
+                        let bottom = r1[i0] * (1 - wx) + r1[i1] * wx
+                        let v = top * (1 - fy) + bottom * fy
+                        row[x] = v > 0 ? min(v, 1) : 0
                     }
                 }
             }
         }
     }
+}
+
+/// What `DepthEffectRenderer.fillMask`'s bands read: the source plane (width `sw`), the target
+/// (width `w`) and, when scaling, the sampling tables.
+private struct MaskFillJob {
+    let src: UnsafePointer<Float>
+    let sw: Int
+    let dst: UnsafeMutablePointer<Float>
+    let w: Int
+    let axes: BilinearPointers?
 }

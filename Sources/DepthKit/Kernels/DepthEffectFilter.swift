@@ -37,7 +37,8 @@ public protocol EffectRenderer: MixerRenderer {
 }
 
 /// The CPU `EffectRenderer`: `DepthMaskFilter.mask` at the depth size, then `DepthEffectRenderer`
-/// (which scales the mask to the image size).
+/// (which scales the mask to the image size). The mask plane is made in `prepare` and reused, so
+/// `render` allocates nothing in steady state.
 public final class DepthEffectFilter: EffectRenderer {
     public let kind: DepthEffectKind
     public let mask: DepthMaskSpec
@@ -45,6 +46,8 @@ public final class DepthEffectFilter: EffectRenderer {
     public var description: String { kind.rawValue }
     private let effect: DepthEffectRenderer
     public private(set) var secondInputFormat: FrameFormat?
+    /// The mask at the depth size (`secondInputFormat`'s), reused across frames.
+    private var maskPlane: [Float] = []
 
     public init(kind: DepthEffectKind, mask: DepthMaskSpec, background: PixelBuffer? = nil) {
         self.kind = kind; self.mask = mask; self.background = background
@@ -61,14 +64,20 @@ public final class DepthEffectFilter: EffectRenderer {
                            background: kind == .greenscreen ? background?.frameFormat : nil,
                            outputRetainedBufferCountHint: outputRetainedBufferCountHint)
         secondInputFormat = secondInput
+        maskPlane = [Float](repeating: 0, count: secondInput.width * secondInput.height)
     }
 
-    public func reset() { effect.reset(); secondInputFormat = nil }
+    public func reset() { effect.reset(); secondInputFormat = nil; maskPlane = [] }
 
     public func render(_ color: PixelBuffer, _ depth: PixelBuffer) throws -> PixelBuffer {
         try requirePrepared(color, depth)
-        let m = DepthMaskFilter.mask(depth: depth, kind: mask.kind, focus: mask.focus, slope: mask.slope, width: mask.width)
-        return try effect.render(image: color, mask: m, background: kind == .greenscreen ? background : nil)
+        let spec = mask, bg = kind == .greenscreen ? background : nil
+        return try maskPlane.withUnsafeMutableBufferPointer { m in
+            DepthMaskFilter.computeMask(depth, into: m.baseAddress!, kind: spec.kind, focus: spec.focus,
+                                        slope: spec.slope, width: spec.width)
+            return try effect.render(image: color, mask: m.baseAddress!, maskWidth: depth.width,
+                                     maskHeight: depth.height, background: bg)
+        }
     }
 }
 

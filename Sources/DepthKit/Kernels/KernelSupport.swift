@@ -50,24 +50,31 @@ func forRowRuns(_ rows: Range<Int>, width: Int, packed: Bool, _ body: (_ y: Int,
 }
 
 /// Statistics over the valid depths (finite, > 0) of a depthFloat32 buffer, rows in parallel.
+/// Nothing is allocated per call: per-band results go on the stack, the bands run as a
+/// C-convention body of a `DepthRangeJob`.
 func validDepthRange(_ depth: PixelBuffer) -> (count: Int, min: Float, max: Float) {
-    let w = depth.width
     let h = depth.height, nb = bandCount(h)
-    // Per-band results on the stack (a few dozen slots): no allocation per frame.
     return withUnsafeTemporaryAllocation(of: (Int, Float, Float).self, capacity: nb) { bands in
     let slots = bands.baseAddress!
     slots.initialize(repeating: (0, .infinity, -.infinity), count: nb)
-    parallelBands(h) { band, rows in
+    var job = DepthRangeJob(depth: depth, slots: slots)
+    parallelBands(h, context: &job) { ctx, band, y0, y1 in
+        let j = ctx!.assumingMemoryBound(to: DepthRangeJob.self).pointee
         var n: Int64 = 0, lo = Float.infinity, hi = -Float.infinity
-        forRowRuns(rows, width: w, packed: depth.isPacked) { y, count in
-            dl_k_depth_range(depth.row(y, as: Float.self), count, &n, &lo, &hi)
+        forRowRuns(y0..<y1, width: j.depth.width, packed: j.depth.isPacked) { y, count in
+            dl_k_depth_range(j.depth.row(y, as: Float.self), count, &n, &lo, &hi)
         }
-        slots[band] = (Int(n), lo, hi)
+        j.slots[band] = (Int(n), lo, hi)
     }
     var n = 0, lo = Float.infinity, hi = -Float.infinity
     for i in 0..<nb { let (c, l, u) = slots[i]; n += c; lo = min(lo, l); hi = max(hi, u) }
     return n > 0 ? (n, lo, hi) : (0, 0, 0)
     }
+}
+
+private struct DepthRangeJob {
+    let depth: PixelBuffer
+    let slots: UnsafeMutablePointer<(Int, Float, Float)>
 }
 
 /// Bilinear sampling positions along one axis for scaling `source` samples to `target` samples,

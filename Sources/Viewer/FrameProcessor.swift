@@ -250,7 +250,7 @@ final class FrameProcessor {
                 keep.copy(from: result)
                 keep.markModified()
                 buffer = keep
-                label = "\(s.mode.name) (CPU)"
+                label = outputLabel(s.mode.name, gpu: false)
                 cpuCache = (key, keep, label)
             }
             let t = try pictureTexture(cb, buffer, mark: mark)
@@ -364,7 +364,7 @@ final class FrameProcessor {
             return try r.render(image: color, mask: values)
         }
         switch stage {
-        case .mask: return ImageIO.toRGBA8(try mask.render(depth))
+        case .mask: return try mask.renderRGBA8(depth)
         case .effect(let kind): return try effect(kind)
         case .portrait: return try effect(.blur)
         case .original, .rosy, .grayscale, .colormap: return color

@@ -11,3 +11,9 @@ int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y
     else snprintf(depth, sizeof depth, "%.3f m", (double)z);
     return snprintf(out, size, "%s(%ld, %ld)  %s  x %.3f y %.3f z %.3f m", prefix, x, y, depth, (double)px, (double)py, (double)pz);
 }
+
+int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration) {
+    if (duration > 0)
+        return snprintf(out, size, "frame %ld of %ld   t %.6f s   %.3f / %.3f s", index, count, timestamp, elapsed, duration);
+    return snprintf(out, size, "frame %ld of %ld   t %.6f s", index, count, timestamp);
+}

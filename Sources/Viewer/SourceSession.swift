@@ -36,6 +36,10 @@ final class SourceSession {
     /// The calibration before alignment (what `info` would print).
     private(set) var recordedCalibration: RGBDCalibration?
     private let alignment: DepthAlignmentStage
+    /// The timestamp of frame 0 once seen (the timeline shows time into the recording from it).
+    private(set) var firstTimestamp: Double?
+    /// The recording's duration in seconds, read once when the source opens (nil: unknown).
+    private(set) var durationSeconds: Double?
     private var saidCalibration = false
 
     /// Opens `options.source` (the thread starts with `start()`).
@@ -54,6 +58,8 @@ final class SourceSession {
 
     /// Starts the source's thread.
     func start() {
+        durationSeconds = source.metadata.durationSeconds
+        firstTimestamp = nil
         let p = SourcePrefetcher(source)
         prefetcher = p
         source.onWarning = { [weak p] in p?.post(warning: $0) }
@@ -118,6 +124,7 @@ final class SourceSession {
                 stats.drop(f.index - last - 1)
             }
             lastFrameIndex = f.index
+            if f.index == 0 { firstTimestamp = f.timestamp }
             framesReceived += 1
             current = prepared(smoothed(f), alignDepth: settings.alignDepth)
             self.error = nil

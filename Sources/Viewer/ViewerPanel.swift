@@ -1,3 +1,4 @@
+import CShim
 import Capture
 import DepthKit
 import Foundation
@@ -136,6 +137,15 @@ extension ViewerApp {
                 if let n = p.frameCount {
                     var f = Float(p.currentIndex)
                     if UI.slider("frame", &f, 0...Float(max(n - 1, 1)), format: "%.0f") { try? p.seek(toFrame: Int(f)) }
+                    // The timeline: frame index, the frame's own timestamp, time into the recording of its duration.
+                    if let frame = session.current {
+                        let elapsed = session.firstTimestamp.map { frame.timestamp - $0 } ?? -1
+                        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buf in
+                            _ = dl_format_timeline(buf.baseAddress!, 128, frame.index, n, frame.timestamp, elapsed,
+                                                   elapsed >= 0 ? session.durationSeconds ?? 0 : 0)
+                            UI.text(cString: buf.baseAddress!)
+                        }
+                    }
                 } else {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }
                 }

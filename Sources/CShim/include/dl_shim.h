@@ -118,6 +118,9 @@ void dl_alloc_trace(int limit, int driver_too);
 /// snprintf's length.
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
                       float z, float px, float py, float pz);
+// The playback timeline's line: frame index of count, the frame's timestamp (the recording's own
+// clock), and seconds since the first frame of the recording's duration (duration ≤ 0: unknown).
+int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration);
 
 // stop_signals.c: SIGINT/SIGTERM/SIGHUP recorded for polling (writers finish, then exit 128+N).
 void dl_stop_signals_install(void);

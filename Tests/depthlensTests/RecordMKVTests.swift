@@ -76,8 +76,10 @@ final class RecordMKVTests: CLITestCase {
     }
 
     /// Compares two converted folders: the same timestamps, the same depth pixels, color exact or
-    /// within `minPSNR`.
-    func assertSameFolders(_ a: String, _ b: String, colorExact: Bool, minPSNR: Double = 30,
+    /// within `minPSNR`. The synthetic scene's sharp colored edges at 160x120 lose much to 4:2:0
+    /// chroma alone (ffmpeg's rgb24 → yuv420p → rgb24 of one frame: 32.8 dB), H.264 crf 23 then
+    /// gives ~29.9 dB; a wrong matrix or range would give < 20 dB.
+    func assertSameFolders(_ a: String, _ b: String, colorExact: Bool, minPSNR: Double = 27,
                            file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(try lines(a + "/rgb.txt"), try lines(b + "/rgb.txt"), "rgb.txt: the same timestamps", file: file, line: line)
         XCTAssertEqual(try lines(a + "/depth.txt"), try lines(b + "/depth.txt"), "depth.txt: the same timestamps", file: file, line: line)

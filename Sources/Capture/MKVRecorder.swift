@@ -58,7 +58,7 @@ public final class MKVRecorder: @unchecked Sendable {
             var s = "\(framesWritten) frames to \(path) (COLOR \(colorSize.width)x\(colorSize.height) \(colorCodec)"
             if let d = depthSize { s += ", DEPTH \(d.width)x\(d.height) FFV1 16-bit (\(depthFrames) frames)" }
             if irFrames > 0 { s += ", IR \(irFrames) frames" }
-            s += ", \(bytes) bytes)"
+            s += ", \(bytes) bytes; encoding \(String(format: "%.1f", encodeSecondsMean * 1000)) ms a frame, at most \(String(format: "%.1f", encodeSecondsMax * 1000)))"
             if framesDropped > 0 { s += "; \(framesDropped) frames DROPPED: the encoder could not keep up" }
             if framesSkipped > 0 { s += "; \(framesSkipped) frames skipped (timestamp not after the previous frame's)" }
             return s

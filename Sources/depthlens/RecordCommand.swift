@@ -118,8 +118,11 @@ struct RecordCommand: ParsableCommand {
             // Keep what was recorded: the video is finished (a playable file of the frames so far).
             progress.interrupt()
             if let writer, let v = try? writer.finish() { warn("kept \(v)") }
-            if let mkvRecorder {
-                do { warn("kept \(try mkvRecorder.finish())") } catch { warn("\(error)") }
+            if let mkvRecorder, let mkv {
+                do { warn("kept \(try mkvRecorder.finish())") } catch let finishing {
+                    // One line: the recording's own failure says where what was written is.
+                    if "\(error)".contains(mkv) { throw finishing }
+                }
             }
             throw error
         }

@@ -93,19 +93,20 @@ final class MKVRecorderTests: XCTestCase {
 
     func testARealTimeCallerHasFramesDroppedAndCountedAFileSourceWaits() throws {
         let path = dir + "/drop.mkv"
-        let big = (0..<40).map { frame($0, width: 640, height: 480) }
-        let rec = try MKVRecorder(path: path, colorWidth: 640, colorHeight: 480, depthSize: (640, 480), startTime: big[0].timestamp,
+        // Color only (queuing it is a copy, encoding it takes milliseconds), so the caller always outruns the encoder.
+        let big = (0..<40).map { i -> FrameSet in var f = frame(i, width: 1280, height: 720); f.depth = nil; return f }
+        let rec = try MKVRecorder(path: path, colorWidth: 1280, colorHeight: 720, depthSize: nil, startTime: big[0].timestamp,
                                   options: .init(queueLimit: 1))
         var accepted = 0
         for f in big { if try rec.append(f, waitForRoom: false) { accepted += 1 } }
         let s = try rec.finish()
-        XCTAssertGreaterThan(s.framesDropped, 0, "an encoder at 640x480 cannot take 40 frames at once through a queue of 1")
+        XCTAssertGreaterThan(s.framesDropped, 0, "an H.264 encoder at 1280x720 cannot take 40 frames at once through a queue of 1")
         XCTAssertEqual(s.framesWritten, accepted)
         XCTAssertEqual(s.framesWritten + s.framesDropped, 40, "every frame is written or counted")
         let probe = try run("ffprobe -v error -count_frames -select_streams 0 -show_entries stream=nb_read_frames -of csv=p=0 '\(path)'")
         XCTAssertEqual(String(decoding: probe.out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "\(accepted)")
 
-        let waited = try MKVRecorder(path: dir + "/wait.mkv", colorWidth: 640, colorHeight: 480, depthSize: (640, 480),
+        let waited = try MKVRecorder(path: dir + "/wait.mkv", colorWidth: 1280, colorHeight: 720, depthSize: nil,
                                      startTime: big[0].timestamp, options: .init(queueLimit: 1))
         for f in big.prefix(10) { XCTAssertTrue(try waited.append(f, waitForRoom: true)) }
         let w = try waited.finish()

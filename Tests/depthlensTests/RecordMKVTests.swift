@@ -227,6 +227,21 @@ final class RecordMKVTests: CLITestCase {
         }
     }
 
+    /// A file that cannot grow (ulimit -f 400: 400 KiB): one line naming the file and the problem,
+    /// exit 1, and what was written stays readable by ffprobe (as FILE.partial: the trailer could not
+    /// be written).
+    func testAFullDiskKeepsAReadablePartialFile() throws {
+        let mkv = path("full.mkv")
+        let r = try CLI.run(["record", "--source", "synthetic", "--frames", "5000", "--mkv", mkv], wrappedIn: "ulimit -f 400;")
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.hasPrefix("depthlens: ") }.count, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("File too large") && r.stderr.contains("full.mkv.partial"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: mkv))
+        let (streams, _) = try probe(mkv + ".partial")
+        XCTAssertGreaterThan(Int(stream(streams, title: "DEPTH")?["nb_read_frames"] as? String ?? "") ?? 0, 0)
+        XCTAssertGreaterThan(Int(stream(streams, title: "COLOR")?["nb_read_frames"] as? String ?? "") ?? 0, 0)
+    }
+
     func testBadMKVRequests() throws {
         let existing = path("x.mkv")
         XCTAssertTrue(FileManager.default.createFile(atPath: existing, contents: Data([1, 2, 3])))

@@ -193,6 +193,7 @@ static int dl_mkv_open_encoder(dl_mkv_writer *w, int role, char *error, size_t e
     if ((r = avcodec_parameters_from_context(st->codecpar, c)) < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", r);
     st->time_base = c->time_base;
     av_dict_set(&st->metadata, "title", dl_mkv_titles[role], 0);
+    if (role == DL_MKV_COLOR) st->disposition = AV_DISPOSITION_DEFAULT;   // the track players show
     t->st = st;
     return 0;
 }

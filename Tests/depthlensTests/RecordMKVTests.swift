@@ -119,6 +119,7 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual(color["pix_fmt"] as? String, lossless ? "bgr0" : "yuv420p")
             XCTAssertEqual(depth["codec_name"] as? String, "ffv1")
             XCTAssertEqual(depth["pix_fmt"] as? String, "gray16le")
+            XCTAssertEqual((color["disposition"] as? [String: Any])?["default"] as? Int, 1, "players show COLOR")
             for s in [color, depth] {
                 XCTAssertEqual(s["width"] as? Int, 160)
                 XCTAssertEqual(s["height"] as? Int, 120)

@@ -61,6 +61,12 @@ static void dl_begin(void) {
     dl_last_log[0] = 0;
 }
 
+// For mkv_write.c (same library): libav's logging routed here, and the last error-level line.
+void dl_media_log_begin(void);
+const char *dl_media_last_log(void);
+void dl_media_log_begin(void) { dl_begin(); }
+const char *dl_media_last_log(void) { return dl_last_log; }
+
 /// "<what>: <libav's message for code>[ (<last logged error>)]".
 static int dl_fail(int code, char *error, size_t error_len, const char *what, int averr) {
     if (error && error_len) {

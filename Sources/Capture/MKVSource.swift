@@ -165,7 +165,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
 
         // Tags: the container's, then each track's (the recorder targets some at tracks).
         var tags: [String: String] = [:]
-        for (k, v) in f.tags(stream: -1) where k.hasPrefix("K4A_") { tags[k] = v }
+        for (k, v) in f.tags(stream: -1) where k.hasPrefix("K4A_") || k.hasPrefix("DEPTHLENS_") { tags[k] = v }
         for s in f.streams {
             for (k, v) in f.tags(stream: s.index) where k.hasPrefix("K4A_") && tags[k] == nil { tags[k] = v }
         }
@@ -208,7 +208,10 @@ public final class MKVSource: FrameSource, PlaybackControl {
         }
 
         // Pairing and timestamps.
-        let startOffsetNS = tags["K4A_START_OFFSET_NS"].flatMap { Int64($0) } ?? 0
+        // depthlens' own recordings (MKVRecorder) store times from the first frame, whose time is
+        // DEPTHLENS_START_OFFSET_US.
+        let startOffsetNS = tags["K4A_START_OFFSET_NS"].flatMap { Int64($0) }
+            ?? tags["DEPTHLENS_START_OFFSET_US"].flatMap { Int64($0) }.flatMap { $0.multipliedReportingOverflow(by: 1000).overflow ? nil : $0 * 1000 } ?? 0
         let delayNS = tags["K4A_DEPTH_DELAY_NS"].flatMap { Int64($0) } ?? 0
         let depth = byRole[.depth]
         let interval = MKVSource.medianInterval(shown) ?? 1.0 / 30

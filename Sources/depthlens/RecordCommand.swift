@@ -6,10 +6,13 @@ import Foundation
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record frames of a source into a TUM RGB-D folder and/or an H.264 MP4 video (headless).",
+        abstract: "Record frames of a source into a TUM RGB-D folder, an H.264 MP4 video and/or an RGB-D Matroska file (headless).",
         discussion: "The folder gets rgb/, depth/ (16-bit PNG, 5000 units per meter), rgb.txt, depth.txt and associations.txt. "
             + "--video writes the filtered view (--filter, run on the CPU; the color image without one) through ffmpeg "
-            + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs."
+            + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs. "
+            + "--mkv writes the RGB-D frames themselves into one Matroska file, in-process through libavformat: a COLOR track "
+            + "(H.264, or FFV1 with --lossless: bit-exact), a DEPTH track in 16-bit FFV1 (lossless, the source's depth units), "
+            + "each frame's timestamp to the microsecond and the calibration as a calibration.json attachment; mkv:FILE plays it."
     )
 
     @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
@@ -22,9 +25,15 @@ struct RecordCommand: ParsableCommand {
     var out: String?
     @Option(help: "Also (or only) write the view as H.264 video into this .mp4 file (needs ffmpeg).")
     var video: String?
+    @Option(help: "Also (or only) write the RGB-D frames into this Matroska .mkv file (COLOR H.264 or FFV1, DEPTH 16-bit FFV1).")
+    var mkv: String?
+    @Flag(help: "With --mkv: store color losslessly (FFV1) instead of H.264.")
+    var lossless = false
+    @Option(help: "With --mkv: H.264 quality (libx264 crf, 0-51, lower is better).")
+    var crf: Int = 23
     @Option(help: "Filter for the video: \(ProcessFilter.allCases.map(\.rawValue).joined(separator: ", ")).")
     var filter: String?
-    @Option(help: "Frames ffmpeg may fall behind a live camera before frames are dropped (and counted); file sources wait for it.")
+    @Option(help: "Frames ffmpeg (--video) or the Matroska encoder (--mkv) may fall behind a live camera before frames are dropped (and counted); file sources wait.")
     var videoQueue: Int = 16
     @Option(help: "Give up when a live source delivers no frame for this many seconds.")
     var timeout: Double = 10
@@ -33,7 +42,20 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         guard frames > 0 else { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
         guard timeout > 0, timeout.isFinite else { throw DepthKitError.invalidArgument("--timeout must be a positive number of seconds") }
-        guard out != nil || video != nil else { throw DepthKitError.invalidArgument("record needs --out FOLDER, --video FILE.mp4 or both") }
+        guard out != nil || video != nil || mkv != nil else {
+            throw DepthKitError.invalidArgument("record needs --out FOLDER, --video FILE.mp4 and/or --mkv FILE.mkv")
+        }
+        if mkv == nil && lossless { throw DepthKitError.invalidArgument("--lossless applies to --mkv; give --mkv FILE.mkv") }
+        guard (0...51).contains(crf) else { throw DepthKitError.invalidArgument("--crf must be 0…51, got \(crf)") }
+        if let mkv {
+            guard mkv.lowercased().hasSuffix(".mkv") else { throw DepthKitError.file(path: mkv, problem: "--mkv must name an .mkv file") }
+            guard !FileManager.default.fileExists(atPath: mkv) else { throw DepthKitError.file(path: mkv, problem: "exists; remove it or choose another name") }
+            let folder = (mkv as NSString).deletingLastPathComponent
+            var isDir: ObjCBool = false
+            if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDir) && isDir.boolValue) {
+                throw DepthKitError.file(path: mkv, problem: "folder \(folder) does not exist")
+            }
+        }
         guard videoQueue >= 1 else { throw DepthKitError.invalidArgument("--video-queue must be at least 1, got \(videoQueue)") }
         if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
         let filter = try self.filter.map { try ProcessFilter.named($0) }
@@ -57,7 +79,16 @@ struct RecordCommand: ParsableCommand {
         var progress = ProgressBar(total: frames, label: "record")
         var writer: VideoWriter?
         var withoutFilter = 0
-        let each: ((FrameSet) throws -> Void)? = video.map { path in
+        var mkvRecorder: MKVRecorder?
+        let mkvOptions = MKVRecorder.Options(lossless: lossless, crf: crf, queueLimit: videoQueue)
+        let recordMKV: ((FrameSet) throws -> Void)? = mkv.map { path in
+            { f in
+                if mkvRecorder == nil { mkvRecorder = try MKVRecorder(path: path, firstFrame: f, source: src, options: mkvOptions) }
+                // A camera is real time (a full queue drops and counts); a file source waits for the encoder.
+                try mkvRecorder!.append(f, waitForRoom: !src.isLive)
+            }
+        }
+        let recordVideo: ((FrameSet) throws -> Void)? = video.map { path in
             { f in
                 var view = f.color
                 if let filter {
@@ -74,6 +105,11 @@ struct RecordCommand: ParsableCommand {
                 try writer!.append(view, waitForRoom: !src.isLive)
             }
         }
+        let each: ((FrameSet) throws -> Void)?
+        switch (recordVideo, recordMKV) {
+        case let (v?, m?): each = { f in try m(f); try v(f) }
+        case let (v, m): each = v ?? m
+        }
         let summary: RecordingSummary
         StopSignals.install()
         do {
@@ -82,6 +118,12 @@ struct RecordCommand: ParsableCommand {
             // Keep what was recorded: the video is finished (a playable file of the frames so far).
             progress.interrupt()
             if let writer, let v = try? writer.finish() { warn("kept \(v)") }
+            if let mkvRecorder, let mkv {
+                do { warn("kept \(try mkvRecorder.finish())") } catch let finishing {
+                    // One line: the recording's own failure says where what was written is.
+                    if "\(error)".contains(mkv) { throw finishing }
+                }
+            }
             throw error
         }
         progress.finish()
@@ -95,6 +137,12 @@ struct RecordCommand: ParsableCommand {
             if withoutFilter > 0 { warn("\(withoutFilter) frames had no depth for --filter \(filter!.rawValue); recorded unfiltered") }
             if v.framesDropped > 0 { warn("\(v.framesDropped) video frames dropped: ffmpeg could not keep up (raise --video-queue)") }
             print("wrote video: \(v)")
+        }
+        if let mkvRecorder {
+            let m = try mkvRecorder.finish()
+            if let problem = m.problem { warn("the Matroska recording stopped early: \(problem)") }
+            if m.framesDropped > 0 { warn("\(m.framesDropped) frames dropped: the Matroska encoder could not keep up (raise --video-queue)") }
+            print("wrote mkv: \(m)")
         }
         if let s = summary.stoppedBy {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; everything recorded was kept")

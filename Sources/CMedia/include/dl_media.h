@@ -136,6 +136,52 @@ void dl_media_decoder_flush(dl_media *media, int stream);
 int dl_media_b16g_to_gray16(const uint8_t *data, size_t size, int width, int height, uint16_t *dst,
                             size_t dst_stride, char *error, size_t error_len);
 
+
+// MARK: - Writing depthlens' Matroska recordings (mkv_write.c)
+
+/// A Matroska file being written: one encoder per track, the muxer, its file. Not thread-safe.
+typedef struct dl_mkv_writer dl_mkv_writer;
+
+/// Track roles (the track's title: COLOR, DEPTH, IR).
+#define DL_MKV_COLOR 0
+#define DL_MKV_DEPTH 1
+#define DL_MKV_IR 2
+
+/// Creates the writer for `path` (nothing is written before dl_mkv_writer_begin). 0 or an error.
+int dl_mkv_writer_create(const char *path, dl_mkv_writer **out, char *error, size_t error_len);
+/// Adds a track (before begin; one per role). COLOR: rgba8 frames, H.264 (libx264, yuv420p, BT.601
+/// limited range; yuv444p for odd sizes; `crf` 0–51, `preset` e.g. "veryfast", NULL for defaults
+/// 23 / veryfast; no B-frames; a keyframe every 60 frames) or, with `lossless`, FFV1 bgr0 (bit-exact).
+/// DEPTH and IR: 16-bit FFV1 gray16le (bit-exact; `lossless`, `crf`, `preset` unused).
+int dl_mkv_writer_add_track(dl_mkv_writer *w, int role, int width, int height, int lossless, int crf,
+                            const char *preset, char *error, size_t error_len);
+/// A container tag (before begin).
+int dl_mkv_writer_set_tag(dl_mkv_writer *w, const char *key, const char *value, char *error, size_t error_len);
+/// An attachment (before begin): file name, MIME type, bytes (copied).
+int dl_mkv_writer_add_attachment(dl_mkv_writer *w, const char *filename, const char *mimetype,
+                                 const uint8_t *data, size_t size, char *error, size_t error_len);
+/// Opens the encoders and the file and writes the header.
+int dl_mkv_writer_begin(dl_mkv_writer *w, char *error, size_t error_len);
+/// Encodes one COLOR frame (rgba8, rows `stride` bytes apart, the track's size) at `pts_us`
+/// microseconds (from the recording's start; strictly increasing per track).
+int dl_mkv_writer_write_rgba(dl_mkv_writer *w, const uint8_t *rgba, size_t stride, int64_t pts_us,
+                             char *error, size_t error_len);
+/// Encodes one DEPTH or IR frame (16-bit, host order, rows `stride` bytes apart).
+int dl_mkv_writer_write_gray16(dl_mkv_writer *w, int role, const uint16_t *data, size_t stride, int64_t pts_us,
+                               char *error, size_t error_len);
+/// Drains the encoders, writes the trailer (cues, durations) and closes the file. Safe to call
+/// after an error: whatever was written is finished into a file ffprobe reads. Later calls do nothing.
+/// Timestamps are microseconds: libavformat's Matroska muxer (FFmpeg 5/6) writes millisecond
+/// units only, so the microsecond values are given to it as its units and the file's
+/// TimestampScale (and the tracks' DURATION tags) are then rewritten to 1000 ns.
+int dl_mkv_writer_finish(dl_mkv_writer *w, char *error, size_t error_len);
+/// Packets written per role so far.
+int64_t dl_mkv_writer_packets(const dl_mkv_writer *w, int role);
+/// Bytes written to the file so far (approximate until finish).
+int64_t dl_mkv_writer_bytes(const dl_mkv_writer *w);
+/// Finishes (if begun and not finished) and frees. NULL is fine.
+void dl_mkv_writer_free(dl_mkv_writer *w);
+
 #ifdef __cplusplus
 }
 #endif

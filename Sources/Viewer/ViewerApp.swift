@@ -84,6 +84,7 @@ public final class ViewerApp {
         imgui = try ImGuiLayer(window: win, context: ctx, renderPass: swapchain.renderPass,
                                imageCount: max(2, swapchain.images.count), oneShot: { try sync.oneShot($0) })
         capture = ViewerCapture(directory: options.snapshotDir, log: log, composer: composer)
+        capture.recordsRGBD = options.recordRGBD
         thermal = ThermalWatch(log: log)
         try showPointList()
         session.start()

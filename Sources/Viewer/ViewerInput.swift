@@ -77,7 +77,7 @@ extension ViewerApp {
                 settings.filterOn = true
                 logUI("mode \(settings.mode.name)")
             case .snapshot: capture.snapshotRequested = true
-            case .toggleRecord: capture.toggleRecording(view: view, frame: session.current, source: session.source)
+            case .toggleRecord: capture.toggleRecording(view: view, frame: session.current, source: session.source, calibration: session.calibration)
             case .exportPLY: capture.exportPLY(frame: session.current)
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD

@@ -43,6 +43,8 @@ public struct ViewerOptions: Sendable {
     public var calibration = CalibrationOverride()
     /// `--align auto|none`: depth aligned to color when the cameras differ (auto), or raw depth.
     public var align: AlignMode = .auto
+    /// `--record-rgbd`: Ctrl+R records RGB-D as Matroska (the panel's "RGB-D as mkv").
+    public var recordRGBD = false
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?
 

@@ -158,7 +158,9 @@ extension ViewerApp {
             let enter = UI.inputText("##source", &ui.sourceText)
             log("source")
             if UI.button("reopen") || enter { reopenSource() }
-            if UI.button(!capture.isRecording ? "record video (Ctrl+R)" : "stop recording (Ctrl+R)") { perform(.toggleRecord) }
+            if UI.button(!capture.isRecording ? "record (Ctrl+R)" : "stop recording (Ctrl+R)") { perform(.toggleRecord) }
+            UI.sameLine()
+            UI.checkbox("RGB-D as mkv", &capture.recordsRGBD)
         }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.

@@ -24,6 +24,11 @@ final class ViewerCapture {
     var snapshotRequested = false
     /// The video being recorded; nil when not recording.
     private(set) var video: ViewerVideoRecording?
+    /// Ctrl+R records RGB-D (color + depth, lossless depth, calibration inside) as Matroska
+    /// instead of the filtered view as H.264 (the panel's choice).
+    var recordsRGBD = false
+    /// The RGB-D recording in progress and the timestamp of the last frame written.
+    private var rgbd: (recorder: MKVRecorder, last: Double)?
 
     init(directory: String, log: ViewerLog, composer: PresentComposer) {
         self.directory = directory
@@ -31,11 +36,12 @@ final class ViewerCapture {
         self.composer = composer
     }
 
-    var isRecording: Bool { video != nil }
+    var isRecording: Bool { video != nil || rgbd != nil }
 
     /// Ctrl+R: starts recording into the snapshot folder at the source's frame rate, or stops and says what was written.
-    func toggleRecording(view: ViewerOptions.View, frame: FrameSet?, source: FrameSource) {
-        if video != nil { stopRecording(); return }
+    func toggleRecording(view: ViewerOptions.View, frame: FrameSet?, source: FrameSource, calibration: RGBDCalibration?) {
+        if isRecording { stopRecording(); return }
+        if recordsRGBD { startRGBD(frame: frame, source: source, calibration: calibration); return }
         guard view == .twoD, let out = composer.lastOutput else {
             log.notice(view == .twoD ? "record: no frame yet" : "record: recording covers the 2D view (Tab)", isError: true)
             return
@@ -55,6 +61,17 @@ final class ViewerCapture {
 
     /// Finishes the video (ffmpeg writes what is queued), and reports frames and drops.
     func stopRecording() {
+        if let r = rgbd {
+            rgbd = nil
+            do {
+                let s = try r.recorder.finish()
+                log.notice("recorded \(s)", isError: s.framesDropped > 0, seconds: 10)
+                log.ui("rgbd: \(s.path) frames \(s.framesWritten) dropped \(s.framesDropped)")
+            } catch {
+                log.notice("record: \(error)", isError: true)
+                log.ui("rgbd failed: \(error)")
+            }
+        }
         guard let rec = video else { return }
         video = nil
         do {
@@ -67,10 +84,37 @@ final class ViewerCapture {
         }
     }
 
+    /// Starts an RGB-D Matroska recording of the source's frames as they come (depth as shown:
+    /// aligned to color when the viewer aligns it, with the calibration that then holds).
+    private func startRGBD(frame: FrameSet?, source: FrameSource, calibration: RGBDCalibration?) {
+        guard let frame else { log.notice("record: no frame yet", isError: true); return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = (directory as NSString).appendingPathComponent(Snapshot.name(frame: frame.index) + ".mkv")
+            let recorder = try MKVRecorder(
+                path: path, colorWidth: frame.color.width, colorHeight: frame.color.height,
+                depthSize: frame.depth.map { ($0.map.width, $0.map.height) }, depthUnitsPerMeter: source.depthUnitsPerMeter ?? 1000,
+                calibration: calibration, startTime: frame.timestamp, tags: ["DEPTHLENS_SOURCE": source.name])
+            _ = try recorder.append(frame, waitForRoom: !source.isLive)
+            rgbd = (recorder, frame.timestamp)
+            log.notice("recording RGB-D \(path) (Ctrl+R stops)")
+            log.ui("record start \(path)")
+        } catch {
+            log.notice("record: \(error)", isError: true)
+        }
+    }
+
     /// After the frame is submitted: the video frame (when recording) and the snapshot (when asked for).
     func frameShown(_ shown: PresentComposer.Frame, frame: FrameSet?, source: FrameSource, view: ViewerOptions.View,
                     settings: ViewSettings) {
         recordVideoFrame(output: shown.output, frame: frame, settings: settings)
+        if let r = rgbd, let frame, frame.timestamp > r.last {
+            rgbd?.last = frame.timestamp
+            do { _ = try r.recorder.append(frame, waitForRoom: !source.isLive) } catch {
+                log.notice("record: \(error)", isError: true)
+                stopRecording()
+            }
+        }
         if snapshotRequested {
             snapshotRequested = false
             // In 3D the picture is the point-cloud render (there is no 2D output this frame).
@@ -108,7 +152,7 @@ final class ViewerCapture {
             guard let filtered else { return }
             let name = Snapshot.name(frame: frame.index)
             let files = try Snapshot.write(name: name, directory: directory, filtered: filtered,
-                                           color: frame.color, depth: frame.depth, intrinsics: source.intrinsics,
+                                           color: frame.color, depth: frame.depth, intrinsics: frame.depth?.intrinsics ?? source.intrinsics,
                                            mode: mode, timestamp: frame.timestamp, frame: frame.index, source: source.name)
             log.notice("snapshot: \(files.count) files as \(directory)/\(name)_*")
             if log.logsUI { print("snapshot: \((directory as NSString).appendingPathComponent(name))"); fflush(stdout) }

@@ -63,6 +63,8 @@ struct ViewCommand: ParsableCommand {
     var exitAfterFrames: Int?
     @Flag(help: "Print the key table (Markdown) and exit.")
     var keys = false
+    @Flag(help: "Ctrl+R records RGB-D (color, 16-bit depth, calibration) as Matroska instead of the filtered view as H.264.")
+    var recordRgbd = false
     @Option(help: "auto (default): depth aligned to the color camera when the source's cameras differ; none: raw depth with its own intrinsics.")
     var align = "auto"
     @Option(help: "A calibration.json for the source (both cameras, extrinsics, depth scale).")
@@ -125,6 +127,7 @@ struct ViewCommand: ParsableCommand {
         o.exitAfterFrames = exitAfterFrames
         o.smoothing = try smoothing.settings()
         o.align = try AlignMode.named(align)
+        o.recordRGBD = recordRgbd
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
         o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
         GPUBackend.select(device: device)

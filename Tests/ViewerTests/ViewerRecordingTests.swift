@@ -71,6 +71,41 @@ final class ViewerRecordingTests: WindowTestCase {
         }
     }
 
+    /// Ctrl+R with --record-rgbd writes the source's frames as Matroska: depth that comes back
+    /// bit-exact through mkv:, with the calibration inside.
+    func testCtrlRRecordsRGBDAsMKV() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let snaps = path("snaps-rgbd")
+        let v = try ViewerRun(x: x, args: ["--source", "synthetic:320x240", "--mode", "jet", "--log-ui", "--snapshot-dir", snaps,
+                                           "--size", "640x480", "--no-panel", "--record-rgbd", "--fps", "10"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready")
+        var n = v.lines.count
+        try v.key("ctrl+r")
+        let start = try v.waitForLine("ui: record start ", after: n, timeout: 10)
+        let file = String(start.dropFirst("ui: record start ".count))
+        XCTAssertTrue(file.hasSuffix(".mkv"), file)
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline && ((try? FileManager.default.attributesOfItem(atPath: file + ".partial"))?[.size] as? Int ?? 0) < 20_000 {
+            usleep(50_000)
+        }
+        n = v.lines.count
+        try v.key("ctrl+r")
+        let done = try v.waitForLine("ui: rgbd: ", after: n, timeout: 20)
+        let words = done.split(separator: " ")
+        let frames = try XCTUnwrap(Int(words[words.count - 3]), done)
+        XCTAssertGreaterThan(frames, 1, done)
+        let source = MKVSource(path: file)
+        try source.start()
+        XCTAssertEqual(source.frameCount, frames)
+        XCTAssertNotNil(source.calibration, "the calibration travels inside")
+        let f = try FrameReader.frame(0, of: source)
+        XCTAssertEqual(f.color.width, 320)
+        XCTAssertEqual(f.depth?.map.width, 320)
+        v.quit()
+    }
+
     func testThermalSeriousWarnsAndRecovers() throws {
         let zone = path("thermal/thermal_zone0")
         try FileManager.default.createDirectory(atPath: zone, withIntermediateDirectories: true)

@@ -4,7 +4,8 @@ import Foundation
 import GPUKit
 
 /// The window's source: opened from a `--source` string (and reopened from the panel's text
-/// field), run on its own thread (`SourcePrefetcher`, a two-deep queue), polled once a frame for
+/// field). A `ply:` string opens no frame source: its points are a layer of the 3D scene, handed
+/// over once through `takePointList()`; `source` is then nil. A frame source is run on its own thread (`SourcePrefetcher`, a two-deep queue), polled once a frame for
 /// the newest frame, its depth smoothed (`DepthSmoothingStage`, CPU or GPU by the backend) before
 /// anything reads it, its depth rate limited while the machine is hot, and its warnings and
 /// errors turned into notices. `current` is the frame every consumer shows.
@@ -12,7 +13,14 @@ final class SourceSession {
     private let options: ViewerOptions
     private let context: GPUContext
     private let log: ViewerLog
-    private(set) var source: FrameSource
+    /// The frame source; nil while a PLY point list is shown instead.
+    private(set) var source: FrameSource?
+    /// What is open, as typed: "synthetic", "bag:rec.bag", "ply:cloud.ply".
+    private(set) var name: String
+    /// Counts opens: texts about the source are rebuilt when it changes.
+    private(set) var generation = 0
+    /// A PLY point list opened, until the 3D scene takes it (no host copy outlives its upload).
+    private var pointList: PLYContents?
     /// Runs `source` on its own thread; made by `start()` (after the window is ready, so the frames
     /// it lets go before the first one is taken are not counted from long before the loop).
     private var prefetcher: SourcePrefetcher?
@@ -48,35 +56,42 @@ final class SourceSession {
         self.context = context
         self.log = log
         alignment = DepthAlignmentStage(mode: options.align)
-        source = try Self.open(options.source, options: options)
+        (source, pointList, name) = try Self.open(options.source, options: options)
     }
 
     deinit {
         prefetcher?.stop()
-        source.stop()
+        source?.stop()
     }
 
     /// Starts the source's thread.
     func start() {
-        durationSeconds = source.metadata.durationSeconds
+        durationSeconds = source?.metadata.durationSeconds
         firstTimestamp = nil
+        guard let source else { prefetcher = nil; return }
         let p = SourcePrefetcher(source)
         prefetcher = p
         source.onWarning = { [weak p] in p?.post(warning: $0) }
     }
 
+    /// The point list a `ply:` string opened, once: the 3D scene uploads it and lets it go.
+    func takePointList() -> PLYContents? {
+        defer { pointList = nil }
+        return pointList
+    }
+
     /// The source's playback controls (through the prefetcher), nil for a live source.
     var playback: PlaybackControl? { prefetcher?.playback }
 
-    /// Makes and starts the source `text` names, with `options`' playback settings.
-    static func open(_ text: String, options: ViewerOptions) throws -> FrameSource {
+    /// Makes and starts the source `text` names, with `options`' playback settings; for `ply:`, reads
+    /// the point list instead (the CLI's, already read with its progress bar, for the first open).
+    static func open(_ text: String, options: ViewerOptions) throws -> (FrameSource?, PLYContents?, String) {
         let spec = try SourceSpec(parsing: text)
-        let s: FrameSource
         if case .ply(let path) = spec {
-            s = PointListSource(path: path, contents: try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path))
-        } else {
-            s = try spec.makeSource(depthScale: options.depthScale)
+            let contents = try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path)
+            return (nil, contents, spec.description)
         }
+        let s = try spec.makeSource(depthScale: options.depthScale)
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop
@@ -84,17 +99,18 @@ final class SourceSession {
             if options.paused { p.pause() }
             if let n = options.frame { try p.seek(toFrame: n) }
         }
-        return s
+        return (s, nil, s.name)
     }
 
     /// Opens `text` in place of the current source; on failure (a notice says why) the old one
     /// stays and this returns false.
     func reopen(_ text: String) -> Bool {
         do {
-            let s = try Self.open(text, options: options)
+            let (s, points, opened) = try Self.open(text, options: options)
             prefetcher?.stop()
-            source.stop()
-            source = s
+            source?.stop()
+            (source, pointList, name) = (s, points, opened)
+            generation += 1
             start()
             limitDepthRate(depthRateLimit)
             current = nil
@@ -141,7 +157,7 @@ final class SourceSession {
         let limitable = prefetcher?.setDepthRateLimit(limit) ?? false
         if !limitable, limit != nil && !saidUnlimited {
             saidUnlimited = true
-            log.notice("thermal: \(source.name) cannot lower its depth rate", isError: true)
+            log.notice("thermal: \(name) cannot lower its depth rate", isError: true)
         }
     }
 
@@ -170,7 +186,7 @@ final class SourceSession {
         guard settings.smoothing != stage.settings else { return }
         stage.settings = settings.smoothing
         log.ui("smoothing \(settings.smoothing)")
-        if playback?.isPaused ?? false || !(source.isLive || playback != nil) {
+        if playback?.isPaused ?? false || !((source?.isLive ?? false) || playback != nil) {
             do {
                 if let f = try stage.reapplyLast() { current = prepared(f, alignDepth: settings.alignDepth) }
             } catch {
@@ -185,6 +201,7 @@ final class SourceSession {
     /// on, its depth aligned to color (smoothing ran before, on the depth camera's own pixels).
     private func prepared(_ f: FrameSet, alignDepth: Bool) -> FrameSet {
         var frame = f
+        guard let source else { return f }
         let resolved = options.calibration.resolve(for: source, frame: f)
         options.calibration.apply(resolved, to: &frame)
         recordedCalibration = resolved

@@ -149,7 +149,7 @@ public final class ViewerApp {
         stats.lap("present")
 
         if stats.frameShown() == 3 { logUI("ready") }
-        capture.frameShown(shown, frame: session.current, source: session.source, view: view, settings: settings)
+        if let source = session.source { capture.frameShown(shown, frame: session.current, source: source, view: view, settings: settings) }
         stats.endFrame {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
@@ -187,8 +187,8 @@ public final class ViewerApp {
     /// Opens the panel's source text in place of the current source; on failure the old one stays.
     func reopenSource() {
         guard session.reopen(String(cString: ui.sourceText)) else { return }
-        do { try showPointList() } catch { notice("cannot show \(session.source.name): \(error)", isError: true) }
-        notice("opened \(session.source.name)")
+        do { try showPointList() } catch { notice("cannot show \(session.name): \(error)", isError: true) }
+        notice("opened \(session.name)")
     }
 
     var playback: PlaybackControl? { session.playback }

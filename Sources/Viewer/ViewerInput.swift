@@ -61,10 +61,10 @@ extension ViewerApp {
         do {
             switch action {
             case .togglePause:
-                if let p = playback { p.isPaused ? p.resume() : p.pause() } else { notice("\(session.source.name) cannot pause") }
+                if let p = playback { p.isPaused ? p.resume() : p.pause() } else { notice("\(session.name) cannot pause") }
             case .stepBackward, .stepForward:
                 let forward = action == .stepForward
-                guard let p = playback else { notice("\(session.source.name) cannot step or seek"); return }
+                guard let p = playback else { notice("\(session.name) cannot step or seek"); return }
                 if p.isPaused { try p.step(by: forward ? 1 : -1) } else {
                     try p.seek(toFrame: max(0, p.currentIndex + (forward ? 10 : -10)))
                 }
@@ -77,7 +77,12 @@ extension ViewerApp {
                 settings.filterOn = true
                 logUI("mode \(settings.mode.name)")
             case .snapshot: capture.snapshotRequested = true
-            case .toggleRecord: capture.toggleRecording(view: view, frame: session.current, source: session.source, calibration: session.calibration)
+            case .toggleRecord:
+                if let source = session.source {
+                    capture.toggleRecording(view: view, frame: session.current, source: source, calibration: session.calibration)
+                } else {
+                    notice("record: a PLY point list has no frames to record", isError: true)
+                }
             case .exportPLY: capture.exportPLY(frame: session.current)
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD

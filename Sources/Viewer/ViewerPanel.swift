@@ -150,8 +150,8 @@ extension ViewerApp {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }
                 }
             } else {
-                let source = session.source
-                UI.text(ui.texts.sourceLive.text(for: ObjectIdentifier(source)) { _ in "\(source.name): live" })
+                let name = session.name, live = session.source?.isLive ?? false
+                UI.text(ui.texts.sourceLive.text(for: session.generation) { _ in live ? "\(name): live" : "\(name): no playback" })
             }
             UI.text("source")
             UI.sameLine()

@@ -5,7 +5,7 @@ import Foundation
 extension ViewerApp {
     /// Uploads the source's point list to the 3D view (or clears it) and starts in 3D for one.
     func showPointList() throws {
-        let contents = (session.source as? PointListSource)?.take()
+        let contents = session.takePointList()
         guard let scene3D = composer.scene3D else {
             if contents != nil { notice("the 3D view is not available in this build: a PLY point list cannot be shown", isError: true) }
             return

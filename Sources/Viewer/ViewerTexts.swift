@@ -4,7 +4,7 @@ import Foundation
 /// The window's texts that change only with what is shown: its title and the overlay's top line.
 struct ViewerTexts {
     struct TitleParts: Equatable {
-        var source: ObjectIdentifier
+        var source: Int
         var mode: String
     }
     struct OverlayParts: Equatable {
@@ -15,7 +15,7 @@ struct ViewerTexts {
     }
     var title = TextMemo<TitleParts>()
     var overlay = TextMemo<OverlayParts>()
-    var sourceLive = TextMemo<ObjectIdentifier>()
+    var sourceLive = TextMemo<Int>()
     /// The panel's Status section, made once a second with the figures (`makePanelStatusLines`).
     var panelStatus: [String] = []
 }
@@ -45,12 +45,12 @@ extension ViewerApp {
 
     /// Sets the window title when the source or the mode changed.
     func updateWindowTitle() {
-        let source = session.source
-        let parts = ViewerTexts.TitleParts(source: ObjectIdentifier(source), mode: settings.mode.title)
+        let name = session.name
+        let parts = ViewerTexts.TitleParts(source: session.generation, mode: settings.mode.title)
         var changed = false
         let title = ui.texts.title.text(for: parts) { p in
             changed = true
-            return "depthlens - \(source.name) - \(p.mode)"
+            return "depthlens - \(name) - \(p.mode)"
         }
         if changed { window.setTitle(title) }
     }

@@ -1,0 +1,20 @@
+import Capture
+import DepthKit
+import Foundation
+
+/// `ViewerOptions.pointList`: a PLY the CLI read (with its progress bar) before the window opened,
+/// handed to the window once so that no copy of the points outlives their upload.
+public final class PointListHandoff: @unchecked Sendable {
+    private let lock = NSLock()
+    private var contents: PLYContents?
+
+    public init(_ contents: PLYContents) { self.contents = contents }
+
+    /// The contents on the first call, nil after.
+    func take() -> PLYContents? {
+        lock.withLock {
+            defer { contents = nil }
+            return contents
+        }
+    }
+}

@@ -148,7 +148,10 @@ public final class ViewerApp {
         try sync.present(image: image, on: swapchain)
         stats.lap("present")
 
-        if stats.frameShown() == 3 { logUI("ready") }
+        let shownCount = stats.frameShown()
+        if shownCount == 3 { logUI("ready") }
+        // Tests wait for frames to be drawn instead of sleeping (`--log-ui` only).
+        log.frame(shownCount)
         if let source = session.source { capture.frameShown(shown, frame: session.current, source: source, view: view, settings: settings) }
         stats.endFrame {
             ui.statusText = makeStatusText()

@@ -30,6 +30,12 @@ final class ViewerLog {
         if logsUI { print("ui: \(s)"); fflush(stdout) }
     }
 
+    /// `frame N` with `--log-ui`, after each shown frame: window tests wait for frames to be drawn
+    /// after an event instead of sleeping a fixed time.
+    func frame(_ n: Int) {
+        if logsUI { print("frame \(n)"); fflush(stdout) }
+    }
+
     /// Drops the notices whose time ran out.
     func expire(now: Double) { notices.removeAll { $0.until < now } }
 }

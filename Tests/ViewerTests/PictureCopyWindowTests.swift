@@ -16,7 +16,7 @@ final class PictureCopyWindowTests: WindowTestCase {
         try v.waitForLine("ui: ready")
         let stats = try v.waitForLine("stats:", timeout: 20)
         x.xdotoolMoveAway()
-        usleep(300_000)
+        try v.waitForFrames(5)   // the pointer's readout is gone from the picture
         // The box (1 m) is reddish in the half JET blend; wait until it is on screen.
         let image = try x.screenshot(saveAs: path("\(name).png")) { $0.mean(box.0, box.1).x > 100 }
         keep(path("\(name).png"), as: name)

@@ -17,7 +17,7 @@ final class ViewerPLYWindowTests: WindowTestCase {
         let loaded = try v.waitForLine("ui: point list")
         XCTAssertTrue(loaded.contains("\(cloud.count) points"), loaded)
         try v.waitForLine("ui: ready")
-        usleep(500_000)
+        try v.waitForFrames(5)
         // Overlay text sits at the top; compare the middle of the window.
         func middle(_ name: String, until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
             try bandShot(x, name, prefix: "ply", top: 120, bottom: 440, width: 640, until: ready)

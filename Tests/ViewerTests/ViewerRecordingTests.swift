@@ -19,7 +19,7 @@ final class ViewerRecordingTests: WindowTestCase {
         let start = try v.waitForLine("ui: record start ", after: n, timeout: 10)
         let file = String(start.dropFirst("ui: record start ".count))
         XCTAssertTrue(file.hasPrefix(snaps) && file.hasSuffix(".mp4"), file)
-        usleep(1_500_000)
+        v.hold(1.5)   // record for 1.5 s of frames
         n = v.lines.count
         try v.key("ctrl+r")
         let done = try v.waitForLine("ui: video: ", after: n, timeout: 20)

@@ -17,7 +17,7 @@ final class ViewerSmoothingWindowTests: WindowTestCase {
                                            "--log-readout", "--log-ui", "--size", "640x480"])
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready")
-        usleep(300_000)
+        try v.waitForFrames(3)
         var n = v.lines.count
         try v.click(300, 100)
         let filled = try v.waitForLine("readout:", after: n)
@@ -26,7 +26,7 @@ final class ViewerSmoothingWindowTests: WindowTestCase {
         n = v.lines.count
         try v.key("z")
         try v.waitForLine("ui: smoothing off", after: n, timeout: 5)
-        usleep(300_000)
+        try v.waitForFrames(3)
         n = v.lines.count
         try v.click(300, 100)
         let hole = try v.waitForLine("readout:", after: n)

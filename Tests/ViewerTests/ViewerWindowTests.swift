@@ -19,7 +19,7 @@ final class ViewerWindowTests: WindowTestCase {
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready")
         let mixLine = try v.waitForLine("layout: mix ")
-        usleep(300_000)
+        try v.waitForFrames(3)
 
         // The panel is docked at the right (360 px): 640×480 letterboxed into the 920×720 left of it,
         // scale 1.4375 (920×690), 15 px bars above and below.
@@ -83,7 +83,7 @@ final class ViewerWindowTests: WindowTestCase {
         XCTAssertTrue(r3.contains("(\(wallPixel.x), \(wallPixel.y))") && r3.contains("3.000 m"), "wall, panel hidden: \(r3)")
         n = v.lines.count
         try v.key("F1")
-        usleep(300_000)
+        try v.waitForFrames(3)
         try v.click(bx, by)
         let r4 = try v.waitForLine("readout:", after: n)
         XCTAssertTrue(r4.contains("(\(boxPixel.x), \(boxPixel.y))") && r4.contains("1.000 m"), "box, panel shown again: \(r4)")
@@ -121,7 +121,7 @@ final class ViewerWindowTests: WindowTestCase {
             let n = v.lines.count
             try v.key(key)
             try v.waitForLine("ui: mode \(mode)", after: n, timeout: 5)
-            usleep(200_000)
+            try v.waitForFrames(2)
             let shot = try x.screenshot(saveAs: path("\(mode).png"), until: ready)
             keep(path("\(mode).png"), as: "mode-\(mode)")
             return shot
@@ -142,7 +142,7 @@ final class ViewerWindowTests: WindowTestCase {
         // JET without the blend, snapshot, and the files read back by `depthlens process`.
         _ = try show("4", "jet")
         try v.key("m")
-        usleep(300_000)
+        try v.waitForFrames(3)
         let n = v.lines.count
         try v.key("s")
         let line = try v.waitForLine("snapshot:", after: n, timeout: 10)
@@ -200,12 +200,12 @@ final class ViewerWindowTests: WindowTestCase {
         try v.waitForLine("ui: ready")
         let wid = try v.windowID()
         try x.xdotool(["windowunmap", "--sync", wid])
-        usleep(500_000)
+        v.hold(0.5)   // unmapped for a while: the loop must keep running without a visible window
         try x.xdotool(["windowmap", "--sync", wid])
         // No window manager gives focus back after a remap; Esc at the end needs it.
         try x.xdotool(["windowfocus", "--sync", wid])
         try x.xdotool(["windowsize", "--sync", wid, "1", "1"])
-        usleep(500_000)
+        v.hold(0.5)   // a 1x1 (near zero) window for a while: the loop must keep running
         var n = v.lines.count
         try x.xdotool(["windowsize", "--sync", wid, "640", "480"])
         try v.waitForLine("ui: swapchain 640x480", after: n, timeout: 10)
@@ -270,7 +270,7 @@ final class Viewer3DWindowTests: WindowTestCase {
                                            "--size", "640x480"])
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready")
-        usleep(500_000)
+        try v.waitForFrames(5)
         // Overlay text sits at the top and bottom; compare the middle of the window.
         func middle(_ name: String, until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
             try bandShot(x, name, prefix: "3d", top: 80, bottom: 440, width: 640, until: ready)
@@ -297,7 +297,7 @@ final class Viewer3DWindowTests: WindowTestCase {
         let box = (u: 166, v: 345), wall = (u: 300, v: 100)
         try v.click(box.u, box.v)
         _ = try v.waitForLine("pick:", after: n, timeout: 5)
-        usleep(600_000)   // past the double-click time
+        v.hold(0.6)   // past the double-click time, so the next click is a second pick
         try v.click(wall.u, wall.v)
         let line = try v.waitForLine("distance:", after: n, timeout: 5)
         let k = CameraIntrinsics.default(width: 640, height: 480)

@@ -188,6 +188,33 @@ final class ViewerRun {
             "no '\(prefix)' line within \(timeout) s; stdout: \(lines.suffix(5)); stderr: \(stderr)"])
     }
 
+    /// The number of the last frame the viewer drew (`frame N` lines with `--log-ui`), 0 before any.
+    var framesDrawn: Int {
+        lines.last { $0.hasPrefix("frame ") }.flatMap { Int($0.dropFirst("frame ".count)) } ?? 0
+    }
+
+    /// Waits until the viewer has drawn `count` more frames (events sent before are then handled
+    /// and their result drawn), with a deadline: the poll every fixed sleep became.
+    func waitForFrames(_ count: Int = 3, timeout: Double = 20) throws {
+        let target = framesDrawn + count
+        let deadline = Date().addingTimeInterval(timeout)
+        while framesDrawn < target {
+            guard Date() < deadline else {
+                throw NSError(domain: "viewer", code: 4, userInfo: [NSLocalizedDescriptionKey:
+                    "the viewer drew \(framesDrawn) of \(target) frames within \(timeout) s; stderr: \(stderr)"])
+            }
+            guard process.isRunning else {
+                throw NSError(domain: "viewer", code: 1, userInfo: [NSLocalizedDescriptionKey:
+                    "depthlens view exited (\(process.terminationStatus)) while waiting for frames; stderr: \(stderr)"])
+            }
+            usleep(10_000)
+        }
+    }
+
+    /// Holds still for `seconds` on purpose (a time the test is about, such as the double-click
+    /// interval), as opposed to waiting for something to happen.
+    func hold(_ seconds: Double) { usleep(UInt32(seconds * 1_000_000)) }
+
     /// The viewer's window id (xdotool search by name).
     func windowID() throws -> String {
         let out = try x.xdotool(["search", "--sync", "--name", "depthlens"])
@@ -199,22 +226,22 @@ final class ViewerRun {
 
     func click(_ px: Int, _ py: Int) throws {
         try x.xdotool(["mousemove", "\(px)", "\(py)"])
-        usleep(150_000)
+        try waitForFrames(2)
         try x.xdotool(["click", "1"])
     }
 
     /// Presses at (x0, y) and moves to (x1, y) in steps, with frames in between, then releases.
     func drag(from x0: Int, _ y0: Int, to x1: Int, _ y1: Int) throws {
         try x.xdotool(["mousemove", "\(x0)", "\(y0)"])
-        usleep(200_000)
+        try waitForFrames(2)
         try x.xdotool(["mousedown", "1"])
-        usleep(200_000)
+        try waitForFrames(2)
         for i in 1...6 {
             try x.xdotool(["mousemove", "\(x0 + (x1 - x0) * i / 6)", "\(y0 + (y1 - y0) * i / 6)"])
-            usleep(100_000)
+            try waitForFrames(1)
         }
         try x.xdotool(["mouseup", "1"])
-        usleep(200_000)
+        try waitForFrames(2)
     }
 
     /// Quits with Esc and waits; fails the test on a crash, a hang or a validation message.

@@ -136,9 +136,10 @@ public struct RGBDCalibration: Hashable, Sendable {
     }
 
     /// The calibration after depth has been aligned to color: depth is seen by the color camera.
+    /// (Same `origin`: where the cameras' calibration came from. Nothing here allocates, so the
+    /// viewer can take it every frame.)
     public var alignedToColor: RGBDCalibration {
-        RGBDCalibration(depth: color, color: color, depthToColor: .identity, depthScale: depthScale,
-                        origin: origin + ", depth aligned to color")
+        RGBDCalibration(depth: color, color: color, depthToColor: .identity, depthScale: depthScale, origin: origin)
     }
 }
 

@@ -49,6 +49,8 @@ final class SourceSession {
     /// The recording's duration in seconds, read once when the source opens (nil: unknown).
     private(set) var durationSeconds: Double?
     private var saidCalibration = false
+    /// What `recordedCalibration` was resolved for: the open counter and the frame sizes.
+    private var resolvedFor: (Int, SIMD4<Int>)?
 
     /// Opens `options.source` (the thread starts with `start()`).
     init(options: ViewerOptions, context: GPUContext, log: ViewerLog) throws {
@@ -202,9 +204,18 @@ final class SourceSession {
     private func prepared(_ f: FrameSet, alignDepth: Bool) -> FrameSet {
         var frame = f
         guard let source else { return f }
-        let resolved = options.calibration.resolve(for: source, frame: f)
+        // Resolved once per source and frame sizes (a calibration holds arrays: made per frame,
+        // it would be the frame's allocations).
+        let key = SIMD4(f.color.width, f.color.height, f.depth?.map.width ?? 0, f.depth?.map.height ?? 0)
+        let resolved: RGBDCalibration
+        if let r = recordedCalibration, let k = resolvedFor, k.0 == generation, k.1 == key {
+            resolved = r
+        } else {
+            resolved = options.calibration.resolve(for: source, frame: f)
+            recordedCalibration = resolved
+            resolvedFor = (generation, key)
+        }
         options.calibration.apply(resolved, to: &frame)
-        recordedCalibration = resolved
         if !saidCalibration {
             saidCalibration = true
             log.notice("calibration: \(resolved.origin)" + (resolved.needsAlignment ? "; depth and color are different cameras" : ""))

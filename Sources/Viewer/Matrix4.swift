@@ -37,10 +37,12 @@ public struct Matrix4: Equatable, Sendable {
         let w = Float(width), h = Float(height)
         // ndc = (u + 0.5) / w * 2 − 1 with u = fx·x/z + cx  ⇒  ndc·z = (2fx/w)·x + ((2cx + 1)/w − 1)·z
         let a = far / (far - near), b = -far * near / (far - near)
-        return Matrix4([2 * fx / w, 0, 0, 0],
-                       [0, 2 * fy / h, 0, 0],
-                       [(2 * cx + 1) / w - 1, (2 * cy + 1) / h - 1, a, 1],
-                       [0, 0, b, 0])
+        // SIMD4(…) rather than array literals: a literal builds an array on the heap, and the point
+        // list's projection is made every frame.
+        return Matrix4(SIMD4(2 * fx / w, 0, 0, 0),
+                       SIMD4(0, 2 * fy / h, 0, 0),
+                       SIMD4((2 * cx + 1) / w - 1, (2 * cy + 1) / h - 1, a, 1),
+                       SIMD4(0, 0, b, 0))
     }
 }
 

@@ -31,18 +31,12 @@ public struct PointCloudCamera: Equatable, Sendable {
     }
 
     /// The pinhole projection of `intrinsics` (scaled to `width`×`height`) for Vulkan clip space:
-    /// pixel u = fx·x/z + cx lands on the center of output pixel u; depth maps to [0, 1] between
-    /// `near` and `far`. The same matrix as the viewer's `Matrix4.projection`.
+    /// `Matrix4.projection`'s matrix (its one definition), column by column.
     public static func projection(intrinsics: CameraIntrinsics, width: Int, height: Int,
                                   near: Float = 0.01, far: Float = 1000) -> [Float] {
         let k = intrinsics.width == width && intrinsics.height == height
             ? intrinsics : intrinsics.scaled(toWidth: width, height: height)
-        let w = Float(width), h = Float(height)
-        let a = far / (far - near), b = -far * near / (far - near)
-        return [2 * k.fx / w, 0, 0, 0,
-                0, 2 * k.fy / h, 0, 0,
-                (2 * k.cx + 1) / w - 1, (2 * k.cy + 1) / h - 1, a, 1,
-                0, 0, b, 0]
+        return Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height, near: near, far: far).floats
     }
 
     /// Seen from the depth camera itself (identity view) through its own intrinsics scaled to

@@ -36,7 +36,7 @@ final class FrameProcessor {
     private var mixer: GPUFragmentMixer?
     private var targets: [String: PixelBuffer] = [:]
     private var cpuFilters: [String: FilterRenderer] = [:]
-    private var cpuMixer: FragmentMixer?
+    private var cpuMixer: ImageMixer?
     private var cpuCache: (key: CPUEffectKey, buffer: PixelBuffer, label: String)?
     /// `--backend auto`: per kernel and size, the backend BackendSelector measured as faster
     /// (remembered on disk per device, shared with `process --backend auto`).
@@ -213,9 +213,9 @@ final class FrameProcessor {
             let f = try cpuFilter(key, spec, input: d.frameFormat)
             var b = try timed(name) { try f.render(d) }
             if s.blend {
-                let m: FragmentMixer
+                let m: ImageMixer
                 if let existing = cpuMixer, existing.mixFactor == min(max(s.mix, 0), 1) { m = existing } else {
-                    m = FragmentMixer(mixFactor: s.mix)
+                    m = ImageMixer(mixFactor: s.mix)
                     cpuMixer = m
                 }
                 if m.inputFormat != color.frameFormat || m.secondInputFormat != b.frameFormat {
@@ -311,7 +311,7 @@ final class FrameProcessor {
                 try g.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
                 try c.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
                 let mapped = FrameFormat(width: depth.width, height: depth.height, pixelFormat: .rgba8)
-                let gm = try factory.makeGPUMixer(mixFactor: s.mix), cm = FragmentMixer(mixFactor: s.mix)
+                let gm = try factory.makeGPUMixer(mixFactor: s.mix), cm = ImageMixer(mixFactor: s.mix)
                 try gm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
                 try cm.prepare(input: color.frameFormat, secondInput: mapped, outputRetainedBufferCountHint: 1)
                 let blend = stage == .colormap && s.blend

@@ -1,3 +1,4 @@
+import GPUKit
 import DepthKit
 import Foundation
 

@@ -152,7 +152,7 @@ final class DepthKernelTests: XCTestCase {
     func testMixerAtZeroHalfOneAndClamped() throws {
         let a = makeColor(1, 1, .rgba8, [(0, 100, 200, 255)]), b = makeColor(1, 1, .rgba8, [(255, 50, 0, 255)])
         func mix(_ t: Float) throws -> [UInt8] {
-            let m = FragmentMixer(mixFactor: t)
+            let m = ImageMixer(mixFactor: t)
             try m.prepare(input: a.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 1)
             return try m.render(a, b).packedBytes()
         }
@@ -170,21 +170,21 @@ final class DepthKernelTests: XCTestCase {
         // so corners are b's corners, edge midpoints average two texels and the center averages four.
         let b = makeColor(2, 2, .rgba8, [(0, 0, 40, 255), (100, 0, 40, 255), (200, 0, 40, 255), (240, 0, 40, 255)])
         let a = makeColor(3, 3, .rgba8, Array(repeating: (9, 9, 9, 9), count: 9))
-        let m = FragmentMixer(mixFactor: 1)
+        let m = ImageMixer(mixFactor: 1)
         try m.prepare(input: a.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 1)
         let out = try m.render(a, b)
         XCTAssertEqual(out.width, 3); XCTAssertEqual(out.height, 3)
         XCTAssertEqual((0..<9).map { out.rgba(x: $0 % 3, y: $0 / 3).0 }, [0, 50, 100, 100, 135, 170, 200, 220, 240])
         XCTAssertEqual((0..<9).map { out.rgba(x: $0 % 3, y: $0 / 3).2 }, Array(repeating: 40, count: 9))
         // Half-way: center (9 + 135)/2 = 72.
-        let half = FragmentMixer(mixFactor: 0.5)
+        let half = ImageMixer(mixFactor: 0.5)
         try half.prepare(input: a.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 1)
         XCTAssertEqual(try half.render(a, b).rgba(x: 1, y: 1).0, 72)
     }
 
     func testMixerOddSizesAndChecks() throws {
         let a = randomColor(5, 3), b = randomColor(5, 3, seed: 7)
-        let m = FragmentMixer(mixFactor: 0)
+        let m = ImageMixer(mixFactor: 0)
         XCTAssertThrowsError(try m.render(a, b)) { XCTAssertEqual($0 as? RenderError, .notPrepared("mix")) }
         try m.prepare(input: a.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 1)
         XCTAssertEqual(try m.render(a, b).packedBytes(), a.packedBytes())
@@ -193,7 +193,7 @@ final class DepthKernelTests: XCTestCase {
                                            outputRetainedBufferCountHint: 1))
         // 1×1 b stretched over a: every pixel is b's.
         let one = makeColor(1, 1, .rgba8, [(1, 2, 3, 4)])
-        let s = FragmentMixer(mixFactor: 1)
+        let s = ImageMixer(mixFactor: 1)
         try s.prepare(input: a.frameFormat, secondInput: one.frameFormat, outputRetainedBufferCountHint: 1)
         XCTAssertEqual(try s.render(a, one).packedBytes(), Array(repeating: [UInt8](arrayLiteral: 1, 2, 3, 4), count: 15).flatMap { $0 })
     }
@@ -209,7 +209,7 @@ final class DepthKernelTests: XCTestCase {
         let jet = try f.makeFilter(.colormap(.turbo, .fixed(min: 1, max: 2)))
         XCTAssertEqual((jet as? DepthColormapFilter)?.colormap, .turbo)
         XCTAssertEqual(jet.description, "turbo")
-        XCTAssertEqual((try f.makeMixer(mixFactor: 0.3) as? FragmentMixer)?.mixFactor, 0.3)
+        XCTAssertEqual((try f.makeMixer(mixFactor: 0.3) as? ImageMixer)?.mixFactor, 0.3)
         let out = try renderOnce(f.makeFilter(.grayscale(offset: 1, range: 4)), makeDepth(1, 1, [3]))
         XCTAssertEqual(out.packedBytes(), [128, 128, 128, 255])
     }

@@ -49,11 +49,11 @@ final class VectorPathTests: XCTestCase {
         for (name, k) in kernels() {
             out[name] = try renderOnce(k, k is RosyFilter || k is ColorMatrixFilter ? c : d).packedBytes()
         }
-        let mix = FragmentMixer(mixFactor: 0.37)
+        let mix = ImageMixer(mixFactor: 0.37)
         try mix.prepare(input: c.frameFormat, secondInput: c2.frameFormat, outputRetainedBufferCountHint: 1)
         out["mix"] = try mix.render(c, c2).packedBytes()
         let small = randomColor(13, 9, seed: 11)
-        let scaled = FragmentMixer(mixFactor: 0.37)
+        let scaled = ImageMixer(mixFactor: 0.37)
         try scaled.prepare(input: c.frameFormat, secondInput: small.frameFormat, outputRetainedBufferCountHint: 1)
         out["mix-scaled"] = try scaled.render(c, small).packedBytes()
         return out
@@ -129,7 +129,7 @@ final class VectorPathTests: XCTestCase {
     private func checkScaledMix(_ aw: Int, _ ah: Int, _ bw: Int, _ bh: Int, path: CPUVectorPath) throws {
         let c = randomColor(aw, ah, seed: 5), colorA = c.packedBytes()
         let small = randomColor(bw, bh, seed: 11), smallBytes = small.packedBytes()
-        let scaled = FragmentMixer(mixFactor: 0.37)
+        let scaled = ImageMixer(mixFactor: 0.37)
         try scaled.prepare(input: c.frameFormat, secondInput: small.frameFormat, outputRetainedBufferCountHint: 1)
         let scaledOut = try scaled.render(c, small).packedBytes()
         let cols = BilinearAxis(source: bw, target: aw), rowsAxis = BilinearAxis(source: bh, target: ah)
@@ -175,7 +175,7 @@ final class VectorPathTests: XCTestCase {
                 XCTAssertEqual(out, equalizedReference(depths, binsPerMeter: perMeter), "\(perMeter) bins a meter on \(path)")
             }
             // Mix: floor(a·(1 − f) + b·f + 0.5).
-            let mix = FragmentMixer(mixFactor: 0.37)
+            let mix = ImageMixer(mixFactor: 0.37)
             try mix.prepare(input: c.frameFormat, secondInput: c2.frameFormat, outputRetainedBufferCountHint: 1)
             let mixed = try mix.render(c, c2).packedBytes()
             for i in 0..<colorA.count {

@@ -1,3 +1,4 @@
+import GPUKit
 import XCTest
 @testable import Viewer
 

@@ -14,6 +14,6 @@ public final class CPUFilterFactory: FilterFactory {
     }
 
     public func makeMixer(mixFactor: Float) throws -> MixerRenderer {
-        FragmentMixer(mixFactor: mixFactor)
+        ImageMixer(mixFactor: mixFactor)
     }
 }

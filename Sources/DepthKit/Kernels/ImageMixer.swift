@@ -7,7 +7,7 @@ import CShim
 /// edge at a's pixel centers: for output pixel (x, y), u = (x + 0.5)·Wb/Wa − 0.5 and
 /// v = (y + 0.5)·Hb/Ha − 0.5, and the four texels around (u, v) are weighted in float before
 /// the mix. mixFactor outside [0, 1] is clamped; NaN counts as 0.
-public final class FragmentMixer: MixerRenderer {
+public final class ImageMixer: MixerRenderer {
     public let description = "mix"
     public let mixFactor: Float
     private var state: PreparedState?

@@ -80,6 +80,11 @@ extension ViewerApp {
         if !stats.gpuMs.isEmpty {
             status += "  | GPU " + stats.gpuMs.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: " ")
         }
-        return status + "  | dropped \(stats.dropped)  | \(thermal.status)  | \(swapchain.context.name)"
+        // Which intrinsics the 3D view, readout and exports use: recorded, given, or assumed.
+        let calibration = session.calibration.map { c in
+            c.origin.hasPrefix("default") ? "assumed intrinsics (525·W/640, center)" : "calibration: \(c.origin)"
+        }
+        return status + "  | dropped \(stats.dropped)  | \(thermal.status)" + (calibration.map { "  | \($0)" } ?? "")
+            + "  | \(swapchain.context.name)"
     }
 }

@@ -49,10 +49,14 @@ final class ViewerSteadyStateTests: WindowTestCase {
         let text = try v.waitForLine("steady state:", timeout: 300)
         guard let s = Steady(text) else { return XCTFail("cannot read \(text)", file: file, line: line) }
         XCTAssertEqual(s.frames, 600, text, file: file, line: line)
-        XCTAssertLessThanOrEqual(s.rssEnd - s.rssStart, 2, "RSS flat after warm-up: \(text)", file: file, line: line)
-        // The tolerance is for what timing can still cause once: the source's buffer pool growing
+        // Both promises are the optimized build's: a debug build allocates a few hundred times a
+        // frame (unspecialized generics, array literals), and malloc's arenas then grow and shrink
+        // by megabytes with timing, so there RSS and allocations are reported, not asserted.
+        // scripts/test asserts them in CI against the release binary (DEPTHLENS_BIN).
+        // The tolerances are for what timing can still cause once: the source's buffer pool growing
         // after warm-up (the new buffer gets its texture) or an ImGui draw list growing its vector.
         if text.hasSuffix("optimized build") {
+            XCTAssertLessThanOrEqual(s.rssEnd - s.rssStart, 2, "RSS flat after warm-up: \(text)", file: file, line: line)
             XCTAssertLessThanOrEqual(s.framesWithOwn, 2, "no own allocation after warm-up: \(text)", file: file, line: line)
             XCTAssertLessThan(s.allocsPerFrame, 1, "no own allocation after warm-up: \(text)", file: file, line: line)
         } else {

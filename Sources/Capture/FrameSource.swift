@@ -22,6 +22,13 @@ public struct FrameSet: @unchecked Sendable {
     }
 }
 
+/// How many of a source's frames its consumer may hold at once, for sources that fill pooled
+/// buffers: the viewer's prefetch thread holds the frame it is making and up to two finished ones
+/// in its queue, and the render loop holds the frame shown and the one the GPU still reads. A pool
+/// smaller than this grows when those peaks coincide, which can be any time (in the steady state a
+/// new buffer is a new texture: allocations and a buffer's worth of memory in the middle of a run).
+public let framesHeldByConsumer = 5
+
 /// A source of color (+ depth) frames, polled without blocking once per display frame.
 ///
 /// Errors a source hits mid-run are thrown from `nextFrame` as `CaptureError` with a one-line

@@ -46,10 +46,11 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
 
     public func start() throws {
         colorPool = BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .rgba8),
-                               outputRetainedBufferCountHint: 3, allocationThreshold: 8)
+                               outputRetainedBufferCountHint: framesHeldByConsumer, allocationThreshold: 8)
+        // One more depth buffer: the source keeps the last depth map to pair with the next colors.
         depthPool = renderDepth
             ? BufferPool(format: FrameFormat(width: width, height: height, pixelFormat: .depthFloat32),
-                         outputRetainedBufferCountHint: 3, allocationThreshold: 8)
+                         outputRetainedBufferCountHint: framesHeldByConsumer + 1, allocationThreshold: 9)
             : nil
         scratch = PixelBuffer(width: width, height: height, format: .depthFloat32)
         if !started { clock.pending = max(clock.current, 0) }

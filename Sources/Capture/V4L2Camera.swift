@@ -289,7 +289,7 @@ public final class V4L2Camera {
         default: out = .rgba8
         }
         pool = BufferPool(format: FrameFormat(width: config.width, height: config.height, pixelFormat: out),
-                          outputRetainedBufferCountHint: 3, allocationThreshold: 10)
+                          outputRetainedBufferCountHint: framesHeldByConsumer, allocationThreshold: 10)
         isStreaming = true
     }
 

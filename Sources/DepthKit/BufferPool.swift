@@ -13,14 +13,17 @@ public enum BufferPoolError: Error, CustomStringConvertible, Equatable {
 
 /// A pool of same-sized `PixelBuffer`s, the counterpart of CVPixelBufferPool.
 ///
-/// It preallocates `outputRetainedBufferCountHint` buffers. A buffer is free again as soon as only
-/// the pool holds it, so renderers hand buffers out and get them back without bookkeeping. When
+/// It preallocates `outputRetainedBufferCountHint` buffers and hands free ones out in turn. A
+/// buffer is free again as soon as only the pool holds it, so renderers hand buffers out and get
+/// them back without bookkeeping. When
 /// every buffer is in use the pool grows up to `allocationThreshold` and then reports exhaustion
 /// instead of growing without bound.
 public final class BufferPool: @unchecked Sendable {
     public let format: FrameFormat
     public let allocationThreshold: Int
     private var buffers: [PixelBuffer]
+    /// Where the search for a free buffer starts.
+    private var next = 0
     private let lock = NSLock()
 
     /// - Parameters:
@@ -49,16 +52,27 @@ public final class BufferPool: @unchecked Sendable {
     }
 
     /// A buffer nobody else holds; allocates one if all are in use and the threshold allows.
+    ///
+    /// Free buffers are handed out in turn, starting after the last one handed out, so every
+    /// buffer is used within the first few frames: a consumer that makes per-buffer resources (the
+    /// texture cache's images) makes them all during warm-up, not when a rare peak first reaches
+    /// a buffer that always stayed free.
     public func makeBuffer() throws -> PixelBuffer {
         try lock.withLock {
-            for i in buffers.indices where isKnownUniquelyReferenced(&buffers[i]) {
-                return buffers[i]
+            let n = buffers.count
+            for k in 0..<n {
+                let i = (next + k) % n
+                if isKnownUniquelyReferenced(&buffers[i]) {
+                    next = (i + 1) % n
+                    return buffers[i]
+                }
             }
             guard buffers.count < allocationThreshold else {
                 throw BufferPoolError.exhausted(format: format, inUse: buffers.count, threshold: allocationThreshold)
             }
             let b = PixelBuffer(width: format.width, height: format.height, format: format.pixelFormat)
             buffers.append(b)
+            next = 0
             return b
         }
     }

@@ -10,8 +10,22 @@ final class BufferPoolTests: XCTestCase {
         let id = ObjectIdentifier(a!)
         a = nil
         let b = try pool.makeBuffer()
-        XCTAssertEqual(ObjectIdentifier(b), id, "a released buffer comes back")
+        XCTAssertNotEqual(ObjectIdentifier(b), id, "free buffers are handed out in turn")
+        let c = try pool.makeBuffer()
+        XCTAssertEqual(ObjectIdentifier(c), id, "a released buffer comes back")
         XCTAssertEqual(pool.allocatedCount, 2)
+        XCTAssertTrue(b !== c)
+    }
+
+    /// Every preallocated buffer is in use within `hint` frames even when the consumer lets each
+    /// one go before asking for the next (so per-buffer resources are all made during warm-up).
+    func testHandsEveryBufferOutInTurn() throws {
+        let f = FrameFormat(width: 2, height: 2, pixelFormat: .gray8)
+        let pool = BufferPool(format: f, outputRetainedBufferCountHint: 4)
+        var seen = Set<ObjectIdentifier>()
+        for _ in 0..<8 { seen.insert(ObjectIdentifier(try pool.makeBuffer())) }
+        XCTAssertEqual(seen.count, 4)
+        XCTAssertEqual(pool.allocatedCount, 4, "no growth while buffers come back")
     }
 
     func testReportsExhaustionInsteadOfGrowing() throws {

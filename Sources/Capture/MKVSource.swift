@@ -57,6 +57,14 @@ public final class MKVSource: FrameSource, PlaybackControl {
     private(set) var seekCount = 0
     /// Packets read ahead of need (intra-only tracks), per stream by decode index.
     private var stash: [Int32: [(index: Int, bytes: [UInt8])]] = [:]
+    /// Frames an inter-coded track's decoder gave back past the frame asked for (a decoder with
+    /// frame threads or reordering hands frames out some packets late), per stream by decode index:
+    /// the next frames of sequential playback, kept so that reading on does not seek back.
+    private var decodedAhead: [Int32: [(index: Int, image: PixelBuffer)]] = [:]
+    /// Presentation rank of the last frame each inter-coded decoder gave back since the last seek.
+    private var lastOutputRank: [Int32: Int] = [:]
+    /// Frames `decodedAhead` keeps per stream.
+    static let decodedAheadLimit = 8
 
     /// Largest frame a track may declare (2^26 pixels: 8192 × 8192).
     static let maxPixels = 1 << 26
@@ -90,7 +98,9 @@ public final class MKVSource: FrameSource, PlaybackControl {
         var sizes: [Int] = []
         var byPTS: [Int64: Int] = [:]
         /// Decode indices in presentation (timestamp) order.
-        var order: [Int] = []
+        var order: [Int] = [] { didSet { rank = [Int](repeating: 0, count: order.count); for (r, i) in order.enumerated() { rank[i] = r } } }
+        /// Presentation rank of each decode index (the inverse of `order`).
+        private(set) var rank: [Int] = []
         var decoderOpen = false
 
         init(role: Role, info: dl_media_stream_info) {
@@ -347,8 +357,15 @@ public final class MKVSource: FrameSource, PlaybackControl {
         tracks.removeAll()
         display = nil
         depthTrack = nil
+        forgetReadPosition()
+    }
+
+    /// After a seek or a stop nothing read or decoded before says where the file is.
+    private func forgetReadPosition() {
         lastRead.removeAll()
         stash.removeAll()
+        decodedAhead.removeAll()
+        lastOutputRank.removeAll()
     }
 
     // MARK: Frames
@@ -429,11 +446,14 @@ public final class MKVSource: FrameSource, PlaybackControl {
     /// Reads (and seeks when it must) until every need is decoded or has failed.
     private func load(_ needs: inout [Need]) throws {
         guard let file else { throw CaptureError.invalidState("\(name): not started") }
-        // Packets read ahead earlier.
+        // Packets read ahead earlier, and frames decoded ahead.
         for k in needs.indices {
             let t = needs[k].track
             if let e = stash[t.stream]?.first(where: { $0.index == needs[k].index }) {
                 needs[k].state = decodeAlone(t, e.bytes, index: needs[k].index, file: file)
+            } else if let j = decodedAhead[t.stream]?.firstIndex(where: { $0.index == needs[k].index }) {
+                // Handed out once: the caller owns the buffer from here.
+                needs[k].state = .done(decodedAhead[t.stream]!.remove(at: j).image)
             }
         }
         for attempt in 0..<2 {
@@ -441,7 +461,11 @@ public final class MKVSource: FrameSource, PlaybackControl {
             if pending.isEmpty { return }
             let forward = attempt == 0 && pending.allSatisfy { n in
                 guard let last = lastRead[n.track.stream] else { return false }
-                return n.index > last && n.index - last <= 12
+                if n.track.intraOnly { return n.index > last && n.index - last <= 12 }
+                // An inter-coded frame is still to come from the decoder while its presentation
+                // rank is past the last frame given back (its packet may already be inside).
+                let rank = n.track.rank[n.index]
+                return rank > (lastOutputRank[n.track.stream] ?? -1) && n.index - last <= 12
             }
             if !forward {
                 // Seek on the need that starts earliest (its keyframe), or to the start on a retry.
@@ -455,8 +479,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 let ts = attempt == 0 ? t.pts[t.keyframe(atOrBefore: target.index)] : (t.pts.min() ?? 0)
                 try file.seek(stream: t.stream, timestamp: ts)
                 seekCount += 1
-                lastRead.removeAll()
-                stash.removeAll()
+                forgetReadPosition()
             }
             var missed = false
             try readForward(&needs, file: file, missed: &missed)
@@ -473,6 +496,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
                     try? file.sendEOF(stream: needs[k].track.stream)
                     drain(needs[k].track, &needs, file: file)
                     file.flushDecoder(stream: needs[k].track.stream)
+                    lastOutputRank[needs[k].track.stream] = nil
                 }
                 missed = needs.contains(where: \.isPending)
                 return
@@ -567,7 +591,13 @@ public final class MKVSource: FrameSource, PlaybackControl {
     private func drain(_ t: Track, _ needs: inout [Need], file: MediaFile) {
         while true {
             guard let r = try? file.receive(stream: t.stream), case let .frame(pts, w, h) = r else { return }
-            guard let pts, let k = needs.firstIndex(where: { $0.track === t && $0.isPending && t.pts[$0.index] == pts }) else { continue }
+            guard let pts, let index = t.byPTS[pts] else { continue }
+            let rank = t.rank[index]
+            lastOutputRank[t.stream] = rank
+            guard let k = needs.firstIndex(where: { $0.track === t && $0.isPending && $0.index == index }) else {
+                keepAhead(t, index: index, rank: rank, needs: needs, w: w, h: h, file: file)
+                continue
+            }
             guard w == t.width, h == t.height else {
                 needs[k].state = .failed("frame is \(w)x\(h), the track says \(t.width)x\(t.height)")
                 continue
@@ -580,6 +610,20 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 needs[k].state = .failed(problem(error))
             }
         }
+    }
+
+    /// Keeps a frame the decoder gave back that is not on the way to a pending need of its track
+    /// (the frames after the one asked for, when the decoder hands frames out late), so reading on
+    /// finds it; frames decoded only to reach a later one (from a keyframe) are not kept.
+    private func keepAhead(_ t: Track, index: Int, rank: Int, needs: [Need], w: Int, h: Int, file: MediaFile) {
+        guard w == t.width, h == t.height,
+              !needs.contains(where: { $0.track === t && $0.isPending && t.rank[$0.index] > rank }) else { return }
+        let out = buffer(for: t)
+        guard (try? file.convert(stream: t.stream, into: out)) != nil else { return }
+        var kept = decodedAhead[t.stream] ?? []
+        kept.append((index, out))
+        if kept.count > Self.decodedAheadLimit { kept.removeFirst(kept.count - Self.decodedAheadLimit) }
+        decodedAhead[t.stream] = kept
     }
 
     private func openDecoder(_ t: Track, file: MediaFile) throws {

@@ -654,6 +654,38 @@ final class MKVSourceTests: XCTestCase {
                      opened * 1000, perFrame * 1000))
     }
 
+    func testInterCodedTracksPlayInOrderWithoutSeekingBack() throws {
+        // H.264 with B-frames (decode order differs from presentation order) and frame-threaded
+        // decoders hand frames out packets late; FFV1 depth. Reading in order must not seek back to
+        // the keyframe for every frame, and must give the frames random access gives.
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir + "/inter.mkv"
+        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+                     "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
+                     "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=2",
+                     "-map", "0", "-map", "1", "-c:v:0", "libx264", "-bf", "3", "-g", "30", "-pix_fmt:v:0", "yuv420p",
+                     "-c:v:1", "ffv1", "-pix_fmt:v:1", "gray16le",
+                     "-metadata:s:v:0", "title=COLOR", "-metadata:s:v:1", "title=DEPTH", path])
+        let s = MKVSource(path: path)
+        try s.start()
+        XCTAssertEqual(s.frameCount, 60)
+        var inOrder: [FrameSet] = []
+        for i in 0..<60 { inOrder.append(try s.frame(i)) }
+        XCTAssertEqual(s.seekCount, 1, "one seek back to the start after indexing; then reading in order")
+        for i in [0, 7, 31, 59] {
+            let alone = MKVSource(path: path)
+            try alone.start()
+            let f = try alone.frame(i)
+            XCTAssertEqual(f.color.packedBytes(), inOrder[i].color.packedBytes(), "color of frame \(i)")
+            XCTAssertEqual(f.depth.map { $0.map.packedBytes() }, inOrder[i].depth.map { $0.map.packedBytes() }, "depth of frame \(i)")
+            XCTAssertEqual(f.timestamp, inOrder[i].timestamp)
+        }
+        // Stepping back one frame at a time still gives each frame.
+        for i in stride(from: 40, to: 35, by: -1) {
+            XCTAssertEqual(try s.frame(i).color.packedBytes(), inOrder[i].color.packedBytes(), "frame \(i) stepping back")
+        }
+    }
+
     func testWithoutColorTheIRImageIsShownWithItsDepth() throws {
         // Color off: DEPTH and IR tracks only; the frame's image is the IR (gray16, exact), the
         // calibration is the depth camera's for both.

@@ -37,6 +37,12 @@ struct InfoCommand: ParsableCommand {
                     print(json ? try d.jsonText() : d.text)
                     continue
                 }
+                // `ply:FILE`, the point-list source, is described as its file is.
+                if !FileManager.default.fileExists(atPath: path), case .ply(let file)? = try? SourceSpec(parsing: path) {
+                    if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a point list (info \(file) describes it)") }
+                    print(try describePLY(file))
+                    continue
+                }
                 if json { throw DepthKitError.invalidArgument("--json describes sources (\(SourceSpec.usage)); '\(path)' is a file") }
                 print(try describe(path))
             } catch {

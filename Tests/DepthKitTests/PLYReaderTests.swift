@@ -100,6 +100,30 @@ final class PLYReaderTests: XCTestCase {
         XCTAssertEqual(clouds[2], clouds[0])
     }
 
+    func testACloudThatWouldNotFitInMemoryIsRefusedBeforeLoading() throws {
+        var b = PLYBuilder(properties: xyzrgb)
+        b.vertices = (0..<1000).map { i in [Double(i), 0, 1, 1, 2, 3] }
+        let dir = TempDir()
+        let path = dir.write("big.ply", b.bytes)
+        // 1,000 points of position and color need 20,000 bytes (16 + 4 a point).
+        XCTAssertEqual(PLYReader.bytesPerPoint(PLYReader.VertexLayout(PLYReader.Element(name: "vertex", count: 0,
+            properties: xyzrgb.map { PLYReader.Property(name: $0.name, type: PLYReader.ScalarType(Substring($0.type))!, typeName: $0.type) }))), 20)
+        setenv("DEPTHLENS_MEMORY_AVAILABLE", "19999", 1)
+        defer { unsetenv("DEPTHLENS_MEMORY_AVAILABLE") }
+        XCTAssertThrowsError(try PLYReader.load(path)) { error in
+            XCTAssertEqual("\(error)", "\(path): 1000 points need 0 MiB of memory and only 0 MiB is available; not loaded "
+                           + "(close other programs, or thin the cloud first)")
+        }
+        setenv("DEPTHLENS_MEMORY_AVAILABLE", "20000", 1)
+        XCTAssertEqual(try PLYReader.load(path).cloud.count, 1000, "exactly enough memory loads")
+        unsetenv("DEPTHLENS_MEMORY_AVAILABLE")
+        XCTAssertNotNil(MemoryBudget.available(), "MemAvailable is readable on Linux")
+        XCTAssertEqual(MemoryBudget.describe(3 * 1_048_576), "3 MiB")
+        XCTAssertEqual(MemoryBudget.describe(1_073_741_824 + 268_435_456), "1.25 GiB")
+        XCTAssertEqual(MemoryBudget.describe(20 * 1_073_741_824 + 10_737_418), "20.01 GiB")
+        XCTAssertEqual(MemoryBudget.field("MemAvailable:", in: Array("MemTotal: 10 kB\nMemAvailable:    2048 kB\n".utf8)), 2048)
+    }
+
     func testWriterOutputReadsBackWithProgressOnChunks() throws {
         let positions = (0..<1000).map { SIMD3<Float>(Float($0) * 0.001, Float($0 % 7), -Float($0) / 3) }
         let colors = (0..<1000).map { SIMD3<UInt8>(UInt8($0 % 256), UInt8($0 % 13), 9) }

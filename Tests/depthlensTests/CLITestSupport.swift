@@ -95,9 +95,9 @@ class CLITestCase: XCTestCase {
 
     /// Asserts the DESIGN.md contract for bad input: exit ≠ 0, exactly one line on stderr that
     /// names `mentioning`, and no output file left behind.
-    func assertBadInput(_ args: [String], mentioning: String, noFile out: String? = nil,
+    func assertBadInput(_ args: [String], mentioning: String, noFile out: String? = nil, environment: [String: String]? = nil,
                         file: StaticString = #filePath, line: UInt = #line) throws {
-        let r = try CLI.run(args)
+        let r = try CLI.run(args, environment: environment)
         XCTAssertNotEqual(r.status, 0, "exit status", file: file, line: line)
         XCTAssertEqual(r.stderrLines.count, 1, "one line on stderr, got: \(r.stderr)", file: file, line: line)
         XCTAssertTrue(r.stderr.contains(mentioning), "'\(r.stderr)' should mention '\(mentioning)'", file: file, line: line)

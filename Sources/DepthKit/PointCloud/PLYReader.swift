@@ -312,7 +312,9 @@ public enum PLYReader {
         // Never reserve more than the rest of the file can hold (a hostile count must not allocate).
         let left = max(0, input.total - input.consumed)
         let bound = header.encoding == .ascii ? left / (2 * vertex.properties.count) + 1 : left / layout.stride
-        var out = Points(capacity: min(vertex.count, bound), layout: layout)
+        let capacity = min(vertex.count, bound)
+        try checkMemory(points: capacity, layout: layout, input)
+        var out = Points(capacity: capacity, layout: layout)
         if header.encoding == .ascii {
             try readASCII(vertex, layout, input, &out)
         } else {
@@ -333,6 +335,24 @@ public enum PLYReader {
         return PLYContents(cloud: PointCloud(positions: out.positions, colors: colors),
                            hasColor: layout.color != nil, nonFiniteSkipped: out.nonFinite,
                            normals: out.normals, alphas: out.alphas, header: described)
+    }
+
+    /// Host bytes a loaded point takes: position and color always (white when the file has none),
+    /// normal and alpha when the file has them.
+    static func bytesPerPoint(_ layout: VertexLayout) -> Int {
+        MemoryLayout<SIMD3<Float>>.stride + MemoryLayout<SIMD3<UInt8>>.stride
+            + (layout.normal != nil ? MemoryLayout<SIMD3<Float>>.stride : 0) + (layout.alpha != nil ? 1 : 0)
+    }
+
+    /// Refuses, before allocating, a cloud whose arrays would not fit in the memory still available
+    /// (`MemoryBudget`): one line naming the file, the points and both sizes, instead of a load
+    /// killed half-way or a machine driven into swap.
+    static func checkMemory(points: Int, layout: VertexLayout, _ input: ChunkedInput) throws {
+        let needed = points * bytesPerPoint(layout)
+        guard let available = MemoryBudget.available(), needed > available else { return }
+        throw input.error("\(points) points need \(MemoryBudget.describe(needed)) of memory and only "
+                          + "\(MemoryBudget.describe(available)) is available; not loaded (close other programs, "
+                          + "or thin the cloud first)")
     }
 
     struct Points {

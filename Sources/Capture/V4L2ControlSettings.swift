@@ -236,7 +236,10 @@ public final class V4L2SourceControls: @unchecked Sendable {
                 switch c {
                 case let .set(i, name, value):
                     guard devices.indices.contains(i) else { continue }
-                    report([devices[i].set(name, value)], device: devices[i], remember: true)
+                    // The panel shows the kept value: only a refusal is a notice, not a value put on the step.
+                    var o = devices[i].set(name, value)
+                    if o.succeeded { o.sent = o.requested }
+                    report([o], device: devices[i], remember: true)
                 case let .reset(i):
                     guard devices.indices.contains(i) else { continue }
                     let d = devices[i]

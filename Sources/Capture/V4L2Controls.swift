@@ -48,7 +48,12 @@ public struct V4L2Control: Equatable, Sendable {
     public var isWriteOnly: Bool { has(V4L2_CTRL_FLAG_WRITE_ONLY) }
     public var isVolatile: Bool { has(V4L2_CTRL_FLAG_VOLATILE) }
     /// A value this program reads and writes as one integer.
-    public var isScalar: Bool { [.integer, .boolean, .menu, .integerMenu, .integer64, .bitmask].contains(kind) }
+    public var isScalar: Bool {
+        switch kind {
+        case .integer, .boolean, .menu, .integerMenu, .integer64, .bitmask: return true
+        default: return false
+        }
+    }
     /// Has a value to read (scalar and not write-only).
     public var isReadable: Bool { isScalar && !isWriteOnly && !isDisabled }
     /// Can be set at all (a button is "set" by pressing it).

@@ -232,10 +232,15 @@ public final class V4L2SourceControls: @unchecked Sendable {
         var layoutBefore: [UInt32] = []
         if !commands.isEmpty {
             layoutBefore = flagsSignature()
-            for c in commands {
+            for (k, c) in commands.enumerated() {
                 switch c {
                 case let .set(i, name, value):
-                    guard devices.indices.contains(i) else { continue }
+                    // A slider dragged over several frames: only its last value is written.
+                    let superseded = commands[(k + 1)...].contains {
+                        if case let .set(j, later, _) = $0 { return j == i && later == name }
+                        return false
+                    }
+                    guard devices.indices.contains(i), !superseded else { continue }
                     // The panel shows the kept value: only a refusal is a notice, not a value put on the step.
                     var o = devices[i].set(name, value)
                     if o.succeeded { o.sent = o.requested }

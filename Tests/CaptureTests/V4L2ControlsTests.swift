@@ -309,8 +309,12 @@ final class V4L2ControlsTests: XCTestCase {
         let (tables, layout, values) = s.controls.snapshot()
         XCTAssertEqual(tables.map(\.path), ["/dev/video0", "/dev/video2"])
         XCTAssertEqual(tables[1].sections[UInt32(V4L2_CTRL_CLASS_CAMERA)], "Camera Controls")
+        // A drag over several frames before the source's thread runs: only the last value is written.
+        let writes = system.calls.filter { $0 == "VIDIOC_S_EXT_CTRLS" }.count
+        s.controls.post(.set(device: 1, name: "laser_power", value: 60))
         s.controls.post(.set(device: 1, name: "laser_power", value: 200))
         _ = try s.nextFrame(now: 1)
+        XCTAssertEqual(system.calls.filter { $0 == "VIDIOC_S_EXT_CTRLS" }.count, writes + 1)
         var snap = s.controls.snapshot()
         XCTAssertEqual(snap.devices[1].controls.first { $0.name == "laser_power" }?.value, 210)
         XCTAssertEqual(snap.layout, layout, "a value changed, no flag")

@@ -259,8 +259,12 @@ public final class V4L2ControlDevice {
     /// Class headers: class id → the driver's class control name ("User Controls").
     public private(set) var classNames: [UInt32: String] = [:]
 
-    /// The key settings are saved under: bus info and card name.
-    public var key: String { "\(busInfo) \(card)" }
+    /// The node's first pixel format ("YUYV", "Z16"): a RealSense's depth, IR and color nodes
+    /// share bus info and card name, and this tells them apart.
+    public private(set) var firstFormat = ""
+
+    /// The key settings are saved under: bus info, card name and the node's first pixel format.
+    public var key: String { "\(busInfo) \(card)" + (firstFormat.isEmpty ? "" : " \(firstFormat)") }
 
     /// Reads the device's identity (`VIDIOC_QUERYCAP`) and enumerates its controls.
     public init(path: String, system: V4L2System, fd: Int32) throws {
@@ -274,6 +278,9 @@ public final class V4L2ControlDevice {
         driver = stringFromCTuple(cap.driver)
         card = stringFromCTuple(cap.card)
         busInfo = stringFromCTuple(cap.bus_info)
+        var desc = v4l2_fmtdesc()
+        desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        if system.ioctl(fd, DL_VIDIOC_ENUM_FMT, &desc) == 0 { firstFormat = V4L2FourCC(desc.pixelformat).description }
         try enumerate()
     }
 

@@ -50,7 +50,7 @@ final class V4L2ControlsTests: XCTestCase {
 
     func testEnumeratesTheWebcamTableWithTypesRangesMenusAndSections() throws {
         let d = try openControls()
-        XCTAssertEqual(d.key, "usb-0000:00:14.0-1 HD Pro Webcam C920")
+        XCTAssertEqual(d.key, "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")
         XCTAssertEqual(d.controls.map(\.name), [
             "brightness", "contrast", "saturation", "white_balance_temperature_auto", "gain", "power_line_frequency",
             "white_balance_temperature", "exposure_auto", "exposure_absolute", "focus_absolute", "focus_auto",
@@ -244,14 +244,14 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(depthNode.controlValue("laser_power"), 240)
         XCTAssertEqual(notices.lines, [])
         s.stop()
-        let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920")
-        XCTAssertEqual(file, configDir + "/usb-0000_00_14.0-1_HD_Pro_Webcam_C920.json")
+        let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")
+        XCTAssertEqual(file, configDir + "/usb-0000_00_14.0-1_HD_Pro_Webcam_C920_YUYV.json")
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any])
         XCTAssertEqual(json["bus_info"] as? String, "usb-0000:00:14.0-1")
         XCTAssertEqual(json["card"] as? String, "HD Pro Webcam C920")
         XCTAssertEqual(json["controls"] as? [String: Int], ["exposure_auto": 1, "exposure_absolute": 500])
         // The card name is cut to v4l2_capability's 31 characters, as a real D435 reports it.
-        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-2 Intel(R) RealSense(TM) Depth Ca"), ["laser_power": 240])
+        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-2 Intel(R) RealSense(TM) Depth Ca Z16"), ["laser_power": 240])
     }
 
     func testSavedValuesAreRestoredOnTheNextOpenUnlessNoRestore() throws {
@@ -273,7 +273,7 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("exposure_absolute"), 250)
         XCTAssertEqual(webcam.controlValue("power_line_frequency"), 2)
         noRestore.stop()
-        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-1 HD Pro Webcam C920").count, 3, "--no-restore keeps the saved file")
+        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV").count, 3, "--no-restore keeps the saved file")
 
         let second = makeSource(V4L2ControlOptions(store: store), notices: notices)
         try second.start()
@@ -298,7 +298,7 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("brightness"), 128)
         XCTAssertEqual(notices.lines, [])
         s.stop()
-        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")))
     }
 
     func testPanelSnapshotFollowsCommandsAndTheLayoutChangesWithFlags() throws {
@@ -347,9 +347,24 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertThrowsError(try bad.start()) { XCTAssertTrue("\($0)".contains("0: Off, 1: On, 2: Auto"), "\($0)") }
     }
 
+    func testNodesOfOneDeviceKeepTheirOwnSettings() throws {
+        // A RealSense's color and depth nodes share bus info and card name.
+        webcam.busInfo = depthNode.busInfo
+        webcam.card = "Intel(R) RealSense(TM) Depth Ca"
+        webcam.controls = [ScriptedV4L2System.realSenseDepthControls()[0]]   // gain on both nodes
+        let notices = NoticeBox()
+        let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "gain", value: "100")], store: store), notices: notices)
+        try s.start()
+        s.controls.post(.set(device: 1, name: "gain", value: 40))
+        _ = try s.nextFrame(now: 1)
+        s.stop()
+        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-2 Intel(R) RealSense(TM) Depth Ca YUYV"), ["gain": 100])
+        XCTAssertEqual(try store.load(key: "usb-0000:00:14.0-2 Intel(R) RealSense(TM) Depth Ca Z16"), ["gain": 40])
+    }
+
     func testABrokenSettingsFileIsOneNoticeAndTheCameraStillOpens() throws {
         try FileManager.default.createDirectory(atPath: configDir, withIntermediateDirectories: true)
-        let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920")
+        let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")
         try "{ not json".write(toFile: file, atomically: true, encoding: .utf8)
         let notices = NoticeBox()
         let s = makeSource(V4L2ControlOptions(store: store), notices: notices)

@@ -133,6 +133,8 @@ public final class V4L2SourceControls: @unchecked Sendable {
     private var devices: [V4L2ControlDevice] = []
     /// Values the user set (saved ones, `--ctrl`, the panel) per camera key; what is saved.
     private var userValues: [String: [String: Int64]] = [:]
+    /// The part of `userValues` set in this run (written again when a camera comes back, even with `--no-restore`).
+    private var sessionValues: [String: [String: Int64]] = [:]
     private var dirty = Set<String>()
     private var lastVolatile = -Double.infinity
     private var lastSave = -Double.infinity
@@ -199,13 +201,20 @@ public final class V4L2SourceControls: @unchecked Sendable {
             }
         }
         for (i, d) in devices.enumerated() {
-            var saved: [String: Int64] = [:]
-            if let store = options.store {
-                do { saved = try store.load(key: d.key) } catch { notice("\(error)") }
-            }
-            userValues[d.key] = saved
-            if options.restore {
-                report(d.apply(saved.filter { d[$0.key] != nil }), device: d, remember: false)
+            if userValues[d.key] == nil {
+                // First open in this run: the saved file.
+                var saved: [String: Int64] = [:]
+                if let store = options.store {
+                    do { saved = try store.load(key: d.key) } catch { notice("\(error)") }
+                }
+                userValues[d.key] = saved
+                if options.restore {
+                    report(d.apply(saved.filter { d[$0.key] != nil }), device: d, remember: false)
+                }
+            } else {
+                // Opened again (a camera plugged back in): what was set in this run, saved or not.
+                let values = (options.restore ? userValues[d.key] ?? [:] : [:]).merging(sessionValues[d.key] ?? [:]) { $1 }
+                report(d.apply(values.filter { d[$0.key] != nil }), device: d, remember: false)
             }
             if !perDevice[i].isEmpty {
                 report(d.apply(perDevice[i]), device: d, remember: true)
@@ -250,6 +259,7 @@ public final class V4L2SourceControls: @unchecked Sendable {
                     let d = devices[i]
                     report(d.resetToDefaults(), device: d, remember: false)
                     userValues[d.key] = [:]
+                    sessionValues[d.key] = [:]
                     dirty.insert(d.key)
                 }
             }
@@ -273,6 +283,7 @@ public final class V4L2SourceControls: @unchecked Sendable {
             if let n = o.notice { notice(n) }
             if remember, o.errno == nil, o.problem == nil, let kept = o.kept, let c = d[o.control], !c.isVolatile, c.kind != .button {
                 userValues[d.key, default: [:]][o.control] = kept
+                sessionValues[d.key, default: [:]][o.control] = kept
                 dirty.insert(d.key)
             }
         }

@@ -284,6 +284,31 @@ final class V4L2ControlsTests: XCTestCase {
         second.stop()
     }
 
+    func testARepluggedCameraGetsThisRunsValuesBackEvenWithoutAStore() throws {
+        let notices = NoticeBox()
+        let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure_absolute", value: "700"), .init(name: "exposure_auto", value: "1")],
+                                              restore: false, store: nil), notices: notices)
+        s.reconnectInterval = 0
+        try s.start()
+        s.controls.post(.set(device: 0, name: "brightness", value: 60))
+        _ = try s.nextFrame(now: 1)
+        XCTAssertEqual(webcam.controlValue("brightness"), 60)
+        webcam.unplug()
+        XCTAssertThrowsError(try s.nextFrame(now: 2))
+        XCTAssertTrue(s.controls.snapshot().devices.isEmpty, "no controls while the camera is away")
+        // It comes back powered up with its defaults.
+        webcam.replug()
+        webcam.controls = ScriptedV4L2System.uvcWebcamControls()
+        var n = 0
+        while !s.isConnected && n < 5 { _ = try? s.nextFrame(now: 3 + Double(n)); n += 1 }
+        XCTAssertTrue(s.isConnected)
+        XCTAssertEqual(webcam.controlValue("brightness"), 60)
+        XCTAssertEqual(webcam.controlValue("exposure_auto"), 1)
+        XCTAssertEqual(webcam.controlValue("exposure_absolute"), 700)
+        XCTAssertEqual(notices.lines, [])
+        s.stop()
+    }
+
     func testResetToDefaultsRestoresDefaultsAndForgetsTheSavedValues() throws {
         let notices = NoticeBox()
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure_auto", value: "1"), .init(name: "exposure_absolute", value: "900"),

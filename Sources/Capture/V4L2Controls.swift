@@ -95,14 +95,18 @@ public struct V4L2Control: Equatable, Sendable {
     public func adjusted(_ v: Int64) -> Int64 {
         switch kind {
         case .integer, .integer64:
-            var x = min(max(v, minimum), maximum)
-            if step > 1 {
-                let s = Int64(clamping: step)
-                let offset = x - minimum
-                x = minimum + (offset + s / 2) / s * s
-                if x > maximum { x -= s }
+            guard maximum >= minimum else { return v }
+            let x = min(max(v, minimum), maximum)
+            guard step > 1 else { return x }
+            // Unsigned offsets: an int64 control may span the whole range.
+            let offset = UInt64(bitPattern: x &- minimum), span = UInt64(bitPattern: maximum &- minimum)
+            var k = offset / step + (offset % step >= step - step / 2 ? 1 : 0)
+            var (product, overflow) = k.multipliedReportingOverflow(by: step)
+            if overflow || product > span {
+                k -= 1
+                product = k &* step
             }
-            return x
+            return minimum &+ Int64(bitPattern: product)
         case .boolean: return v != 0 ? 1 : 0
         default: return v
         }

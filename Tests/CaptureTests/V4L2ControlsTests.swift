@@ -136,6 +136,18 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(depthNode.controlValue("laser_power"), 360)
     }
 
+    func testAdjustingHandlesWholeInt64RangesAndOddSteps() {
+        var c = V4L2Control(id: 1, name: "pixel_rate", label: "Pixel Rate", kind: .integer64, type: 5, minimum: .min, maximum: .max,
+                            step: 1 << 40, defaultValue: 0, flags: 0, menu: [], value: nil)
+        XCTAssertEqual(c.adjusted(.max), Int64.max - (1 << 40) + 1, "the last step below the maximum: -2^63 + (2^24 - 1)·2^40")
+        XCTAssertEqual(c.adjusted(.min), .min)
+        XCTAssertEqual(c.adjusted(0), 0)
+        // Step 7 from -10 up to 30: -10, -3, 4, 11, 18, 25; 29 would round up to 32, past the maximum: 25.
+        c = V4L2Control(id: 2, name: "x", label: "X", kind: .integer, type: 1, minimum: -10, maximum: 30, step: 7,
+                        defaultValue: 0, flags: 0, menu: [], value: nil)
+        XCTAssertEqual([-20, -7, -6, 0, 1, 29, 99].map { c.adjusted($0) }, [-10, -10, -3, -3, 4, 25, 25], "0 is 3 from -3 and 4 from 4")
+    }
+
     func testRefusedValuesGiveOneNoticeWithTheKeptValue() throws {
         let d = try openControls()
         // uvcvideo refuses a manual exposure while auto exposure is on.

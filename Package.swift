@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit", "CShim"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "CaptureTesting", "DepthKit"]),
         .testTarget(name: "CaptureTestingTests", dependencies: ["CaptureTesting", "Capture"]),
-        .testTarget(name: "ViewerTests", dependencies: ["Viewer"]),
+        .testTarget(name: "ViewerTests", dependencies: ["Viewer", "CaptureTesting"]),
         .testTarget(name: "depthlensTests", dependencies: ["DepthKit", "Capture"]),
     ],
     swiftLanguageModes: [.v5]

@@ -142,6 +142,13 @@ int dl_imgui_slider_float(const char *label, float *value, float min, float max,
     return ImGui::SliderFloat(label, value, min, max, format, ImGuiSliderFlags_AlwaysClamp) ? 1 : 0;
 }
 
+int dl_imgui_slider_int64(const char *label, int64_t *value, int64_t min, int64_t max, const char *format) {
+    return ImGui::SliderScalar(label, ImGuiDataType_S64, value, &min, &max, format, ImGuiSliderFlags_AlwaysClamp) ? 1 : 0;
+}
+
+void dl_imgui_begin_disabled(int disabled) { ImGui::BeginDisabled(disabled != 0); }
+void dl_imgui_end_disabled(void) { ImGui::EndDisabled(); }
+
 int dl_imgui_radio(const char *label, int active) { return ImGui::RadioButton(label, active != 0) ? 1 : 0; }
 
 int dl_imgui_combo(const char *label, int *current, const char *items) {

@@ -25,7 +25,8 @@ public final class V4L2Camera {
     public var isOpen: Bool { fd >= 0 }
     public private(set) var isStreaming = false
 
-    private var fd: Int32 = -1
+    /// The open descriptor (-1 when closed); `V4L2ControlDevice` reads the controls through it.
+    private(set) var fd: Int32 = -1
     private var mappings: [(address: UnsafeMutableRawPointer, length: Int)] = []
     private var pool: BufferPool?
 

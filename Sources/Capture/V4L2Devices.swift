@@ -25,6 +25,8 @@ public struct V4L2DeviceInfo: Codable, Equatable, Sendable, CustomStringConverti
     public var formats: [Format]
     /// Why the device could not be opened or enumerated (not a capture node, busy, no permission).
     public var error: String?
+    /// The camera's controls with type, range, default, current value, flags and menu items.
+    public var controls: [V4L2ControlInfo] = []
 
     public var description: String {
         var s = "\(path): " + (card.isEmpty ? "" : "\(card) (\(driver))")
@@ -35,6 +37,7 @@ public struct V4L2DeviceInfo: Codable, Equatable, Sendable, CustomStringConverti
                 s += "\n      \(z.width)x\(z.height)" + (z.fps.isEmpty ? "" : " @ " + z.fps.map { formatRate($0) }.joined(separator: ", ") + " fps")
             }
         }
+        if !controls.isEmpty { s += "\n    controls:" + controls.map { "\n      " + $0.description.replacingOccurrences(of: "\n", with: "\n      ") }.joined() }
         return s
     }
 }
@@ -65,6 +68,7 @@ public enum V4L2Devices {
                                           emulated: f.isEmulated, supported: V4L2FourCC.supported.contains(f.fourcc),
                                           sizes: f.sizes.map { .init(width: $0.width, height: $0.height, fps: $0.frameRates) })
                 }
+                info.controls = try V4L2ControlInfo.list(V4L2ControlDevice(camera: camera))
             } catch {
                 info.driver = camera.driver
                 info.card = camera.card

@@ -33,6 +33,13 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
         set { depthGate.limit = newValue; lastDepth = nil }
     }
     private var delivered = 0
+    /// The cameras' controls: enumerated, restored and `--ctrl` set each time they open (`V4L2SourceControls`).
+    public let controls = V4L2SourceControls()
+    /// Control notices (refused values) go where the source's warnings go.
+    public var onWarning: ((String) -> Void)? {
+        get { controls.onNotice }
+        set { controls.onNotice = newValue }
+    }
     private var started = false
     private var lastAttempt = -Double.infinity
 
@@ -67,6 +74,7 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
             try depth.open()
             try depth.configure(depthRequest)
         }
+        try controls.attach([color] + (depth.map { [$0] } ?? []))
         try color.start()
         try depth?.start()
         synchronizer = FrameSynchronizer(frameInterval: 1 / (c.fps ?? colorRequest.fps))
@@ -74,6 +82,7 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
     }
 
     private func disconnectAll() {
+        controls.detach()
         color.close()
         depth?.close()
         synchronizer.removeAll()
@@ -97,6 +106,7 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
                 return nil
             }
         }
+        controls.service(now: now)
         do {
             if let depth {
                 var n = 0

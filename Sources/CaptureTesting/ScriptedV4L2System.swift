@@ -46,6 +46,8 @@ public final class ScriptedV4L2System: V4L2System {
         public var unplugAtFrame: Int?
         /// errno an unplugged device answers with (ENODEV, or EIO for some drivers).
         public var unplugErrno: Int32 = ENODEV
+        /// Controls (`ScriptedV4L2Controls.swift`: `uvcWebcamControls()`, `realSenseDepthControls()`).
+        public var controls: [ScriptedControl] = []
 
         public private(set) var isPresent = true
         public fileprivate(set) var isStreaming = false
@@ -215,6 +217,9 @@ public final class ScriptedV4L2System: V4L2System {
                 for i in d.buffers.indices { d.buffers[i].queued = false }
             }
             return 0
+        case DL_VIDIOC_QUERY_EXT_CTRL, DL_VIDIOC_QUERYMENU, DL_VIDIOC_G_EXT_CTRLS, DL_VIDIOC_S_EXT_CTRLS:
+            let e = controlIoctl(d, request, arg)
+            return e == 0 ? 0 : fail(e)
         default:
             return fail(ENOTTY)
         }
@@ -412,7 +417,7 @@ public final class ScriptedV4L2System: V4L2System {
         case DL_VIDIOC_DQBUF: return "VIDIOC_DQBUF"
         case DL_VIDIOC_STREAMON: return "VIDIOC_STREAMON"
         case DL_VIDIOC_STREAMOFF: return "VIDIOC_STREAMOFF"
-        default: return "ioctl 0x\(String(r, radix: 16))"
+        default: return controlRequestName(r) ?? "ioctl 0x\(String(r, radix: 16))"
         }
     }
 }

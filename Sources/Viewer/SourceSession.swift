@@ -94,6 +94,7 @@ final class SourceSession {
             return (nil, contents, spec.description)
         }
         let s = try spec.makeSource(depthScale: options.depthScale)
+        (s as? V4L2Source)?.controls.options = options.cameraControls
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop

@@ -41,6 +41,8 @@ public struct ViewerOptions: Sendable {
     public var smoothing = DepthSmoothingSettings()
     /// `--calibration FILE` / `--intrinsics`: over what the source recorded.
     public var calibration = CalibrationOverride()
+    /// `--ctrl` / `--no-restore`: what a V4L2 source does with its cameras' controls on open.
+    public var cameraControls = V4L2ControlOptions()
     /// `--align auto|none`: depth aligned to color when the cameras differ (auto), or raw depth.
     public var align: AlignMode = .auto
     /// `--record-rgbd`: Ctrl+R records RGB-D as Matroska (the panel's "RGB-D as mkv").

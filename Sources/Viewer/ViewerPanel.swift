@@ -119,6 +119,7 @@ extension ViewerApp {
             if UI.combo("backend", &b, joined: PanelLists.backends) { settings.backend = PanelLists.backendCases[b] }
         }
         buildSmoothingSection()
+        buildCameraControlsSection()
         if UI.header("Playback") {
             if let p = playback {
                 if UI.button(p.isPaused ? "play" : "pause") { perform(.togglePause) }

@@ -13,6 +13,8 @@ struct ViewerUIState {
     var pinnedReadout: DepthReadout?
     /// Title and overlay lines, rebuilt only when they change (`TextMemo`).
     var texts = ViewerTexts()
+    /// The "Camera controls" section's labels (ViewerCameraControls.swift).
+    var cameraControls = CameraControlsPanel()
     /// The status line at the bottom of the window, rebuilt when the figures change (once a second).
     var statusText = ""
     /// The last `state:` line printed (`--log-ui`).

@@ -38,6 +38,7 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Give up when a live source delivers no frame for this many seconds.")
     var timeout: Double = 10
     @OptionGroup var smoothing: SmoothingOptions
+    @OptionGroup var cameraControls: CameraControlOptions
 
     func run() throws {
         guard frames > 0 else { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
@@ -75,7 +76,12 @@ struct RecordCommand: ParsableCommand {
         }
         let smoothSettings = try smoothing.settings()
         let stage = smoothSettings.enabled ? DepthSmoothingStage(smoother: DepthSmoother(settings: smoothSettings)) : nil
+        let controlOptions = try cameraControls.options(source: source)
         let src = try makeFrameSource(source, depthScale: depthScale)
+        if let camera = src as? V4L2Source {
+            camera.controls.options = controlOptions
+            camera.onWarning = { warn($0) }
+        }
         var progress = ProgressBar(total: frames, label: "record")
         var writer: VideoWriter?
         var withoutFilter = 0

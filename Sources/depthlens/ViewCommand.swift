@@ -72,6 +72,7 @@ struct ViewCommand: ParsableCommand {
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
     var intrinsics: String?
     @OptionGroup var smoothing: SmoothingOptions
+    @OptionGroup var cameraControls: CameraControlOptions
 
     func run() throws {
         if keys {
@@ -130,6 +131,7 @@ struct ViewCommand: ParsableCommand {
         o.recordRGBD = recordRgbd
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
         o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
+        o.cameraControls = try cameraControls.options(source: source)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
         if let s = StopSignals.pending {

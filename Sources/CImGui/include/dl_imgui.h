@@ -70,6 +70,13 @@ void dl_imgui_text(const char *text, float r, float g, float b, float a);
 int dl_imgui_checkbox(const char *label, int *value);
 /// Always clamped to min…max, typed values included. Why: ImGui::SliderFloat (C++, default arguments).
 int dl_imgui_slider_float(const char *label, float *value, float min, float max, const char *format);
+/// A 64-bit integer slider, always clamped to min…max (each within half the int64 range).
+/// Why: ImGui::SliderScalar (C++, ImGuiDataType_S64).
+int dl_imgui_slider_int64(const char *label, int64_t *value, int64_t min, int64_t max, const char *format);
+/// Widgets between these are drawn dimmed and take no input when `disabled` is 1.
+/// Why: ImGui::BeginDisabled / EndDisabled (C++).
+void dl_imgui_begin_disabled(int disabled);
+void dl_imgui_end_disabled(void);
 /// Why: ImGui::RadioButton (C++).
 int dl_imgui_radio(const char *label, int active);
 /// A combo box over `items` ("a\0b\0\0"). Why: ImGui::Combo (C++).

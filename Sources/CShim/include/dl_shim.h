@@ -87,6 +87,11 @@ extern const unsigned long DL_VIDIOC_QBUF;
 extern const unsigned long DL_VIDIOC_DQBUF;
 extern const unsigned long DL_VIDIOC_STREAMON;
 extern const unsigned long DL_VIDIOC_STREAMOFF;
+/// Camera controls (V4L2Controls.swift).
+extern const unsigned long DL_VIDIOC_QUERY_EXT_CTRL;
+extern const unsigned long DL_VIDIOC_QUERYMENU;
+extern const unsigned long DL_VIDIOC_G_EXT_CTRLS;
+extern const unsigned long DL_VIDIOC_S_EXT_CTRLS;
 
 /// V4L2 fourcc pixel formats depthlens understands (v4l2_fourcc is a function-like macro).
 extern const uint32_t DL_V4L2_PIX_FMT_YUYV;

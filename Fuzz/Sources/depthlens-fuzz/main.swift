@@ -83,7 +83,8 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         // camera enumerates them and negotiates a request also taken from the input. (The scripted
         // layer needs at least one format with one size to stand for a device.)
         var c = Cursor(bytes: b)
-        let fourccs: [V4L2FourCC] = [.yuyv, .mjpeg, .rgb24, .bgr24, .grey, .z16, .y16, V4L2FourCC(0x3231_564E)]
+        let fourccs: [V4L2FourCC] = [.yuyv, .uyvy, .nv12, .mjpeg, .rgb24, .bgr24, .grey, .y8i, .y10, .y12, .y12i, .z16, .y16,
+                                     V4L2FourCC(0x3436_3248) /* H264: unsupported */]
         var formats: [ScriptedV4L2System.Format] = []
         for _ in 0..<(1 + c.byte() % 4) {
             let fourcc = fourccs[c.byte() % fourccs.count]

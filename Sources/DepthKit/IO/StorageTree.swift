@@ -46,6 +46,8 @@ public enum YAMLSubset {
     }
 
     struct Line { var number: Int; var indent: Int; var text: String }
+    /// Deepest nesting of collections read (block levels and flow brackets each); calibration files use 3.
+    static let maxDepth = 64
 
     /// Parses `text` into its root node (a mapping for every calibration file).
     public static func parse(_ text: String) throws -> StorageNode {
@@ -146,16 +148,17 @@ public enum YAMLSubset {
 
     // MARK: Block structure
 
-    static func parseBlock(_ lines: inout [Line], _ i: inout Int, indent: Int) throws -> StorageNode {
+    static func parseBlock(_ lines: inout [Line], _ i: inout Int, indent: Int, level: Int = 0) throws -> StorageNode {
         let first = lines[i]
-        if first.text == "-" || first.text.hasPrefix("- ") { return try parseSequence(&lines, &i, indent: indent) }
-        if try splitKey(first.text, line: first.number) != nil { return try parseMapping(&lines, &i, indent: indent) }
+        if level > maxDepth { throw Failure(line: first.number, problem: "nested deeper than \(maxDepth) levels") }
+        if first.text == "-" || first.text.hasPrefix("- ") { return try parseSequence(&lines, &i, indent: indent, level: level) }
+        if try splitKey(first.text, line: first.number) != nil { return try parseMapping(&lines, &i, indent: indent, level: level) }
         // A lone value on its own line (a mapping value written below its key).
         i += 1
         return try parseInline(first.text, line: first.number)
     }
 
-    static func parseSequence(_ lines: inout [Line], _ i: inout Int, indent: Int) throws -> StorageNode {
+    static func parseSequence(_ lines: inout [Line], _ i: inout Int, indent: Int, level: Int) throws -> StorageNode {
         var items: [StorageNode] = []
         while i < lines.count, lines[i].indent == indent, lines[i].text == "-" || lines[i].text.hasPrefix("- ") {
             let line = lines[i]
@@ -163,11 +166,11 @@ public enum YAMLSubset {
             if rest.isEmpty {
                 i += 1
                 guard i < lines.count, lines[i].indent > indent else { items.append(.scalar("")); continue }
-                items.append(try parseBlock(&lines, &i, indent: lines[i].indent))
+                items.append(try parseBlock(&lines, &i, indent: lines[i].indent, level: level + 1))
             } else if try splitKey(String(rest), line: line.number) != nil {
                 // "- key: value" starts a mapping indented at the key's column.
                 lines[i] = Line(number: line.number, indent: line.indent + (line.text.count - rest.count), text: String(rest))
-                items.append(try parseMapping(&lines, &i, indent: lines[i].indent))
+                items.append(try parseMapping(&lines, &i, indent: lines[i].indent, level: level + 1))
             } else {
                 i += 1
                 items.append(try parseInline(String(rest), line: line.number))
@@ -177,7 +180,8 @@ public enum YAMLSubset {
         return .sequence(items)
     }
 
-    static func parseMapping(_ lines: inout [Line], _ i: inout Int, indent: Int) throws -> StorageNode {
+    static func parseMapping(_ lines: inout [Line], _ i: inout Int, indent: Int, level: Int) throws -> StorageNode {
+        if level > maxDepth { throw Failure(line: lines[i].number, problem: "nested deeper than \(maxDepth) levels") }
         var pairs: [(String, StorageNode)] = []
         while i < lines.count, lines[i].indent == indent {
             let line = lines[i]
@@ -196,9 +200,9 @@ public enum YAMLSubset {
             var node: StorageNode
             if value.isEmpty {
                 if i < lines.count, lines[i].indent > indent {
-                    node = try parseBlock(&lines, &i, indent: lines[i].indent)
+                    node = try parseBlock(&lines, &i, indent: lines[i].indent, level: level + 1)
                 } else if i < lines.count, lines[i].indent == indent, lines[i].text == "-" || lines[i].text.hasPrefix("- ") {
-                    node = try parseSequence(&lines, &i, indent: indent)  // a sequence at its key's indentation
+                    node = try parseSequence(&lines, &i, indent: indent, level: level + 1)  // a sequence at its key's indentation
                 } else {
                     node = .scalar("")
                 }
@@ -256,6 +260,8 @@ public enum YAMLSubset {
         var chars: [Character]
         var line: Int
         var k = 0
+        /// Flow collections open around `k`: deeper than `maxDepth` is refused (no file nests so).
+        var depth = 0
 
         mutating func skipSpaces() { while k < chars.count, chars[k] == " " { k += 1 } }
 
@@ -272,6 +278,8 @@ public enum YAMLSubset {
                 let start = k
                 while k < chars.count, chars[k] != " " { k += 1 }
                 let tag = String(chars[start..<k]).drop { $0 == "!" }
+                skipSpaces()
+                if k < chars.count, chars[k] == "!" { throw Failure(line: line, problem: "two tags on one value") }
                 return .tagged(String(tag), try value(inFlow: inFlow))
             default: return .scalar(plain(inFlow: inFlow))
             }
@@ -321,7 +329,14 @@ public enum YAMLSubset {
             throw Failure(line: line, problem: "a quoted string is never closed")
         }
 
+        mutating func enter() throws {
+            depth += 1
+            if depth > YAMLSubset.maxDepth { throw Failure(line: line, problem: "nested deeper than \(YAMLSubset.maxDepth) levels") }
+        }
+
         mutating func sequence() throws -> StorageNode {
+            try enter()
+            defer { depth -= 1 }
             k += 1
             var items: [StorageNode] = []
             skipSpaces()
@@ -342,6 +357,8 @@ public enum YAMLSubset {
         }
 
         mutating func mapping() throws -> StorageNode {
+            try enter()
+            defer { depth -= 1 }
             k += 1
             var pairs: [(String, StorageNode)] = []
             skipSpaces()
@@ -388,6 +405,7 @@ public enum OpenCVXML {
     struct Parser {
         var chars: [Character]
         var k = 0
+        var depth = 0
 
         func peek(_ s: String) -> Bool {
             var j = k
@@ -422,6 +440,9 @@ public enum OpenCVXML {
 
         /// `<name attr="…">…</name>` or `<name/>`, at `k` on the `<`.
         mutating func element() throws -> (String, StorageNode) {
+            depth += 1
+            defer { depth -= 1 }
+            if depth > YAMLSubset.maxDepth { throw Failure(problem: "elements nested deeper than \(YAMLSubset.maxDepth) levels") }
             k += 1
             let tagName = try name()
             var typeID: String?

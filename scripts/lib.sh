@@ -18,6 +18,8 @@ TEST_PACKAGES+=(gnuplot-nox)
 TEST_PACKAGES+=(python3-rosbag python3-roslz4)
 # PLY files from independent writers (plyfile, trimesh from PyPI) go in a venv: scripts/ply-corpus.
 TEST_PACKAGES+=(python3-venv)
+# Calibration files: a ROS camera_info written by PyYAML (block style), an independent YAML writer.
+TEST_PACKAGES+=(python3-yaml)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

@@ -142,7 +142,7 @@ public final class DatasetExporter {
                 selectedSoFar += 1
                 if (selectedSoFar - 1) % max(1, selection.every) != 0 { continue }
                 var frame = raw
-                var calibration = calibrationOverride.resolve(for: source, frame: raw)
+                var calibration = try calibrationOverride.resolve(for: source, frame: raw)
                 calibrationOverride.apply(calibration, to: &frame)
                 (frame, calibration) = try alignment.apply(frame, calibration: calibration)
                 if !wroteCalibration {

@@ -2,7 +2,8 @@ import DepthKit
 
 /// One displayable frame: color, the depth paired with it (if any), when it was taken.
 public struct FrameSet: @unchecked Sendable {
-    /// The color image (rgba8 for every source in this target; gray16 only from a Y16 color camera).
+    /// The color image (rgba8 for every source in this target; gray16 only from a V4L2 camera whose
+    /// `grayOutput` is `.gray16`, or an mkv recording without a COLOR track).
     public var color: PixelBuffer
     /// Depth in meters (depthFloat32), or nil when none was paired with this color frame.
     public var depth: DepthData?

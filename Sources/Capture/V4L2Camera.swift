@@ -14,13 +14,32 @@ public final class V4L2Camera {
     public let system: V4L2System
     /// Units per meter of Z16 (and of Y16 when `y16IsDepth`): `--depth-scale`, default 1000.
     public var depthScale: Float
-    /// Treat Y16 as depth (gray16 with `depthScale`) rather than 16-bit gray.
+    /// Treat Y16 as depth (meters, `depthScale` units per meter, like Z16) rather than 16-bit gray:
+    /// set on the depth node.
     public var y16IsDepth = false
+    /// What gray formats of more than 8 bits (Y10, Y12, Y16 when not depth, Y12I) become.
+    public enum GrayOutput: Sendable {
+        /// rgba8 of the top 8 bits, for display (default).
+        case rgba8
+        /// gray16 at full 16-bit scale (bit replication), nothing lost.
+        case gray16
+    }
+    public var grayOutput = GrayOutput.rgba8
     /// Buffers requested from the driver.
     public var bufferCount = 4
 
     public private(set) var driver = ""
     public private(set) var card = ""
+    /// `bus_info` from `VIDIOC_QUERYCAP`: the same for every node of one device (a RealSense's depth,
+    /// IR, color and metadata nodes).
+    public private(set) var busInfo = ""
+    /// The node's own capabilities (`device_caps`), also after `open()` refused a node that cannot capture video.
+    public private(set) var deviceCaps: UInt32 = 0
+    /// A metadata node (`V4L2_CAP_META_CAPTURE` without video capture), known after `open()`.
+    public var isMetadataNode: Bool {
+        deviceCaps & UInt32(truncatingIfNeeded: V4L2_CAP_META_CAPTURE) != 0
+            && deviceCaps & UInt32(truncatingIfNeeded: V4L2_CAP_VIDEO_CAPTURE) == 0
+    }
     public private(set) var configuration: V4L2Configuration?
     public var isOpen: Bool { fd >= 0 }
     public private(set) var isStreaming = false
@@ -57,11 +76,13 @@ public final class V4L2Camera {
         }
         driver = stringFromCTuple(cap.driver)
         card = stringFromCTuple(cap.card)
+        busInfo = stringFromCTuple(cap.bus_info)
         let deviceCapsFlag = UInt32(truncatingIfNeeded: V4L2_CAP_DEVICE_CAPS)
         let caps = cap.capabilities & deviceCapsFlag != 0 ? cap.device_caps : cap.capabilities
+        deviceCaps = caps
         guard caps & UInt32(truncatingIfNeeded: V4L2_CAP_VIDEO_CAPTURE) != 0 else {
             close()
-            throw CaptureError.unsupported(device: path, problem: "not a video capture device (\(card))")
+            throw CaptureError.unsupported(device: path, problem: isMetadataNode ? "a metadata node, not a video capture device (\(card))" : "not a video capture device (\(card))")
         }
         guard caps & UInt32(truncatingIfNeeded: V4L2_CAP_STREAMING) != 0 else {
             close()
@@ -286,7 +307,8 @@ public final class V4L2Camera {
         let out: PixelFormat
         switch config.fourcc {
         case .z16: out = .depthFloat32
-        case .y16: out = .gray16(depthScale: y16IsDepth ? depthScale : 0)
+        case .y16 where y16IsDepth: out = .depthFloat32
+        case .y16, .y10, .y12, .y12i: out = grayOutput == .gray16 ? .gray16(depthScale: 0) : .rgba8
         default: out = .rgba8
         }
         pool = BufferPool(format: FrameFormat(width: config.width, height: config.height, pixelFormat: out),
@@ -365,17 +387,32 @@ public final class V4L2Camera {
         do { out = try pool.makeBuffer() } catch {
             throw CaptureError.unsupported(device: path, problem: "\(error) (frames are held too long)")
         }
-        let needed = config.fourcc == .mjpeg ? 1 : config.bytesPerLine * (config.height - 1) + config.width * config.fourcc.bytesPerPixel
+        let needed = config.fourcc.minimumFrameBytes(width: config.width, height: config.height, bytesPerLine: config.bytesPerLine)
         guard used >= needed, used <= mappings[index].length else {
             throw CaptureError.unsupported(device: path, problem: "short frame: \(used) bytes, expected \(needed) for \(config)")
         }
+        let bpl = config.bytesPerLine
+        let gray16 = out.format != .rgba8
         switch config.fourcc {
-        case .yuyv: PixelConversion.yuyvToRGBA(src, bytesPerLine: config.bytesPerLine, into: out)
+        case .yuyv: PixelConversion.yuyvToRGBA(src, bytesPerLine: bpl, into: out)
+        case .uyvy: PixelConversion.uyvyToRGBA(src, bytesPerLine: bpl, into: out)
+        case .nv12: PixelConversion.nv12ToRGBA(src, bytesPerLine: bpl, into: out)
+        case .y8i: PixelConversion.y8iLeftToRGBA(src, bytesPerLine: bpl, into: out)
+        case .y12i:
+            if gray16 { PixelConversion.y12iLeftToGray16(src, bytesPerLine: bpl, into: out) }
+            else { PixelConversion.y12iLeftToRGBA(src, bytesPerLine: bpl, into: out) }
+        case .y10, .y12:
+            let bits = config.fourcc == .y10 ? 10 : 12
+            if gray16 { PixelConversion.grayWordsToGray16(src, bytesPerLine: bpl, bits: bits, into: out) }
+            else { PixelConversion.grayWordsToRGBA(src, bytesPerLine: bpl, bits: bits, into: out) }
         case .rgb24: PixelConversion.rgb24ToRGBA(src, bytesPerLine: config.bytesPerLine, bgr: false, into: out)
         case .bgr24: PixelConversion.rgb24ToRGBA(src, bytesPerLine: config.bytesPerLine, bgr: true, into: out)
         case .grey: PixelConversion.greyToRGBA(src, bytesPerLine: config.bytesPerLine, into: out)
         case .z16: PixelConversion.z16ToMeters(src, bytesPerLine: config.bytesPerLine, unitsPerMeter: depthScale, into: out)
-        case .y16: PixelConversion.y16ToGray16(src, bytesPerLine: config.bytesPerLine, into: out)
+        case .y16:
+            if y16IsDepth { PixelConversion.z16ToMeters(src, bytesPerLine: bpl, unitsPerMeter: depthScale, into: out) }
+            else if gray16 { PixelConversion.y16ToGray16(src, bytesPerLine: bpl, into: out) }
+            else { PixelConversion.grayWordsToRGBA(src, bytesPerLine: bpl, bits: 16, into: out) }
         case .mjpeg:
             do { try PixelConversion.mjpegToRGBA(src, count: used, into: out) } catch let p as ConversionProblem {
                 throw CaptureError.unsupported(device: path, problem: p.message)

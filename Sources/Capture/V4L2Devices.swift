@@ -22,6 +22,12 @@ public struct V4L2DeviceInfo: Codable, Equatable, Sendable, CustomStringConverti
     public var path: String
     public var driver: String
     public var card: String
+    /// `bus_info`: the same for every node of one physical device (empty when it could not be opened).
+    public var busInfo: String = ""
+    /// What the node streams: "depth" (offers Z16), "color", "infrared" (gray formats only),
+    /// "metadata" (a metadata node: no video capture), "unsupported" (no format depthlens reads),
+    /// or "unavailable" (could not be opened: `error` says why).
+    public var node: String = "unavailable"
     public var formats: [Format]
     /// Why the device could not be opened or enumerated (not a capture node, busy, no permission).
     public var error: String?
@@ -30,7 +36,9 @@ public struct V4L2DeviceInfo: Codable, Equatable, Sendable, CustomStringConverti
 
     public var description: String {
         var s = "\(path): " + (card.isEmpty ? "" : "\(card) (\(driver))")
+        if node == "metadata" { return s + " metadata node (no video capture)" }
         if let error { return s + (card.isEmpty ? "" : " ") + error }
+        s += ", \(node)"
         for f in formats {
             s += "\n    \(f.fourcc) (\(f.name))\(f.emulated ? " [emulated]" : "")\(f.supported ? "" : " [not supported by depthlens]")"
             for z in f.sizes {
@@ -63,18 +71,69 @@ public enum V4L2Devices {
                 try camera.open()
                 info.driver = camera.driver
                 info.card = camera.card
-                info.formats = try camera.formats().map { f in
+                info.busInfo = camera.busInfo
+                let formats = try camera.formats()
+                info.formats = formats.map { f in
                     V4L2DeviceInfo.Format(fourcc: f.fourcc.description, name: f.name, compressed: f.isCompressed,
                                           emulated: f.isEmulated, supported: V4L2FourCC.supported.contains(f.fourcc),
                                           sizes: f.sizes.map { .init(width: $0.width, height: $0.height, fps: $0.frameRates) })
                 }
                 info.controls = try V4L2ControlInfo.list(V4L2ControlDevice(camera: camera))
+                let kinds = Set(formats.map(\.fourcc).filter { V4L2FourCC.supported.contains($0) }.map(\.streamKind))
+                info.node = kinds.contains("depth") ? "depth" : kinds.contains("color") ? "color"
+                    : kinds.contains("infrared") ? "infrared" : "unsupported"
             } catch {
                 info.driver = camera.driver
                 info.card = camera.card
-                info.error = "\(error)"
+                info.busInfo = camera.busInfo
+                if camera.isMetadataNode { info.node = "metadata" } else { info.error = "\(error)" }
             }
             return info
+        }
+    }
+}
+
+/// One physical camera: the nodes that share a `bus_info` (a RealSense's depth, IR, color and
+/// metadata nodes; a webcam's video and metadata nodes), so a user picks a camera, not a node.
+public struct V4L2CameraGroup: Codable, Equatable, Sendable, CustomStringConvertible {
+    /// The nodes' `bus_info` (empty for a node that could not be opened: it is its own group).
+    public var busInfo: String
+    public var card: String
+    public var driver: String
+    /// The `--source` that opens the camera: its color node (else its infrared node) with its depth
+    /// node as `depth=`; nil when it has no node depthlens can show as the picture.
+    public var source: String?
+    public var nodes: [V4L2DeviceInfo]
+
+    public var description: String {
+        var s = nodes.count == 1 && busInfo.isEmpty ? "" : "\(card.isEmpty ? "camera" : card)"
+            + (driver.isEmpty ? "" : " (\(driver))") + (busInfo.isEmpty ? "" : " at \(busInfo)")
+            + ": \(nodes.count) node\(nodes.count == 1 ? "" : "s")" + (source.map { ", --source \($0)" } ?? "") + "\n"
+        s += nodes.map { n in n.description.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { "  " + $0 }.joined(separator: "\n") }.joined(separator: "\n")
+        return s
+    }
+}
+
+extension V4L2Devices {
+    /// Nodes grouped by `bus_info`, groups in the order of their first node; within a group, nodes
+    /// in the listing's order.
+    public static func groups(_ nodes: [V4L2DeviceInfo]) -> [V4L2CameraGroup] {
+        var order: [String] = []
+        var byKey: [String: [V4L2DeviceInfo]] = [:]
+        for n in nodes {
+            let key = n.busInfo.isEmpty ? "path:" + n.path : "bus:" + n.busInfo
+            if byKey[key] == nil { order.append(key) }
+            byKey[key, default: []].append(n)
+        }
+        return order.map { key in
+            let members = byKey[key]!
+            let named = members.first { !$0.card.isEmpty } ?? members[0]
+            let picture = members.first { $0.node == "color" } ?? members.first { $0.node == "infrared" }
+            let depth = members.first { $0.node == "depth" }
+            let source = picture.map { "v4l2:\($0.path)" + (depth.map { ",depth=\($0.path)" } ?? "") }
+            return V4L2CameraGroup(busInfo: members[0].busInfo, card: named.card, driver: named.driver,
+                                   source: source, nodes: members)
         }
     }
 }

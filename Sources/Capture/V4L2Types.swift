@@ -7,26 +7,54 @@ public struct V4L2FourCC: Hashable, Sendable, CustomStringConvertible {
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }
 
     public static let yuyv = V4L2FourCC(DL_V4L2_PIX_FMT_YUYV)
+    public static let uyvy = V4L2FourCC(DL_V4L2_PIX_FMT_UYVY)
+    public static let nv12 = V4L2FourCC(DL_V4L2_PIX_FMT_NV12)
     public static let mjpeg = V4L2FourCC(DL_V4L2_PIX_FMT_MJPEG)
     public static let rgb24 = V4L2FourCC(DL_V4L2_PIX_FMT_RGB24)
     public static let bgr24 = V4L2FourCC(DL_V4L2_PIX_FMT_BGR24)
+    /// 8-bit gray (`Y8` is the same code): IR on depth cameras.
     public static let grey = V4L2FourCC(DL_V4L2_PIX_FMT_GREY)
+    /// 10- and 12-bit gray in 16-bit little-endian words (high bits 0).
+    public static let y10 = V4L2FourCC(DL_V4L2_PIX_FMT_Y10)
+    public static let y12 = V4L2FourCC(DL_V4L2_PIX_FMT_Y12)
+    /// RealSense's interleaved IR pairs: Y8I two bytes a pixel (left, right); Y12I three bytes a pixel pair.
+    public static let y8i = V4L2FourCC(DL_V4L2_PIX_FMT_Y8I)
+    public static let y12i = V4L2FourCC(DL_V4L2_PIX_FMT_Y12I)
     public static let z16 = V4L2FourCC(DL_V4L2_PIX_FMT_Z16)
     public static let y16 = V4L2FourCC(DL_V4L2_PIX_FMT_Y16)
 
-    /// Formats depthlens can convert, in order of preference for a color camera.
-    public static let colorPreference: [V4L2FourCC] = [.yuyv, .mjpeg, .rgb24, .bgr24, .grey, .y16]
+    /// Formats depthlens can convert, in order of preference for a color (or IR) camera.
+    public static let colorPreference: [V4L2FourCC] = [.yuyv, .uyvy, .mjpeg, .nv12, .rgb24, .bgr24,
+                                                       .grey, .y8i, .y10, .y12, .y12i, .y16]
     /// Formats depthlens can convert, in order of preference for a depth camera.
     public static let depthPreference: [V4L2FourCC] = [.z16, .y16]
-    public static let supported: Set<V4L2FourCC> = [.yuyv, .mjpeg, .rgb24, .bgr24, .grey, .z16, .y16]
+    public static let supported: Set<V4L2FourCC> = Set(colorPreference + depthPreference)
 
-    /// Bytes per pixel of the uncompressed formats (0 for MJPEG).
+    /// Bytes per pixel of the uncompressed formats' (first) plane (0 for MJPEG; NV12's luma plane: 1).
     public var bytesPerPixel: Int {
         switch self {
-        case .yuyv, .z16, .y16: return 2
-        case .rgb24, .bgr24: return 3
-        case .grey: return 1
+        case .yuyv, .uyvy, .z16, .y16, .y10, .y12, .y8i: return 2
+        case .rgb24, .bgr24, .y12i: return 3
+        case .grey, .nv12: return 1
         default: return 0
+        }
+    }
+
+    /// Bytes a frame of this format needs at least, rows `bytesPerLine` apart (1 for MJPEG).
+    /// NV12's interleaved chroma plane (⌈H/2⌉ rows of 2·⌈W/2⌉ bytes) follows the luma plane at
+    /// `bytesPerLine · height`, with the same row pitch.
+    public func minimumFrameBytes(width: Int, height: Int, bytesPerLine: Int) -> Int {
+        if self == .mjpeg { return 1 }
+        if self == .nv12 { return bytesPerLine * height + bytesPerLine * ((height + 1) / 2 - 1) + 2 * ((width + 1) / 2) }
+        return bytesPerLine * (height - 1) + width * bytesPerPixel
+    }
+
+    /// What a node offering this format streams: depth, infrared (gray) or color.
+    public var streamKind: String {
+        switch self {
+        case .z16: return "depth"
+        case .grey, .y10, .y12, .y16, .y8i, .y12i: return "infrared"
+        default: return "color"
         }
     }
 
@@ -117,7 +145,8 @@ public struct V4L2Configuration: Hashable, Sendable, CustomStringConvertible {
 
 /// A frame as read from a camera, converted into a pooled buffer.
 public struct CapturedFrame: @unchecked Sendable {
-    /// rgba8 for color formats, depthFloat32 (meters) for Z16, gray16 for Y16.
+    /// rgba8 for color formats and (by default) gray/IR ones, depthFloat32 (meters) for Z16 and
+    /// depth-node Y16, gray16 for gray formats of more than 8 bits when `V4L2Camera.grayOutput` is `.gray16`.
     public var buffer: PixelBuffer
     /// Driver timestamp in seconds (CLOCK_MONOTONIC on UVC).
     public var timestamp: Double

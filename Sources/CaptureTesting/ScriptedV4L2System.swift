@@ -37,6 +37,9 @@ public final class ScriptedV4L2System: V4L2System {
         public var driver = "scripted"
         public var card = "Scripted Camera"
         public var busInfo = "platform:scripted"
+        /// A metadata node (`V4L2_CAP_META_CAPTURE`, no video capture, no video formats), as UVC
+        /// cameras expose beside each video node.
+        public let isMetadata: Bool
         public var formats: [Format]
         /// Frame `n`'s payload and timestamp; default: zero bytes, timestamp n × frame interval.
         public var frameProvider: ((_ n: Int) -> Frame)?
@@ -63,14 +66,15 @@ public final class ScriptedV4L2System: V4L2System {
         fileprivate var queue: [Int] = []
         fileprivate var streamingFD: Int32?
 
-        init(path: String, formats: [Format]) {
-            precondition(!formats.isEmpty && !formats[0].sizes.isEmpty)
+        init(path: String, formats: [Format], isMetadata: Bool = false) {
+            precondition(isMetadata || (!formats.isEmpty && !formats[0].sizes.isEmpty))
             self.path = path
             self.formats = formats
-            fourcc = formats[0].fourcc
-            width = formats[0].sizes[0].width
-            height = formats[0].sizes[0].height
-            timePerFrame = Device.fraction(fps: formats[0].frameRates.first ?? 30)
+            self.isMetadata = isMetadata
+            fourcc = formats.first?.fourcc ?? V4L2FourCC(0)
+            width = formats.first?.sizes.first?.width ?? 0
+            height = formats.first?.sizes.first?.height ?? 0
+            timePerFrame = Device.fraction(fps: formats.first?.frameRates.first ?? 30)
         }
 
         /// Simulates pulling the cable: every call on an open descriptor now fails with `unplugErrno`.
@@ -84,7 +88,10 @@ public final class ScriptedV4L2System: V4L2System {
 
         var bytesPerLine: Int { fourcc == .mjpeg ? 0 : width * fourcc.bytesPerPixel }
         /// MJPEG frames vary in size: room for an uncompressed frame plus headers, as UVC drivers allow.
-    var sizeImage: Int { fourcc == .mjpeg ? width * height * 3 + 4096 : width * height * fourcc.bytesPerPixel }
+        var sizeImage: Int {
+            fourcc == .mjpeg ? width * height * 3 + 4096
+                : fourcc.minimumFrameBytes(width: width, height: height, bytesPerLine: bytesPerLine)
+        }
         var currentFormat: Format? { formats.first { $0.fourcc == fourcc } }
 
         static func fraction(fps: Double) -> (numerator: UInt32, denominator: UInt32) {
@@ -114,6 +121,41 @@ public final class ScriptedV4L2System: V4L2System {
         let d = Device(path: path, formats: formats)
         devices[path] = d
         return d
+    }
+
+    /// Adds a metadata node at `path` (it answers QUERYCAP with `V4L2_CAP_META_CAPTURE`, and no video formats).
+    @discardableResult
+    public func addMetadataDevice(path: String) -> Device {
+        let d = Device(path: path, formats: [], isMetadata: true)
+        devices[path] = d
+        return d
+    }
+
+    /// An Intel RealSense D435 as uvcvideo exposes it: four nodes with one `bus_info` —
+    /// `base` depth (Z16), `base+1` metadata, `base+2` infrared (GREY, Y8I, Y12I), `base+3` color
+    /// (YUYV) — at the sizes and rates the D435 offers on USB 3 (a subset). Returns the nodes in that order.
+    @discardableResult
+    public func addRealSenseD435(base: Int = 0, busInfo: String = "usb-0000:00:14.0-1") -> [Device] {
+        let p = { (n: Int) in "/dev/video\(base + n)" }
+        let depthSizes: [(width: Int, height: Int)] = [(1280, 720), (848, 480), (640, 480), (480, 270), (424, 240)]
+        let nodes = [
+            addDevice(path: p(0), formats: [.init(.z16, name: "16-bit Depth", sizes: depthSizes, frameRates: [90, 60, 30, 15, 6])]),
+            addMetadataDevice(path: p(1)),
+            addDevice(path: p(2), formats: [
+                .init(.grey, name: "8-bit Greyscale", sizes: depthSizes, frameRates: [90, 60, 30, 15, 6]),
+                .init(.y8i, name: "Interleaved 8-bit Greyscale", sizes: depthSizes, frameRates: [90, 60, 30, 15, 6]),
+                .init(.y12i, name: "Interleaved 12-bit Greyscale", sizes: [(1280, 800), (640, 400)], frameRates: [25, 15]),
+            ]),
+            addDevice(path: p(3), formats: [
+                .init(.yuyv, name: "YUYV 4:2:2", sizes: [(1920, 1080), (1280, 720), (848, 480), (640, 480)], frameRates: [30, 15, 6]),
+            ]),
+        ]
+        for d in nodes {
+            d.driver = "uvcvideo"
+            d.card = "Intel(R) RealSense(TM) Depth Ca"  // uvcvideo's card name, cut at 31 characters as the D435's is
+            d.busInfo = busInfo
+        }
+        return nodes
     }
 
     public func device(_ path: String) -> Device? { devices[path] }
@@ -193,6 +235,8 @@ public final class ScriptedV4L2System: V4L2System {
         calls.append(name)
         guard let d = descriptors[fd] else { return fail(EBADF) }
         guard d.isPresent else { return fail(d.unplugErrno) }
+        // A metadata node answers QUERYCAP; every video-capture request is EINVAL there, as uvcvideo's are.
+        if d.isMetadata && request != DL_VIDIOC_QUERYCAP { return fail(EINVAL) }
         switch request {
         case DL_VIDIOC_QUERYCAP: return queryCap(d, arg.assumingMemoryBound(to: v4l2_capability.self))
         case DL_VIDIOC_ENUM_FMT: return enumFormat(d, arg.assumingMemoryBound(to: v4l2_fmtdesc.self))
@@ -236,7 +280,8 @@ public final class ScriptedV4L2System: V4L2System {
         copyCString(d.card, into: &c.pointee.card)
         copyCString(d.busInfo, into: &c.pointee.bus_info)
         c.pointee.version = 0x060800
-        let caps = UInt32(truncatingIfNeeded: V4L2_CAP_VIDEO_CAPTURE) | UInt32(truncatingIfNeeded: V4L2_CAP_STREAMING)
+        let caps = UInt32(truncatingIfNeeded: d.isMetadata ? V4L2_CAP_META_CAPTURE : V4L2_CAP_VIDEO_CAPTURE)
+            | UInt32(truncatingIfNeeded: V4L2_CAP_STREAMING)
         c.pointee.device_caps = caps
         c.pointee.capabilities = caps | UInt32(truncatingIfNeeded: V4L2_CAP_DEVICE_CAPS)
         return 0

@@ -212,7 +212,12 @@ final class SourceSession {
         if let r = recordedCalibration, let k = resolvedFor, k.0 == generation, k.1 == key {
             resolved = r
         } else {
-            resolved = options.calibration.resolve(for: source, frame: f)
+            do { resolved = try options.calibration.resolve(for: source, frame: f) } catch {
+                // A calibration file for another aspect ratio: said once, and the source's own used.
+                log.notice("\(error); the source's own calibration is used", isError: true)
+                resolved = (try? CalibrationOverride().resolve(for: source, frame: f))
+                    ?? .assumed(depthWidth: key.z, depthHeight: key.w, colorWidth: key.x, colorHeight: key.y)
+            }
             recordedCalibration = resolved
             resolvedFor = (generation, key)
         }

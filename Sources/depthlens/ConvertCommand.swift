@@ -35,8 +35,10 @@ struct ConvertCommand: ParsableCommand {
     var depthScale: Float?
     @Option(help: "color: write depth aligned to the color camera, at the color size (calibration.json says so); none (default): raw depth.")
     var align = "none"
-    @Option(help: "A calibration.json to use instead of what the source recorded.")
+    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own. Used instead of what the source recorded.")
     var calibration: String?
+    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
+    var extrinsicsUnits: String?
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of what the source recorded).")
     var intrinsics: String?
 
@@ -59,7 +61,7 @@ struct ConvertCommand: ParsableCommand {
         exporter.selection = selection
         exporter.contents = contents
         exporter.writePLY = ply
-        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
+        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
         let mode = try AlignMode.named(align)
         guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
         exporter.alignment = DepthAlignmentStage(mode: mode)

@@ -33,8 +33,10 @@ struct RGBDInputOptions: ParsableArguments {
     var inverseDepth = false
     @Option(help: "Camera intrinsics fx,fy,cx,cy in pixels of the depth image (default: the source's, else 525·W/640, image center).")
     var intrinsics: String?
-    @Option(help: "A calibration.json (both cameras, depth→color extrinsics, depth scale; the schema `info --json` prints) for the input.")
+    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own. calibration.json is the schema `info --json` prints.")
     var calibration: String?
+    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
+    var extrinsicsUnits: String?
     @Flag(help: "Use the built-in synthetic RGB-D scene (640x480) instead of files.")
     var synthetic = false
     @Option(help: "A viewer snapshot's NAME.json: its color and depth files, depth scale and intrinsics (instead of --color/--depth).")
@@ -110,8 +112,8 @@ struct RGBDInputOptions: ParsableArguments {
             }
             frame = try loadDecoded(color: color, depth: depth)
         }
-        let override = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
-        frame.calibration = override.resolve(recorded: frame.calibration, depthUnits: frame.unitsPerMeter,
+        let override = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        frame.calibration = try override.resolve(recorded: frame.calibration, depthUnits: frame.unitsPerMeter,
                                              color: frame.color, depth: frame.depth)
         if frame.depth != nil {
             var set = FrameSet(color: frame.color, depth: frame.depth, timestamp: 0, index: 0)

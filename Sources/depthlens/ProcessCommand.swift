@@ -93,7 +93,7 @@ struct ProcessCommand: ParsableCommand {
     private func processAll(_ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
                             backend: BackendChoice, smoother: DepthSmoothing?) throws {
         let source = try spec.makeSource(depthScale: input.depthScale)
-        let override = try CalibrationOverride(calibrationFile: input.calibration, intrinsics: input.intrinsics)
+        let override = try CalibrationOverride(calibrationFile: input.calibration, intrinsics: input.intrinsics, extrinsicsUnits: input.extrinsicsUnits)
         let stage = DepthAlignmentStage(mode: try AlignMode.named(align))
         var reported = 0
         source.onWarning = { message in
@@ -115,7 +115,7 @@ struct ProcessCommand: ParsableCommand {
                     throw DepthKitError.file(path: source.name, problem: "frame \(raw.index) has no depth")
                 }
                 if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
-                frame.calibration = override.resolve(for: source, frame: raw)
+                frame.calibration = try override.resolve(for: source, frame: raw)
                 frame = try aligned(frame, filter: f, stage: stage)
                 let factory = f == .depth ? GPUBackend.cpu : try backend.factory(for: f, frame: frame, parameters: p)
                 let result = try runFilter(f, frame: frame, parameters: p, factory: factory)

@@ -67,8 +67,10 @@ struct ViewCommand: ParsableCommand {
     var recordRgbd = false
     @Option(help: "auto (default): depth aligned to the color camera when the source's cameras differ; none: raw depth with its own intrinsics.")
     var align = "auto"
-    @Option(help: "A calibration.json for the source (both cameras, extrinsics, depth scale).")
+    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own.")
     var calibration: String?
+    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
+    var extrinsicsUnits: String?
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
     var intrinsics: String?
     @OptionGroup var smoothing: SmoothingOptions
@@ -130,7 +132,7 @@ struct ViewCommand: ParsableCommand {
         o.align = try AlignMode.named(align)
         o.recordRGBD = recordRgbd
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
-        o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics)
+        o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
         o.cameraControls = try cameraControls.options(source: source)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)

@@ -83,7 +83,8 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         // camera enumerates them and negotiates a request also taken from the input. (The scripted
         // layer needs at least one format with one size to stand for a device.)
         var c = Cursor(bytes: b)
-        let fourccs: [V4L2FourCC] = [.yuyv, .mjpeg, .rgb24, .bgr24, .grey, .z16, .y16, V4L2FourCC(0x3231_564E)]
+        let fourccs: [V4L2FourCC] = [.yuyv, .uyvy, .nv12, .mjpeg, .rgb24, .bgr24, .grey, .y8i, .y10, .y12, .y12i, .z16, .y16,
+                                     V4L2FourCC(0x3436_3248) /* H264: unsupported */]
         var formats: [ScriptedV4L2System.Format] = []
         for _ in 0..<(1 + c.byte() % 4) {
             let fourcc = fourccs[c.byte() % fourccs.count]
@@ -110,6 +111,8 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         for i in 0..<min(n, 64) { _ = try? s.frame(i) }
         if n > 1 { _ = try? s.frame(0) }
     },
+    // `--calibration` files: recognized by content, then the YAML subset, OpenCV's XML or calibration.json.
+    "calibration": { _ = try? CalibrationFile.decode(Array($0), path: "in.yml") },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
     "snapshot": { _ = try? SnapshotMetadata.decode(Array($0), name: "in.json") },
     // ROS bags: the container in memory (index, chunks through lz4/bz2, every message decoded as
@@ -188,6 +191,19 @@ func makeSeeds(_ dir: String) throws {
                                 files: ["depthlens-20240131-142501-123-f42_filtered.png", "depthlens-20240131-142501-123-f42_color.png",
                                         "depthlens-20240131-142501-123-f42_depth.png"])
     try seed("snapshot", "snapshot.json") { try FileSupport.atomicWrite(try meta.encoded(), to: $0) }
+    // Calibration files in their writers' layouts (cv::FileStorage YAML and XML, ROS camera_info, stereo R/T).
+    try seed("calibration", "opencv.yml", text("%YAML:1.0\n---\nimage_width: 640\nimage_height: 480\n# flags: +zero_tangent_dist\n"
+        + "camera_matrix: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n   data: [ 6.05e+02, 0., 3.195e+02, 0.,\n"
+        + "       6.05e+02, 2.395e+02, 0., 0., 1. ]\ndistortion_coefficients: !!opencv-matrix\n   rows: 5\n   cols: 1\n"
+        + "   dt: d\n   data: [ 1.1e-01, -7.3e-01, 0., 0., 1.15e+00 ]\ncalibration_time: \"Wed 25 Nov 2026\"\n"))
+    try seed("calibration", "opencv.xml", text("<?xml version=\"1.0\"?>\n<opencv_storage>\n<image_width>1280</image_width>\n"
+        + "<image_height>720</image_height>\n<!-- flags -->\n<camera_matrix type_id=\"opencv-matrix\">\n  <rows>3</rows>\n"
+        + "  <cols>3</cols>\n  <dt>d</dt>\n  <data>\n    912.3 0. 640.1 0. 913.4 359.8 0. 0. 1.</data></camera_matrix>\n</opencv_storage>\n"))
+    try seed("calibration", "ros.yaml", text("image_width: 640\nimage_height: 480\ncamera_name: cam\ncamera_matrix:\n  rows: 3\n"
+        + "  cols: 3\n  data: [517.3, 0, 318.6, 0, 516.4, 255.3, 0, 0, 1]\ndistortion_model: plumb_bob\ndistortion_coefficients:\n"
+        + "  rows: 1\n  cols: 5\n  data:\n  - 0.26\n  - -0.95\n  - 0\n  - 0\n  - 1.16\nprojection_matrix: {rows: 3, cols: 4, data: [1]}\n"))
+    try seed("calibration", "stereo.yml", text("%YAML:1.0\n---\nR: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n"
+        + "   data: [ 1., 0., 0., 0., 1., 0., 0., 0., 1. ]\nT: !!opencv-matrix\n   rows: 3\n   cols: 1\n   dt: d\n   data: [ -14.3, 0.6, 0.6 ]\n"))
 }
 
 if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--make-seeds" {

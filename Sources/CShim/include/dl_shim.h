@@ -101,6 +101,13 @@ extern const uint32_t DL_V4L2_PIX_FMT_BGR24;
 extern const uint32_t DL_V4L2_PIX_FMT_GREY;
 extern const uint32_t DL_V4L2_PIX_FMT_Z16;
 extern const uint32_t DL_V4L2_PIX_FMT_Y16;
+extern const uint32_t DL_V4L2_PIX_FMT_UYVY;
+extern const uint32_t DL_V4L2_PIX_FMT_NV12;
+extern const uint32_t DL_V4L2_PIX_FMT_Y10;
+extern const uint32_t DL_V4L2_PIX_FMT_Y12;
+/// RealSense interleaved IR pairs: Y8I 2 bytes a pixel (left, right), Y12I 3 bytes a pixel pair.
+extern const uint32_t DL_V4L2_PIX_FMT_Y8I;
+extern const uint32_t DL_V4L2_PIX_FMT_Y12I;
 
 // MARK: Allocation counter (alloc_count.c)
 

@@ -6,6 +6,7 @@ public enum ViewerAction: Hashable, Sendable {
     case mode(Int)
     case snapshot, exportPLY, toggleView, quit, fullscreen, toggleVsync
     case toggleRecord
+    case markStart, markEnd, toggleExport
     case cycleColormap, cycleBackend, togglePanel, toggleHelp
     case toggleFilter, toggleDepth, toggleBlend, toggleRosyMatrix, toggleRange, toggleLoop
     case mixUp, mixDown
@@ -68,6 +69,10 @@ public enum KeyBindings {
             KeyBinding([GLFW_KEY_S], "S", .snapshot, "snapshot: filtered, color, 16-bit depth PNGs and JSON into --snapshot-dir"),
             KeyBinding([GLFW_KEY_P], "P", .exportPLY, "export the point cloud as PLY into --snapshot-dir"),
             KeyBinding([GLFW_KEY_R], "Ctrl+R", .toggleRecord, "record the 2D view as H.264 video into --snapshot-dir / stop", ctrl: true),
+            KeyBinding([GLFW_KEY_I], "I", .markStart, "timeline: mark the export range's start at this frame"),
+            KeyBinding([GLFW_KEY_O], "O", .markEnd, "timeline: mark the export range's end at this frame"),
+            KeyBinding([GLFW_KEY_E], "Ctrl+E", .toggleExport,
+                       "export the range as a TUM folder with the panel's Export settings / cancel", ctrl: true),
             KeyBinding([GLFW_KEY_TAB], "Tab", .toggleView, "2D / 3D view"),
             KeyBinding([GLFW_KEY_F], "F", .fullscreen, "fullscreen"),
             KeyBinding([GLFW_KEY_V], "V", .toggleVsync, "vsync on / off"),

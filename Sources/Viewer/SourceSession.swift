@@ -17,6 +17,8 @@ final class SourceSession {
     private(set) var source: FrameSource?
     /// What is open, as typed: "synthetic", "bag:rec.bag", "ply:cloud.ply".
     private(set) var name: String
+    /// The `--source` text of what is open, as typed (an export opens it again on its own thread).
+    private(set) var openedText: String
     /// Counts opens: texts about the source are rebuilt when it changes.
     private(set) var generation = 0
     /// A PLY point list opened, until the 3D scene takes it (no host copy outlives its upload).
@@ -58,6 +60,7 @@ final class SourceSession {
         self.context = context
         self.log = log
         alignment = DepthAlignmentStage(mode: options.align)
+        openedText = options.source
         (source, pointList, name) = try Self.open(options.source, options: options)
     }
 
@@ -112,7 +115,7 @@ final class SourceSession {
             let (s, points, opened) = try Self.open(text, options: options)
             prefetcher?.stop()
             source?.stop()
-            (source, pointList, name) = (s, points, opened)
+            (source, pointList, name, openedText) = (s, points, opened, text)
             generation += 1
             start()
             limitDepthRate(depthRateLimit)

@@ -21,6 +21,8 @@ public final class ViewerApp {
     let composer: PresentComposer
     let imgui: ImGuiLayer
     let capture: ViewerCapture
+    /// The panel's Export section and Ctrl+E: recordings written as TUM folders on their own thread.
+    let export: ViewerExport
     let thermal: ThermalWatch
     /// What the panel and the keys change between frames.
     var settings: ViewSettings
@@ -34,7 +36,7 @@ public final class ViewerApp {
     public static func run(_ options: ViewerOptions) throws {
         StopSignals.install()
         let app = try ViewerApp(options: options)
-        defer { app.capture.stopRecording() }   // keeps what was recorded when the loop fails
+        defer { app.capture.stopRecording(); app.export.finish() }   // keeps what was recorded when the loop fails
         try app.loop()
     }
 
@@ -85,6 +87,7 @@ public final class ViewerApp {
                                imageCount: max(2, swapchain.images.count), oneShot: { try sync.oneShot($0) })
         capture = ViewerCapture(directory: options.snapshotDir, log: log, composer: composer)
         capture.recordsRGBD = options.recordRGBD
+        export = ViewerExport(options: options, log: log)
         thermal = ThermalWatch(log: log)
         try showPointList()
         session.start()
@@ -102,6 +105,7 @@ public final class ViewerApp {
         defer { AllocationCounter.counting(false) }
         while try runFrame() {}
         capture.stopRecording()
+        export.finish()
         try sync.waitForFrame()
         vkDeviceWaitIdle(swapchain.context.device)
         let steadyLine = stats.finish()

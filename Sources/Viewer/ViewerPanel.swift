@@ -7,6 +7,7 @@ extension ViewerApp {
     /// The ImGui frame: control panel (F1 / H), status line, readout, notices, `?` key list.
     func buildUI(now: Double) {
         let w = Float(swapchain.extent.width), h = Float(swapchain.extent.height)
+        export.poll()
         if ui.showPanel { buildPanel(width: w) }
 
         // Status line (always): FPS, stages, dropped frames, device; rebuilt once a second with the figures.
@@ -163,6 +164,7 @@ extension ViewerApp {
             UI.sameLine()
             UI.checkbox("RGB-D as mkv", &capture.recordsRGBD)
         }
+        buildExportSection()
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
             for line in ui.texts.panelStatus { UI.text(line) }

@@ -11,6 +11,8 @@ extension ViewerApp {
             ("mix", String(format: "%.3f", settings.mix)), ("focus", String(format: "%.3f", settings.focus)),
             ("range", String(format: "%.2f-%.2f", settings.rangeMin, settings.rangeMax)),
             ("smooth", flag(settings.smoothing.enabled)), ("recording", flag(capture.isRecording)),
+            ("markin", export.selection.start.map { "\($0)" } ?? "-"), ("markout", export.selection.end.map { "\($0)" } ?? "-"),
+            ("exports", "\(export.started)"), ("exporting", flag(export.isRunning)),
         ]
         if let p = playback {
             f += [("paused", flag(p.isPaused)), ("loop", flag(p.loop)), ("frame", "\(p.currentIndex)"),

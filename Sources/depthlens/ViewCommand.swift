@@ -73,6 +73,8 @@ struct ViewCommand: ParsableCommand {
     var extrinsicsUnits: String?
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
     var intrinsics: String?
+    @Option(help: "The folder the panel's Export section (and Ctrl+E) writes the recording into, as a TUM-layout folder (default: <snapshot-dir>/export-DATE-TIME).")
+    var exportDir: String?
     @OptionGroup var smoothing: SmoothingOptions
     @OptionGroup var cameraControls: CameraControlOptions
 
@@ -131,13 +133,14 @@ struct ViewCommand: ParsableCommand {
         o.smoothing = try smoothing.settings()
         o.align = try AlignMode.named(align)
         o.recordRGBD = recordRgbd
+        o.exportDir = exportDir
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
         o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
         o.cameraControls = try cameraControls.options(source: source)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
         if let s = StopSignals.pending {
-            warn("stopped by \(StopSignals.name(s)); recordings were finished")
+            warn("stopped by \(StopSignals.name(s)); recordings and exports were finished")
             throw ExitCode(128 + s)
         }
     }

@@ -1,0 +1,441 @@
+import CImGui
+import Capture
+import DepthKit
+import Foundation
+
+/// The timeline's selection: a start and an end mark (frame indices), each set from the frame
+/// shown (I, O, the panel's buttons). A mark set past the other one clears the other one.
+struct TimelineSelection: Equatable {
+    private(set) var start: Int?
+    private(set) var end: Int?
+
+    var isEmpty: Bool { start == nil && end == nil }
+
+    mutating func markStart(_ frame: Int) {
+        start = max(0, frame)
+        if let e = end, e < frame { end = nil }
+    }
+
+    mutating func markEnd(_ frame: Int) {
+        end = max(0, frame)
+        if let s = start, s > frame { start = nil }
+    }
+
+    mutating func clear() { start = nil; end = nil }
+
+    /// The frames an export writes of a recording of `frameCount` frames (nil: it never ends, the
+    /// synthetic scene): the marks (a missing start is frame 0, a missing end the last frame)
+    /// clamped to the recording, or the whole recording when `whole` or no mark is set. Fails with
+    /// the reason when that range is empty or endless.
+    func frames(frameCount: Int?, whole: Bool) -> Result<ClosedRange<Int>, ExportRangeError> {
+        let marks = !whole && !isEmpty
+        if let n = frameCount {
+            guard n > 0 else { return .failure(.noFrames) }
+            guard marks else { return .success(0...(n - 1)) }
+            let lo = start ?? 0, hi = min(end ?? (n - 1), n - 1)
+            guard lo <= n - 1 else { return .failure(.startPastEnd(last: n - 1)) }
+            return .success(lo...hi)
+        }
+        guard marks, let e = end else { return .failure(.endless) }
+        return .success((start ?? 0)...e)
+    }
+}
+
+/// Why the range cannot be exported (one line for the panel and the notice).
+enum ExportRangeError: Error, Equatable, CustomStringConvertible {
+    case noFrames
+    case startPastEnd(last: Int)
+    case endless
+
+    var description: String {
+        switch self {
+        case .noFrames: return "the recording has no frames"
+        case .startPastEnd(let last): return "the start mark is past the last frame (\(last))"
+        case .endless: return "this source never ends: mark an end frame (O)"
+        }
+    }
+}
+
+/// One export running on its own thread, with its own instance of the source (the `--source`
+/// text opened again, as `convert` opens it), so the view keeps playing. The render loop reads its
+/// progress under a short lock; `cancel` and the stop signals end it between two frames, and
+/// `DatasetExporter` then finishes the index files with exactly the frames written.
+final class ViewerExportJob: @unchecked Sendable {
+    struct Request: Sendable {
+        var source: String
+        var directory: String
+        var overwrite: Bool
+        var selection: ExportSelection
+        var contents: ExportContents
+        var ply: Bool
+        var align: AlignMode
+        var calibration: CalibrationOverride
+        var depthScale: Float?
+        /// Frames the range holds (the progress bar's end).
+        var total: Int
+    }
+
+    enum Outcome {
+        case finished(ExportSummary)
+        case failed(String, framesWritten: Int)
+    }
+
+    let request: Request
+    private let lock = NSLock()
+    private var progress: ExportProgress?
+    private var cancelled = false
+    private var outcome: Outcome?
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ request: Request) {
+        self.request = request
+        let t = Thread { [self] in work() }
+        t.name = "depthlens export"
+        t.qualityOfService = .utility
+        t.start()
+    }
+
+    /// Frames written so far, seconds since the start, and the outcome once the thread is done.
+    var state: (progress: ExportProgress?, outcome: Outcome?) { lock.withLock { (progress, outcome) } }
+
+    /// Stops after the frame being written (the folder then lists what was written).
+    func cancel() { lock.withLock { cancelled = true } }
+
+    /// Waits for the thread and returns its outcome.
+    func wait() -> Outcome {
+        done.wait()
+        done.signal()
+        return lock.withLock { outcome! }
+    }
+
+    private func work() {
+        let r = request
+        let result: Outcome
+        do {
+            let spec = try SourceSpec(parsing: r.source)
+            let source = try spec.makeSource(depthScale: r.depthScale)
+            try DatasetExporter.prepare(directory: r.directory, overwrite: r.overwrite)
+            let exporter = DatasetExporter(source: source, directory: r.directory)
+            exporter.selection = r.selection
+            exporter.contents = r.contents
+            exporter.writePLY = r.ply
+            exporter.calibrationOverride = r.calibration
+            exporter.alignment = DepthAlignmentStage(mode: r.align)
+            // A stop signal is reported as such; the cancel button (or a quit) as 0.
+            let summary = try exporter.run(shouldStop: { [self] in
+                StopSignals.pending ?? (lock.withLock { cancelled } ? 0 : nil)
+            }, progress: { [self] p in
+                lock.withLock { progress = p }
+            })
+            result = .finished(summary)
+        } catch {
+            result = .failed("\(error)", framesWritten: lock.withLock { progress?.written ?? 0 })
+        }
+        lock.withLock { outcome = result }
+        done.signal()
+    }
+}
+
+/// The panel's "Export..." section and Ctrl+E: writes the timeline's selection (I and O mark it)
+/// or the whole recording as a TUM-layout folder through `DatasetExporter`, the writer behind
+/// `depthlens convert`, on its own thread (`ViewerExportJob`). A progress bar with frames, fps and
+/// time left and a cancel button while it runs; a notice says where the files are, or the error.
+/// Quitting and the stop signals finish a running export first (`finish`): its folder lists
+/// exactly the frames written. Nothing here builds a string per frame: the texts are remade only
+/// when what they show changes (`TextMemo`).
+final class ViewerExport {
+    private let log: ViewerLog
+    private let snapshotDir: String
+    /// The folder field: a C buffer ImGui edits in place.
+    var folder: [CChar]
+    /// The folder the field was filled with when it was made here (not typed or `--export-dir`):
+    /// a new one is picked after each export, so the next does not land in a full folder.
+    private var madeFolder: String?
+    var selection = TimelineSelection()
+    /// Export the whole recording even when marks are set.
+    var whole = false
+    var color = true, depth = true, ir = false, ply = false
+    /// Depth registered to the color camera, at the color size (`convert --align color`).
+    var alignToColor = false
+    var overwrite = false
+    /// The section starts open when `--export-dir` was given.
+    let startsOpen: Bool
+    /// Exports started (`--log-ui`'s state line).
+    private(set) var started = 0
+    private var job: ViewerExportJob?
+    /// The last outcome, kept in the panel (the notice fades).
+    private(set) var lastResult = ""
+    private var lastResultIsError = false
+    private var marksText = TextMemo<SIMD2<Int>>()
+    private var rangeText = TextMemo<RangeParts>()
+    private var progressText = TextMemo<SIMD2<Int>>()
+
+    private struct RangeParts: Equatable {
+        var selection: TimelineSelection
+        var frameCount: Int?
+        var whole: Bool
+        var still: Bool
+    }
+
+    init(options: ViewerOptions, log: ViewerLog) {
+        self.log = log
+        snapshotDir = options.snapshotDir
+        folder = []
+        startsOpen = options.exportDir != nil
+        if let d = options.exportDir { setFolder(d) } else { pickFolder() }
+    }
+
+    var isRunning: Bool { job != nil }
+
+    private func setFolder(_ s: String) {
+        folder = Array(s.utf8CString.dropLast()) + [CChar](repeating: 0, count: 1024)
+    }
+
+    private var folderText: String { String(cString: folder) }
+
+    /// A fresh `<snapshot-dir>/export-YYYYMMDD-HHMMSS` in the folder field.
+    private func pickFolder() {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        let base = (snapshotDir as NSString).appendingPathComponent("export-\(f.string(from: Date()))")
+        var name = base, n = 2
+        while FileManager.default.fileExists(atPath: name) { name = "\(base)-\(n)"; n += 1 }
+        setFolder(name)
+        madeFolder = name
+    }
+
+    // MARK: What can be exported
+
+    /// What the open source offers an export.
+    enum Availability: Equatable {
+        /// A recording with a timeline; `frameCount` nil when it never ends (the synthetic scene).
+        case recording(frameCount: Int?)
+        /// One frame (a pair of files, a snapshot).
+        case still
+        /// Nothing to export, and why.
+        case unavailable(Reason)
+    }
+
+    enum Reason: Equatable {
+        case pointList, live, noSource
+        var text: String {
+            switch self {
+            case .pointList: return "a PLY point list has no color or depth frames to export"
+            case .live: return "a live camera has no recording to export: record it with Ctrl+R"
+            case .noSource: return "no source is open"
+            }
+        }
+    }
+
+    static func availability(source: FrameSource?, playback: PlaybackControl?, isPointList: Bool) -> Availability {
+        guard let source else { return .unavailable(isPointList ? .pointList : .noSource) }
+        if source.isLive { return .unavailable(.live) }
+        if let p = playback { return .recording(frameCount: p.frameCount) }
+        return .still
+    }
+
+    /// The frames the panel's settings select, or why none.
+    func range(_ a: Availability) -> Result<ClosedRange<Int>?, Error> {
+        switch a {
+        case .unavailable(let why): return .failure(CaptureError.invalidState(why.text))
+        case .still: return .success(nil)
+        case .recording(let n):
+            switch selection.frames(frameCount: n, whole: whole) {
+            case .success(let r): return .success(r)
+            case .failure(let e): return .failure(e)
+            }
+        }
+    }
+
+    // MARK: Starting, following, finishing
+
+    /// Starts an export of `sourceText` (opened again on the export's thread) with the panel's settings.
+    func start(sourceText: String, availability: Availability, options: ViewerOptions) {
+        guard job == nil else { log.notice("export: one is running (Ctrl+E cancels it)", isError: true); return }
+        let frames: ClosedRange<Int>?
+        switch range(availability) {
+        case .success(let r): frames = r
+        case .failure(let e): log.notice("export: \(e)", isError: true); return
+        }
+        var contents: ExportContents = []
+        if color { contents.insert(.color) }
+        if depth { contents.insert(.depth) }
+        guard !contents.isEmpty else { log.notice("export: tick color or depth to write", isError: true); return }
+        if ir { contents.insert(.ir) }
+        let dir = folderText.trimmingCharacters(in: .whitespaces)
+        guard !dir.isEmpty else { log.notice("export: the folder is empty", isError: true); return }
+        if !overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
+            log.notice("export: \(dir) exists and is not empty (tick \"overwrite\" to write into it)", isError: true)
+            return
+        }
+        let total = frames?.count ?? 1
+        job = ViewerExportJob(.init(
+            source: sourceText, directory: dir, overwrite: overwrite, selection: ExportSelection(frames: frames),
+            contents: contents, ply: ply, align: alignToColor ? .color : .none, calibration: options.calibration,
+            depthScale: options.depthScale, total: total))
+        started += 1
+        lastResult = ""
+        let what = frames.map { "frames \($0.lowerBound)-\($0.upperBound)" } ?? "its frame"
+        log.notice("exporting \(what) of \(sourceText) to \(dir) (Ctrl+E cancels)")
+        log.ui("export start \(total) \(dir)")
+    }
+
+    func cancel() {
+        guard let job else { return }
+        job.cancel()
+        log.ui("export cancel")
+    }
+
+    /// Once a frame: reports an export that ended. Nothing happens (and nothing is allocated) while none runs.
+    func poll() {
+        guard let j = job, case let (_, outcome?) = j.state else { return }
+        job = nil
+        report(outcome, request: j.request, why: nil)
+    }
+
+    /// Before the viewer exits (a quit, a stop signal, the loop failing): stops a running export
+    /// after the frame it is writing and waits until its folder lists exactly what was written.
+    func finish() {
+        guard let j = job else { return }
+        let signal = StopSignals.pending
+        j.cancel()
+        let outcome = j.wait()
+        job = nil
+        report(outcome, request: j.request, why: signal.map(StopSignals.name) ?? "quit")
+    }
+
+    private func report(_ outcome: ViewerExportJob.Outcome, request r: ViewerExportJob.Request, why exitReason: String?) {
+        let dir = r.directory
+        switch outcome {
+        case .finished(let s):
+            let plys = s.plyWritten > 0 ? " and \(s.plyWritten) PLY files" : ""
+            if let stop = s.stoppedBy {
+                let by = stop == 0 ? (exitReason.map { "at \($0)" } ?? "cancelled") : "by \(StopSignals.name(stop))"
+                lastResult = "export stopped \(by) after \(s.framesWritten) of \(r.total) frames; \(dir) lists every frame written"
+                lastResultIsError = true
+                log.ui("export stopped \(s.framesWritten) \(dir)")
+            } else {
+                lastResult = "exported \(s.framesWritten) frames\(plys) to \(dir)"
+                lastResultIsError = false
+                log.ui("export done \(s.framesWritten) \(dir)")
+            }
+            for w in s.warnings { log.notice("export: \(w)", isError: true) }
+        case .failed(let e, let written):
+            lastResult = "export failed: \(e)" + (written > 0 ? "; the \(written) frames written are complete and listed in \(dir)" : "")
+            lastResultIsError = true
+            log.ui("export failed \(written) \(dir)")
+        }
+        log.notice(lastResult, isError: lastResultIsError, seconds: 10)
+        if exitReason != nil || StopSignals.pending != nil {
+            // The window is closing: say it where it stays.
+            FileHandle.standardError.write(Data("depthlens: \(lastResult)\n".utf8))
+        }
+        if madeFolder == folderText { pickFolder() }
+    }
+
+    // MARK: The panel
+
+    /// The section's widgets (the header is drawn by the caller). `current`: the playback index.
+    func panel(availability a: Availability, current: Int?, sourceText: @autoclosure () -> String, options: ViewerOptions) {
+        var why: String?
+        if case .unavailable(let r) = a { why = r.text }
+        if let why { UI.text(why, color: [1, 0.7, 0.3]) }
+        dl_imgui_begin_disabled(why != nil || job != nil ? 1 : 0)
+        UI.text("folder")
+        UI.sameLine()
+        _ = UI.inputText("##exportfolder", &folder)
+
+        // The timeline's marks (a recording only).
+        var hasTimeline = false
+        var frameCount: Int?
+        if case .recording(let n) = a { hasTimeline = true; frameCount = n }
+        dl_imgui_begin_disabled(hasTimeline ? 0 : 1)
+        let marks = marksText.text(for: SIMD2(selection.start ?? -1, selection.end ?? -1)) { m in
+            "marks: " + (m.x < 0 ? "start" : "\(m.x)") + " - " + (m.y < 0 ? "end" : "\(m.y)") + "  (I, O)"
+        }
+        UI.text(marks)
+        if UI.button("start here"), let c = current { selection.markStart(c) }
+        UI.sameLine()
+        if UI.button("end here"), let c = current { selection.markEnd(c) }
+        UI.sameLine()
+        if UI.button("clear marks") { selection.clear() }
+        if UI.radio("marked range", !whole) { whole = false }
+        UI.sameLine()
+        if UI.radio("whole recording", whole) { whole = true }
+        dl_imgui_end_disabled()
+        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still)
+        UI.text(rangeText.text(for: parts) { p in
+            if p.still { return "range: the one frame" }
+            switch selection.frames(frameCount: p.frameCount, whole: p.whole) {
+            case .success(let r): return "range: frames \(r.lowerBound)-\(r.upperBound) (\(r.count))"
+            case .failure(let e): return "range: none, \(e)"
+            }
+        })
+
+        UI.checkbox("color", &color)
+        UI.sameLine()
+        UI.checkbox("depth", &depth)
+        UI.sameLine()
+        UI.checkbox("ir", &ir)
+        UI.sameLine()
+        UI.checkbox("ply", &ply)
+        UI.text("align depth")
+        UI.sameLine()
+        if UI.radio("none##align", !alignToColor) { alignToColor = false }
+        UI.sameLine()
+        if UI.radio("to color##align", alignToColor) { alignToColor = true }
+        UI.checkbox("overwrite a non-empty folder", &overwrite)
+        dl_imgui_end_disabled()
+
+        if let j = job {
+            let p = j.state.progress
+            let total = j.request.total, written = p?.written ?? 0, fps = p?.framesPerSecond ?? 0
+            dl_imgui_progress_bar(total > 0 ? Float(written) / Float(total) : 0, nil)
+            UI.text(progressText.text(for: SIMD2(written, total)) { _ in
+                guard p != nil else { return "opening the source..." }
+                var s = "\(written) / \(total) frames, " + String(format: "%.1f fps", fps)
+                if written > 0, fps > 0 { s += String(format: ", %.0f s left", Double(max(0, total - written)) / fps) }
+                return s
+            })
+            if UI.button("cancel (Ctrl+E)") { cancel() }
+        } else {
+            dl_imgui_begin_disabled(why != nil ? 1 : 0)
+            if UI.button("export (Ctrl+E)") { start(sourceText: sourceText(), availability: a, options: options) }
+            dl_imgui_end_disabled()
+        }
+        if !lastResult.isEmpty { UI.text(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
+    }
+}
+
+extension ViewerApp {
+    private var exportAvailability: ViewerExport.Availability {
+        ViewerExport.availability(source: session.source, playback: playback, isPointList: composer.scene3D?.pointList != nil)
+    }
+
+    /// The panel's "Export..." section (collapsed at first unless `--export-dir` was given).
+    func buildExportSection() {
+        guard UI.header("Export...", open: export.startsOpen) else { return }
+        export.panel(availability: exportAvailability, current: playback?.currentIndex, sourceText: session.openedText,
+                     options: options)
+    }
+
+    /// I, O and Ctrl+E.
+    func performExport(_ action: ViewerAction) {
+        switch action {
+        case .markStart, .markEnd:
+            // The playback index: the frame stepped or sought to, as the panel's frame slider shows it.
+            guard case .recording = exportAvailability, let i = playback?.currentIndex else {
+                notice("export marks: \(session.name) has no timeline", isError: true)
+                return
+            }
+            if action == .markStart { export.selection.markStart(i) } else { export.selection.markEnd(i) }
+            logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
+        case .toggleExport:
+            if export.isRunning { export.cancel() } else {
+                export.start(sourceText: session.openedText, availability: exportAvailability, options: options)
+            }
+        default: break
+        }
+    }
+}

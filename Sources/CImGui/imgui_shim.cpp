@@ -159,6 +159,14 @@ int dl_imgui_button(const char *label) { return ImGui::Button(label) ? 1 : 0; }
 void dl_imgui_same_line(void) { ImGui::SameLine(); }
 void dl_imgui_separator(void) { ImGui::Separator(); }
 
+void dl_imgui_text_wrapped(const char *text, float r, float g, float b, float a) {
+    ImGui::PushTextWrapPos(0.0f);
+    if (a > 0) ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(r, g, b, a));
+    ImGui::TextUnformatted(text);
+    if (a > 0) ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+}
+
 void dl_imgui_progress_bar(float fraction, const char *overlay) {
     ImGui::ProgressBar(fraction, ImVec2(-1.0f, 0.0f), overlay);
 }

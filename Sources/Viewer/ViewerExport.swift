@@ -175,6 +175,7 @@ final class ViewerExport {
         var frameCount: Int?
         var whole: Bool
         var still: Bool
+        var unavailable: Bool
     }
 
     init(options: ViewerOptions, log: ViewerLog) {
@@ -340,7 +341,7 @@ final class ViewerExport {
     func panel(availability a: Availability, current: Int?, sourceText: @autoclosure () -> String, options: ViewerOptions) {
         var why: String?
         if case .unavailable(let r) = a { why = r.text }
-        if let why { UI.text(why, color: [1, 0.7, 0.3]) }
+        if let why { wrapped(why, color: [1, 0.7, 0.3]) }
         dl_imgui_begin_disabled(why != nil || job != nil ? 1 : 0)
         UI.text("folder")
         UI.sameLine()
@@ -364,8 +365,11 @@ final class ViewerExport {
         UI.sameLine()
         if UI.radio("whole recording", whole) { whole = true }
         dl_imgui_end_disabled()
-        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still)
-        UI.text(rangeText.text(for: parts) { p in
+        var unavailable = false
+        if case .unavailable = a { unavailable = true }
+        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still, unavailable: unavailable)
+        wrapped(rangeText.text(for: parts) { p in
+            if p.unavailable { return "range: none" }
             if p.still { return "range: the one frame" }
             switch selection.frames(frameCount: p.frameCount, whole: p.whole) {
             case .success(let r): return "range: frames \(r.lowerBound)-\(r.upperBound) (\(r.count))"
@@ -404,7 +408,12 @@ final class ViewerExport {
             if UI.button("export (Ctrl+E)") { start(sourceText: sourceText(), availability: a, options: options) }
             dl_imgui_end_disabled()
         }
-        if !lastResult.isEmpty { UI.text(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
+        if !lastResult.isEmpty { wrapped(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
+    }
+
+    /// Text wrapped at the panel's edge (a reason, a folder path).
+    private func wrapped(_ s: String, color c: SIMD3<Float>? = nil) {
+        s.withCString { dl_imgui_text_wrapped($0, c?.x ?? 0, c?.y ?? 0, c?.z ?? 0, c == nil ? 0 : 1) }
     }
 }
 

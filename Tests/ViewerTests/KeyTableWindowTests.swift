@@ -70,6 +70,14 @@ final class KeyTableWindowTests: WindowTestCase {
             .joined(separator: ", ")
     }
 
+    /// An export mark (`markin`, `markout`) is set to the frame shown.
+    static func marks(_ key: String) -> Effect {
+        Effect(check: { _, a in
+            guard let f = a["frame"], let m = a[key] else { return "\(key) or frame missing" }
+            return m == f ? nil : "\(key) is \(m), the frame is \(f)"
+        })
+    }
+
     static func writes(_ line: String) -> Effect { Effect(check: { _, _ in nil }, writes: line) }
     static let quits = Effect(check: { _, _ in nil }, quits: true)
 
@@ -103,6 +111,10 @@ final class KeyTableWindowTests: WindowTestCase {
             "Z": (toggles("smooth"), toggles("smooth")),
             // Recording covers the 2D view; in 3D the key only says so.
             "Ctrl+R": (toggles("recording"), nothing),
+            // The export marks take the frame shown; Ctrl+E starts an export of the marked frames.
+            "I": (marks("markin"), marks("markin")),
+            "O": (marks("markout"), marks("markout")),
+            "Ctrl+E": (moves("exports", "grow by 1") { $1 == $0 + 1 }, moves("exports", "grow by 1") { $1 == $0 + 1 }),
             "G": (nothing, cycles("colorby", picture: .image)),
             "T": (nothing, cycles("pointsby")),
             "R": (nothing, Effect(setup: ["Left", "Up"], check: { b, a in

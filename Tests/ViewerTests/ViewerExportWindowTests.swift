@@ -30,10 +30,8 @@ final class ViewerExportWindowTests: WindowTestCase {
         XCTAssertEqual(try v.waitForLine("ui: export done ", after: n, timeout: 120), "ui: export done 5 \(out)")
         XCTAssertEqual(try v.waitForLine("notice: exported ", after: n, timeout: 10), "notice: exported 5 frames to \(out)")
 
-        // The panel after the export (kept for people with DEPTHLENS_KEEP_SHOTS).
-        try v.waitForFrames(5)
-        _ = try x.screenshot(saveAs: path("panel.png"))
-        keep(path("panel.png"), as: "export-panel")
+        // The panel after the export, scrolled down to the section (kept for people with DEPTHLENS_KEEP_SHOTS).
+        try shootPanel(v, as: "export-panel")
 
         // Again into the same folder: refused, nothing started.
         n = v.lines.count
@@ -87,6 +85,7 @@ final class ViewerExportWindowTests: WindowTestCase {
             let moving = try v.waitForLine("state: ", after: played, timeout: 30)
             XCTAssertTrue(moving.contains(" paused=0 ") && moving.contains(" exporting=1 "), moving)
             try v.waitForFrames(10)
+            if how == "q" { try shootPanel(v, as: "export-progress") }
             let frames = v.lines.compactMap { $0.hasPrefix("state: ") ? KeyDriver.parse($0)["frame"].flatMap(Int.init) : nil }
             XCTAssertGreaterThan(frames.last ?? 0, 3000, "the view played during the export")
             if how == "SIGTERM" { kill(v.process.processIdentifier, SIGTERM) } else { try v.key("q") }
@@ -123,14 +122,22 @@ final class ViewerExportWindowTests: WindowTestCase {
         try v.key("ctrl+e")
         XCTAssertEqual(try v.waitForLine("notice: export", after: n, timeout: 30),
                        "notice: export: a PLY point list has no color or depth frames to export")
-        try v.waitForFrames(5)
-        _ = try x.screenshot(saveAs: path("ply.png"))
-        keep(path("ply.png"), as: "export-ply-disabled")
+        try shootPanel(v, as: "export-ply-disabled")
         v.quit()
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "nothing is written")
     }
 
     // MARK: Helpers
+
+    /// Scrolls the docked panel to its end (the Export section) and keeps a screenshot as `name`.
+    private func shootPanel(_ v: ViewerRun, as name: String) throws {
+        try v.x.xdotool(["mousemove", "1100", "400"])
+        try v.waitForFrames(2)
+        try v.x.xdotool(["click", "--repeat", "20", "--delay", "20", "5"])
+        try v.waitForFrames(5)
+        _ = try v.x.screenshot(saveAs: path("\(name).png"))
+        keep(path("\(name).png"), as: name)
+    }
 
     /// Presses `key` and waits for a line starting with `prefix` (and holding `containing`).
     private func press(_ v: ViewerRun, _ key: String, then prefix: String, containing: String = "") throws {
@@ -138,11 +145,11 @@ final class ViewerExportWindowTests: WindowTestCase {
         try v.key(key)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            if v.lines.dropFirst(n).contains(where: { $0.hasPrefix(prefix) && $0.contains(containing) }) { return }
+            if v.lines.dropFirst(n).contains(where: { $0.hasPrefix(prefix) && (containing.isEmpty || $0.contains(containing)) }) { return }
             usleep(30_000)
         }
         throw NSError(domain: "viewer", code: 2, userInfo: [NSLocalizedDescriptionKey:
-            "\(key): no '\(prefix)…\(containing)' line; last lines: \(v.lines.suffix(4)); stderr: \(v.stderr.suffix(400))"])
+            "\(key): no '\(prefix)…\(containing)' line; last lines: \(v.lines.filter { !$0.hasPrefix("frame ") && !$0.hasPrefix("layout:") }.suffix(6)); stderr: \(v.stderr.suffix(400))"])
     }
 
     /// A TUM folder of the synthetic scene at 320×240, frame i at i/30 s.

@@ -86,6 +86,8 @@ int dl_imgui_button(const char *label);
 /// Why: ImGui::SameLine / Separator (C++).
 void dl_imgui_same_line(void);
 void dl_imgui_separator(void);
+/// Text wrapped at the window's right edge; colored when a > 0. Why: ImGui::PushTextWrapPos (C++).
+void dl_imgui_text_wrapped(const char *text, float r, float g, float b, float a);
 /// A progress bar over the panel's width, `fraction` 0…1, with `overlay` text on it (NULL: the
 /// percentage). Why: ImGui::ProgressBar (C++, ImVec2 argument).
 void dl_imgui_progress_bar(float fraction, const char *overlay);

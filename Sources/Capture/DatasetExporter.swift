@@ -93,6 +93,9 @@ public final class DatasetExporter {
     /// Depth aligned to color before writing (`--align color`): depth at the color size, and
     /// calibration.json says depth is seen by the color camera.
     public var alignment = DepthAlignmentStage(mode: .none)
+    /// Frames the folder's index files list once `run` returned or threw (on a full disk, fewer
+    /// than were written: the newest unlisted ones are deleted so the index fits).
+    public private(set) var framesListed = 0
 
     public init(source: FrameSource, directory: String) {
         self.source = source
@@ -171,6 +174,7 @@ public final class DatasetExporter {
         }
         // Whatever happened, the folder lists exactly the complete frames.
         do { try writer.finish() } catch { if failure == nil { failure = CaptureError.wrapping(error, path: directory) } }
+        framesListed = writer.listedCount
         summary.warnings = source.warnings
         if let failure { throw failure }
         return summary

@@ -111,25 +111,28 @@ final class ViewerExportJob: @unchecked Sendable {
     private func work() {
         let r = request
         let result: Outcome
+        var exporter: DatasetExporter?
         do {
             let spec = try SourceSpec(parsing: r.source)
             let source = try spec.makeSource(depthScale: r.depthScale)
             try DatasetExporter.prepare(directory: r.directory, overwrite: r.overwrite)
-            let exporter = DatasetExporter(source: source, directory: r.directory)
-            exporter.selection = r.selection
-            exporter.contents = r.contents
-            exporter.writePLY = r.ply
-            exporter.calibrationOverride = r.calibration
-            exporter.alignment = DepthAlignmentStage(mode: r.align)
+            let e = DatasetExporter(source: source, directory: r.directory)
+            exporter = e
+            e.selection = r.selection
+            e.contents = r.contents
+            e.writePLY = r.ply
+            e.calibrationOverride = r.calibration
+            e.alignment = DepthAlignmentStage(mode: r.align)
             // A stop signal is reported as such; the cancel button (or a quit) as 0.
-            let summary = try exporter.run(shouldStop: { [self] in
+            let summary = try e.run(shouldStop: { [self] in
                 StopSignals.pending ?? (lock.withLock { cancelled } ? 0 : nil)
             }, progress: { [self] p in
                 lock.withLock { progress = p }
             })
             result = .finished(summary)
         } catch {
-            result = .failed("\(error)", framesWritten: lock.withLock { progress?.written ?? 0 })
+            // What the folder lists (on a full disk the newest frames may have made room for the index).
+            result = .failed("\(error)", framesWritten: exporter?.framesListed ?? 0)
         }
         lock.withLock { outcome = result }
         done.signal()
@@ -162,6 +165,8 @@ final class ViewerExport {
     let startsOpen: Bool
     /// Exports started (`--log-ui`'s state line).
     private(set) var started = 0
+    /// The source the marks belong to (`SourceSession.generation`).
+    private var markedGeneration = 0
     private var job: ViewerExportJob?
     /// The last outcome, kept in the panel (the notice fades).
     private(set) var lastResult = ""
@@ -278,7 +283,7 @@ final class ViewerExport {
         started += 1
         lastResult = ""
         let what = frames.map { "frames \($0.lowerBound)-\($0.upperBound)" } ?? "its frame"
-        log.notice("exporting \(what) of \(sourceText) to \(dir) (Ctrl+E cancels)")
+        log.notice("exporting \(what) to \(dir) (Ctrl+E cancels)")
         log.ui("export start \(total) \(dir)")
     }
 
@@ -288,8 +293,13 @@ final class ViewerExport {
         log.ui("export cancel")
     }
 
-    /// Once a frame: reports an export that ended. Nothing happens (and nothing is allocated) while none runs.
-    func poll() {
+    /// Once a frame: forgets the marks when another source was opened (`SourceSession.generation`),
+    /// and reports an export that ended. Nothing is allocated while none runs.
+    func poll(sourceGeneration: Int) {
+        if sourceGeneration != markedGeneration {
+            markedGeneration = sourceGeneration
+            selection.clear()
+        }
         guard let j = job, case let (_, outcome?) = j.state else { return }
         job = nil
         report(outcome, request: j.request, why: nil)

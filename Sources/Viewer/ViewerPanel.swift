@@ -7,7 +7,7 @@ extension ViewerApp {
     /// The ImGui frame: control panel (F1 / H), status line, readout, notices, `?` key list.
     func buildUI(now: Double) {
         let w = Float(swapchain.extent.width), h = Float(swapchain.extent.height)
-        export.poll()
+        export.poll(sourceGeneration: session.generation)
         if ui.showPanel { buildPanel(width: w) }
 
         // Status line (always): FPS, stages, dropped frames, device; rebuilt once a second with the figures.

@@ -127,6 +127,52 @@ final class ViewerExportWindowTests: WindowTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "nothing is written")
     }
 
+    /// A folder that cannot be made: one notice line naming it, nothing started on the way.
+    func testAnUnwritableFolderIsOneLine() throws {
+        let seq = try writeSequence(frames: 3)
+        let out = "/proc/depthlens-export-test/out"
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "tum:\(seq)", "--paused", "--log-ui", "--export-dir", out, "--size", "1280x720"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 120)
+        let n = v.lines.count
+        try v.key("ctrl+e")
+        XCTAssertEqual(try v.waitForLine("ui: export failed ", after: n, timeout: 60), "ui: export failed 0 \(out)")
+        let notice = try v.waitForLine("notice: export failed: ", after: n, timeout: 10)
+        XCTAssertTrue(notice.hasPrefix("notice: export failed: \(out): cannot create folder"), notice)
+        XCTAssertFalse(notice.contains("\n"))
+        v.quit()
+    }
+
+    /// A disk that fills up (a 1 MiB tmpfs) mid-export: one notice line, and the frames written
+    /// before are complete and listed. Mounting needs root, which scripts/test and CI have.
+    func testAFullDiskKeepsWhatWasWritten() throws {
+        let mount = path("small")
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let m = try runTool("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mount])
+        guard m.0 == 0 else { return XCTFail("cannot mount a 1 MiB tmpfs to fill (run the tests as root, as scripts/test does): \(m.2)") }
+        defer { _ = try? runTool("/bin/umount", [mount]) }
+        let out = mount + "/out"
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "synthetic:320x240", "--paused", "--frame", "3000", "--log-ui",
+                                           "--export-dir", out, "--size", "1280x720"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 120)
+        try press(v, "o", then: "ui: export marks -1 3000")
+        let n = v.lines.count
+        try v.key("ctrl+e")
+        let failed = try v.waitForLine("ui: export failed ", after: n, timeout: 120)
+        let written = try XCTUnwrap(Int(failed.split(separator: " ")[3]), failed)
+        XCTAssertGreaterThan(written, 0, failed)
+        let notice = try v.waitForLine("notice: export failed: ", after: n, timeout: 10)
+        XCTAssertTrue(notice.contains("space"), notice)
+        XCTAssertTrue(notice.hasSuffix("; the \(written) frames written are complete and listed in \(out)"), notice)
+        v.quit()
+        XCTAssertEqual(try Self.checkFolder(out), written)
+    }
+
     // MARK: Helpers
 
     /// Scrolls the docked panel to its end (the Export section) and keeps a screenshot as `name`.

@@ -7,7 +7,10 @@ import Foundation
 /// Depth beyond 65535/scale (13.1 m at 5000) cannot be stored and is written as 0 (invalid). Each
 /// PNG is written atomically (no truncated file, even on a full disk) and listed only once it is
 /// complete; the index files are rewritten (atomically) every `flushInterval` frames and by
-/// `finish()`, so an interrupted recording is still a readable folder up to its last flush.
+/// `finish()`, so an interrupted recording is still a readable folder up to its last flush. When
+/// `finish()` cannot write the index (a full disk), it deletes the newest frames not yet listed
+/// until the index fits, or all of them: the folder then lists exactly the PNGs it holds
+/// (`listedCount`). A frame whose depth cannot be written leaves no color PNG behind either.
 public final class TUMWriter {
     public let directory: String
     public let depthScale: Float
@@ -17,6 +20,10 @@ public final class TUMWriter {
     private var depthLines: [String] = []
     private var assocLines: [String] = []
     private var usedNames: Set<String> = []
+    /// Frames listed in the index files on disk (the last flush that succeeded).
+    public private(set) var listedCount = 0
+    /// The frames written since the last flush: their files and which index files list them.
+    private var unlisted: [(files: [String], color: Bool, depth: Bool)] = []
 
     /// Creates `directory` (and its `rgb/`, `depth/`) if needed.
     public init(directory: String, depthScale: Float = TUMSequence.depthScale) throws {
@@ -53,8 +60,12 @@ public final class TUMWriter {
             try ImageIO.write(rgba, to: directory + "/" + colorRel)
         }
         if let d = depth {
-            try ImageIO.write(TUMWriter.encodeDepth(d, scale: depthScale), to: directory + "/" + depthRel)
+            do { try ImageIO.write(TUMWriter.encodeDepth(d, scale: depthScale), to: directory + "/" + depthRel) } catch {
+                if color != nil { unlink(directory + "/" + colorRel) }   // no half frame left behind
+                throw error
+            }
         }
+        unlisted.append(([color != nil ? colorRel : nil, depth != nil ? depthRel : nil].compactMap { $0 }, color != nil, depth != nil))
         if color != nil { rgbLines.append("\(stamp) \(colorRel)") }
         if depth != nil { depthLines.append("\(depthStamp) \(depthRel)") }
         if color != nil && depth != nil { assocLines.append("\(stamp) \(colorRel) \(depthStamp) \(depthRel)") }
@@ -63,8 +74,22 @@ public final class TUMWriter {
         return name
     }
 
-    /// Writes the index files. Call once after the last frame.
-    public func finish() throws { try flush() }
+    /// Writes the index files. Call once after the last frame. When they cannot be written (a full
+    /// disk), the newest unlisted frames are deleted one by one, freeing their space, until the
+    /// index fits or none is left; the folder then lists exactly its PNGs, and the error is thrown.
+    public func finish() throws {
+        do { try flush() } catch {
+            while let last = unlisted.popLast() {
+                for f in last.files { unlink(directory + "/" + f) }
+                if last.color { rgbLines.removeLast() }
+                if last.depth { depthLines.removeLast() }
+                if last.color && last.depth { assocLines.removeLast() }
+                count -= 1
+                if (try? flush()) != nil { break }
+            }
+            throw error
+        }
+    }
 
     private func flush() throws {
         let head = "# written by depthlens\n"
@@ -74,6 +99,8 @@ public final class TUMWriter {
                                     to: directory + "/depth.txt")
         try FileSupport.atomicWrite(Array((head + "# t_rgb rgb_path t_depth depth_path\n" + assocLines.map { $0 + "\n" }.joined()).utf8),
                                     to: directory + "/associations.txt")
+        listedCount = count
+        unlisted.removeAll(keepingCapacity: true)
     }
 
     /// Depth in meters → 16-bit counts at `scale` units per meter (invalid or out of range → 0).

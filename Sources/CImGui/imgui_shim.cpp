@@ -170,8 +170,6 @@ void dl_imgui_text_wrapped(const char *text, float r, float g, float b, float a)
 void dl_imgui_progress_bar(float fraction, const char *overlay) {
     ImGui::ProgressBar(fraction, ImVec2(-1.0f, 0.0f), overlay);
 }
-void dl_imgui_begin_disabled(int disabled) { ImGui::BeginDisabled(disabled != 0); }
-void dl_imgui_end_disabled(void) { ImGui::EndDisabled(); }
 
 int dl_imgui_input_text(const char *label, char *buffer, size_t size) {
     return ImGui::InputText(label, buffer, size, ImGuiInputTextFlags_EnterReturnsTrue) ? 1 : 0;

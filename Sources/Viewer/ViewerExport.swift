@@ -352,7 +352,7 @@ final class ViewerExport {
         var why: String?
         if case .unavailable(let r) = a { why = r.text }
         if let why { wrapped(why, color: [1, 0.7, 0.3]) }
-        dl_imgui_begin_disabled(why != nil || job != nil ? 1 : 0)
+        UI.beginDisabled(why != nil || job != nil)
         UI.text("folder")
         UI.sameLine()
         _ = UI.inputText("##exportfolder", &folder)
@@ -361,7 +361,7 @@ final class ViewerExport {
         var hasTimeline = false
         var frameCount: Int?
         if case .recording(let n) = a { hasTimeline = true; frameCount = n }
-        dl_imgui_begin_disabled(hasTimeline ? 0 : 1)
+        UI.beginDisabled(!hasTimeline)
         let marks = marksText.text(for: SIMD2(selection.start ?? -1, selection.end ?? -1)) { m in
             "marks: " + (m.x < 0 ? "start" : "\(m.x)") + " - " + (m.y < 0 ? "end" : "\(m.y)") + "  (I, O)"
         }
@@ -374,7 +374,7 @@ final class ViewerExport {
         if UI.radio("marked range", !whole) { whole = false }
         UI.sameLine()
         if UI.radio("whole recording", whole) { whole = true }
-        dl_imgui_end_disabled()
+        UI.endDisabled()
         var unavailable = false
         if case .unavailable = a { unavailable = true }
         let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still, unavailable: unavailable)
@@ -400,7 +400,7 @@ final class ViewerExport {
         UI.sameLine()
         if UI.radio("to color##align", alignToColor) { alignToColor = true }
         UI.checkbox("overwrite a non-empty folder", &overwrite)
-        dl_imgui_end_disabled()
+        UI.endDisabled()
 
         if let j = job {
             let p = j.state.progress
@@ -414,9 +414,9 @@ final class ViewerExport {
             })
             if UI.button("cancel (Ctrl+E)") { cancel() }
         } else {
-            dl_imgui_begin_disabled(why != nil ? 1 : 0)
+            UI.beginDisabled(why != nil)
             if UI.button("export (Ctrl+E)") { start(sourceText: sourceText(), availability: a, options: options) }
-            dl_imgui_end_disabled()
+            UI.endDisabled()
         }
         if !lastResult.isEmpty { wrapped(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
     }

@@ -91,10 +91,6 @@ void dl_imgui_text_wrapped(const char *text, float r, float g, float b, float a)
 /// A progress bar over the panel's width, `fraction` 0…1, with `overlay` text on it (NULL: the
 /// percentage). Why: ImGui::ProgressBar (C++, ImVec2 argument).
 void dl_imgui_progress_bar(float fraction, const char *overlay);
-/// Widgets between these are drawn dimmed and take no input when `disabled` is 1 (calls nest).
-/// Why: ImGui::BeginDisabled / EndDisabled (C++).
-void dl_imgui_begin_disabled(int disabled);
-void dl_imgui_end_disabled(void);
 /// A one-line text field editing `buffer` (NUL-terminated, `size` bytes); 1 when Enter was pressed.
 /// Why: ImGui::InputText (C++).
 int dl_imgui_input_text(const char *label, char *buffer, size_t size);

@@ -196,8 +196,9 @@ public final class CPUPointRenderer {
     }
 
     private func makeJob(viewProjection m: [Float], out: PixelBuffer) throws -> dl_points_job {
-        var finite = m.count == 16
-        for v in m where !v.isFinite { finite = false }
+        // A while loop: a for-in over the array allocates per call in unoptimized builds.
+        var finite = m.count == 16, i = 0
+        while finite && i < 16 { finite = m[i].isFinite; i += 1 }
         guard finite else {
             throw RenderError.invalidParameter("points: the camera matrix must be 16 finite floats")
         }

@@ -24,7 +24,7 @@ struct BenchCommand: ParsableCommand {
     var plot: String?
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
-    @Flag(name: .customLong("point-cloud-only"), help: "Only the point-cloud rows (raster vs compute vs cpu, 307k and 2M points).")
+    @Flag(name: .customLong("point-cloud-only"), help: "Only the point-cloud rows (raster vs compute vs cpu, 307k and 2M points; they also end a run without --kernels).")
     var pointCloudOnly = false
 
     func run() throws {
@@ -54,13 +54,14 @@ struct BenchCommand: ParsableCommand {
         if !json { FileHandle.standardError.write(Data("\n".utf8)) }
         var report = BenchReport(device: gpu?.backendName ?? "none (cpu only)",
                                  cpu_path: CPUVectorPath.active.rawValue, results: results)
-        let points = try pointRows(cpu: useCPU, gpu: gpu != nil)
-        report.points = points.rows
+        // The point-cloud rows with every kernel (no --kernels), or alone with --point-cloud-only.
+        let points = kernels == nil ? try pointRows(cpu: useCPU, gpu: gpu != nil) : nil
+        report.points = points?.rows
         if json {
             print(try Self.encode(report))
         } else {
             print(report.table())
-            print(PointCloudBench.table(points.rows, device: points.device, atomicBits: points.bits))
+            if let points { print(PointCloudBench.table(points.rows, device: points.device, atomicBits: points.bits)) }
         }
         if let plot { try BenchPlot.draw(report, to: plot) }
     }

@@ -69,4 +69,25 @@ final class Render3DCPUTests: CLITestCase {
         try assertBadInput(["render3d", "--synthetic", "--backend", "fast", "--out", out], mentioning: "--backend", noFile: out)
         try assertBadInput(["render3d", "--synthetic", "--points", "gpu", "--out", out], mentioning: "points", noFile: out)
     }
+
+    /// `bench --point-cloud-only`: a cpu column beside raster and compute, rows in --json, and CPU
+    /// rows without the GPU.
+    func testBenchHasCPUPointRows() throws {
+        let r = try CLI.run(["bench", "--point-cloud-only", "--backend", "cpu", "--iterations", "1", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let rows = try XCTUnwrap(json["points"] as? [[String: Any]])
+        XCTAssertEqual(rows.map { $0["points"] as? Int }, [307_200, 2_073_600, 2_000_000])
+        for row in rows {
+            XCTAssertEqual(row["size"] as? String, "1280x720")
+            XCTAssertGreaterThan(row["cpu_ms"] as? Double ?? 0, 0)
+            XCTAssertNil(row["compute_ms"]); XCTAssertNil(row["raster_ms"])
+        }
+        let t = try CLI.run(["bench", "--point-cloud-only", "--iterations", "1"], environment: validation)
+        XCTAssertEqual(t.status, 0, t.stderr)
+        let lines = t.stdout.split(separator: "\n")
+        XCTAssertTrue(lines.contains { $0.contains("raster") && $0.contains("compute") && $0.hasSuffix("cpu") }, t.stdout)
+        let first = try XCTUnwrap(lines.first { $0.hasPrefix("depth 640x480") })
+        XCTAssertEqual(first.split(separator: "(").count, 4, "raster, compute and cpu timed: \(first)")
+    }
 }

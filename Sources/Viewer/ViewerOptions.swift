@@ -47,6 +47,8 @@ public struct ViewerOptions: Sendable {
     public var recordRGBD = false
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?
+    /// `--points compute|raster|cpu`: how the 3D view draws points (nil: compute).
+    public var points: PointDrawing?
 
     public init() {}
 }

@@ -9,18 +9,6 @@ public enum PointCloudMethod: String, CaseIterable, Sendable {
     case compute, raster
 }
 
-/// What colors a point: its color texel (PLY: its own color), its depth through the current
-/// colormap (near = warm, as in the 2D view), or its height (−y of the depth camera) through it.
-public enum PointCloudColorBy: String, CaseIterable, Sendable {
-    case color, depth, height
-
-    /// The next choice (the viewer's key G).
-    public var next: PointCloudColorBy {
-        let all = Self.allCases
-        return all[(all.firstIndex(of: self)! + 1) % all.count]
-    }
-}
-
 /// Points on the GPU that are not a depth frame (a PLY file): xyz and packed rgba8 per point in a
 /// storage buffer, uploaded in chunks through one small staging buffer, never one giant copy.
 public final class GPUPointCloud {

@@ -13,8 +13,8 @@ enum PanelLists {
     static let colormaps = UI.joined(Colormap.allCases.map(\.rawValue))
     static let backendCases = ViewerBackend.allCases
     static let backends = UI.joined(ViewerBackend.allCases.map(\.rawValue))
-    static let pointMethodCases = PointCloudMethod.allCases
-    static let pointMethods = UI.joined(PointCloudMethod.allCases.map(\.rawValue))
+    static let pointDrawingCases = PointDrawing.allCases
+    static let pointDrawings = UI.joined(PointDrawing.allCases.map(\.rawValue))
     static let colorByCases = PointCloudColorBy.allCases
     static let colorBys = UI.joined(PointCloudColorBy.allCases.map(\.rawValue))
 }

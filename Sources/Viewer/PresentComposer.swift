@@ -16,8 +16,10 @@ final class PresentComposer {
     struct Frame {
         /// The 2D output shown (nil in 3D, or when nothing could be made).
         var output: FrameProcessor.Output?
-        /// The 3D scene drew the picture (`Scene3D.output`).
+        /// The 3D scene drew the picture (`Scene3D.output`, or `picture3D`).
         var drew3D = false
+        /// The 3D picture made on the CPU (`PointDrawing.cpu`), copied into the window.
+        var picture3D: PixelBuffer?
         /// A transfer wrote the swapchain image (the picture copy): the acquire is waited for there too.
         var touchedByTransfer = false
     }
@@ -67,6 +69,7 @@ final class PresentComposer {
         processor = FrameProcessor(factory: factory)
         copiesPictures = PictureCopy.enabled(on: context)
         scene3D = Scene3D.make(context: context, factory: factory)
+        if let points = options.points { scene3D?.drawing = points }
         let printsPicks = options.logReadout || options.logUI
         scene3D?.log = { line in
             guard printsPicks else { return }
@@ -96,7 +99,18 @@ final class PresentComposer {
             result.drew3D = recordPointList(cb, scene3D, colormap: settings.colormap, width: width, height: height, now: now)
         } else if let frame = current {
             do {
-                if view == .threeD, let scene3D {
+                if view == .threeD, let scene3D, scene3D.drawsOnCPU {
+                    // Made on the CPU: copied into the window as 2D CPU pictures are (else drawn from a texture).
+                    scene3D.renderer.colormap = settings.colormap
+                    let picture = try scene3D.renderOnCPU(frame: frame, width: width, height: height)
+                    if processor.picturesByCopy {
+                        result.picture3D = picture
+                    } else {
+                        scene3D.output = try processor.recorder.frame { try processor.recorder.upload(cb, picture) }
+                        mark("upload")
+                    }
+                    result.drew3D = true
+                } else if view == .threeD, let scene3D {
                     scene3D.renderer.colormap = settings.colormap
                     try processor.recorder.frame {
                         try scene3D.record(cb, frame: frame, recorder: processor.recorder, width: width, height: height, mark: mark)
@@ -147,6 +161,21 @@ final class PresentComposer {
               area: (width: Int, height: Int), imgui: ImGuiLayer) {
         // A picture made on the CPU is copied into the swapchain image rather than drawn.
         var copied = false
+        if let picture = frame.picture3D, let format = swapchain.copyFormat {
+            // The 3D view fills the window: the picture is the swapchain's size.
+            frame.touchedByTransfer = true
+            let e = swapchain.extent
+            let box = Letterbox(imageWidth: picture.width, imageHeight: picture.height, windowWidth: Int(e.width), windowHeight: Int(e.height))
+            do {
+                copied = try processor.recorder.frame {
+                    try pictureCopy.record(cb, recorder: processor.recorder, picture: picture, box: box,
+                                           image: swapchain.images[Int(image)], extent: e, format: format)
+                }
+                if copied { sync.mark("copy") }
+            } catch {
+                log.notice("copying the 3D picture into the window failed: \(error)", isError: true, seconds: 3)
+            }
+        }
         if !frame.drew3D, let out = frame.output, out.mixWith == nil, let picture = out.picture, processor.picturesByCopy,
            let format = swapchain.copyFormat {
             frame.touchedByTransfer = true
@@ -210,6 +239,8 @@ final class PresentComposer {
         try processor.recorder.frame {
             try sync.oneShot { cb in
                 if let texture3D { image = try processor.recorder.readback(cb, texture3D); return }
+                // A 3D picture made on the CPU is the image itself.
+                if output == nil, let picture = scene3D?.picture { image = picture; return }
                 guard let output else { return }
                 let out = output.mixWith == nil ? output : try processor.record(cb, frame: frame, settings: settings) { _ in }
                 // A picture made on the CPU is already what a readback of its texture would give.

@@ -28,6 +28,11 @@ final class Scene3D {
     var log: ((String) -> Void)?
     /// A PLY point list shown instead of the frame's depth (`--source ply:FILE`), see Scene3DPointList.swift.
     var pointList: PointListState?
+    /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
+    var usesCPU = false
+    let cpuRenderer = CPUPointRenderer()
+    /// The last picture drawn on the CPU (nil when the GPU drew the last frame: `output` then).
+    var picture: PixelBuffer?
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 
@@ -61,6 +66,49 @@ final class Scene3D {
     /// Records upload + point-cloud pass for `frame` into `cb` (inside `recorder.frame {}`).
     func record(_ cb: VkCommandBuffer, frame: FrameSet, recorder: GPUFrameRecorder, width: Int, height: Int,
                 mark: (String) -> Void) throws {
+        let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
+        let td = try recorder.upload(cb, depth)
+        let tc = try recorder.upload(cb, color)
+        mark("upload")
+        if target?.width != width || target?.height != height {
+            target = PixelBuffer(width: width, height: height, format: .rgba8)
+        }
+        let out = try recorder.target(for: target!)
+        if renderer.colorBy != .color { renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, depthData, k) }
+        try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
+                            camera: pointCloudCamera(viewProjection))
+        mark("point cloud")
+        output = out
+        picture = nil
+    }
+
+    /// Draws `frame`'s points on the CPU (`CPUPointRenderer`, the compute path's picture) into a
+    /// reused `width`×`height` picture, for the window to copy in.
+    func renderOnCPU(frame: FrameSet, width: Int, height: Int) throws -> PixelBuffer {
+        let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
+        let out: PixelBuffer
+        if let p = picture ?? cpuTarget, p.width == width, p.height == height { out = p } else {
+            out = PixelBuffer(width: width, height: height, format: .rgba8)
+        }
+        cpuTarget = out
+        let r = cpuRenderer
+        r.pointSize = renderer.pointSize
+        r.colorBy = renderer.colorBy
+        r.colormap = renderer.colormap
+        r.clearColor = renderer.clearColor
+        if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
+        try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
+                     into: out)
+        output = nil
+        picture = out
+        return out
+    }
+    private var cpuTarget: PixelBuffer?
+
+    /// What both ways of drawing a depth frame need: its depth in meters, rgba8/bgra8 color, the
+    /// intrinsics at the depth's size; sets the camera (first frame), the projection and the point size.
+    private func prepare(_ frame: FrameSet, width: Int, height: Int) throws
+        -> (DepthData, PixelBuffer, PixelBuffer, CameraIntrinsics) {
         guard let depthData = frame.depth else { throw CaptureError.invalidState("the 3D view needs depth; this frame has none") }
         let depth = depthData.depthFloat32()
         let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
@@ -70,13 +118,6 @@ final class Scene3D {
             guard let pivot = PointCloud.orbitPivot(depth: depthData) else { throw CaptureError.invalidState("no valid depth to show in 3D") }
             camera = OrbitCamera(center: pivot)
         }
-        let td = try recorder.upload(cb, depth)
-        let tc = try recorder.upload(cb, color)
-        mark("upload")
-        if target?.width != width || target?.height != height {
-            target = PixelBuffer(width: width, height: height, format: .rgba8)
-        }
-        let out = try recorder.target(for: target!)
         let far = max(100, 4 * (camera!.distance + 20))
         let (proj, f) = projection(k, width: width, height: height, far: far)
         viewProjection = proj * camera!.viewMatrix
@@ -85,11 +126,7 @@ final class Scene3D {
         cloud = (depth, k)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
         renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
-        if renderer.colorBy != .color { renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, depthData, k) }
-        try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
-                            camera: pointCloudCamera(viewProjection))
-        mark("point cloud")
-        output = out
+        return (depthData, depth, color, k)
     }
 
     /// The renderer's camera for `m`, made again (an array of 16 floats) only when the view moved.
@@ -136,7 +173,7 @@ final class Scene3D {
     private struct OverlayParts: Equatable {
         var camera: SIMD4<Float>?   // distance, yaw, pitch, roll (radians)
         var pointSize: Float
-        var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy
+        var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy, onCPU: Bool
         var drawn: SIMD2<Int>?      // points drawn, of the point list's total
         var measured: Float?
         var picks: Int
@@ -147,7 +184,7 @@ final class Scene3D {
         let parts = OverlayParts(
             camera: camera.map { SIMD4($0.distance, $0.pose.yaw, $0.pose.pitch, $0.pose.roll) },
             pointSize: renderer.pointSize, method: renderer.method, atomicBits: renderer.atomicBits,
-            colorBy: renderer.colorBy, drawn: pointList.map { SIMD2(renderer.drawnPoints($0.cloud), $0.cloud.count) },
+            colorBy: renderer.colorBy, onCPU: drawsOnCPU, drawn: pointList.map { SIMD2(renderer.drawnPoints($0.cloud), $0.cloud.count) },
             measured: measuredDistance, picks: picks.count)
         if let memo = overlayMemo, memo.parts == parts { return memo.lines }
         var lines: [String] = []
@@ -261,9 +298,8 @@ final class Scene3D {
             log?("3D color by \(renderer.colorBy.rawValue)")
             return
         case .togglePointMethod:
-            renderer.method = renderer.method == .compute ? .raster : .compute
-            if renderer.method == .raster { renderer.colorBy = .color }
-            log?("3D points by \(renderer.method.rawValue)")
+            drawing = drawing == .compute ? .raster : .compute
+            log?("3D points by \(drawing.rawValue)")
             return
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,

@@ -84,6 +84,7 @@ extension Scene3D {
                             camera: pointCloudCamera(viewProjection))
         mark("point cloud")
         output = out
+        picture = nil
         list.lastDraw = (now, list.stride == 1, cam)
         pointList = list
     }

@@ -2,20 +2,43 @@ import DepthKit
 import Foundation
 import GPUKit
 
-/// The 3D view's point drawing choices (keys T and G, the panel): compute or raster, color by
+/// How the 3D view draws points (the panel's "3D points", `view --points`): the GPU's compute
+/// rasterizer, its POINT_LIST pipeline, or DepthKit's `CPUPointRenderer` (the compute path's
+/// picture made on the CPU and copied into the window as 2D CPU pictures are; depth frames only:
+/// a PLY point list lives on the GPU and is drawn by compute).
+public enum PointDrawing: String, CaseIterable, Sendable {
+    case compute, raster, cpu
+}
+
+/// The 3D view's point drawing choices (keys T and G, the panel): compute, raster or cpu, color by
 /// color texel, depth or height through the current colormap.
 extension Scene3D {
     /// "points: compute (64-bit), color by height, 307200 drawn" for the status overlay.
     var pointsLine: String {
-        let how = renderer.method == .compute ? "compute (\(renderer.atomicBits)-bit atomics)" : "raster"
+        let how = drawsOnCPU ? "cpu (\(activeCores) cores)"
+            : renderer.method == .compute ? "compute (\(renderer.atomicBits)-bit atomics)" : "raster"
         return "points: \(how), color by \(renderer.colorBy.rawValue)"
     }
 
+    /// The drawing chosen (cpu: `usesCPU`, else the renderer's method).
+    var drawing: PointDrawing {
+        get { usesCPU ? .cpu : renderer.method == .raster ? .raster : .compute }
+        set {
+            usesCPU = newValue == .cpu
+            renderer.method = newValue == .raster ? .raster : .compute
+            if newValue == .raster { renderer.colorBy = .color }   // the raster pipeline colors by texel only
+        }
+    }
+
+    /// Whether this frame's points are drawn on the CPU: cpu chosen and a depth frame shown.
+    var drawsOnCPU: Bool { usesCPU && pointList == nil }
+
     /// Panel rows under the 2D / 3D choice.
     func panel() {
-        var m = PanelLists.pointMethodCases.firstIndex(of: renderer.method) ?? 0
-        if UI.combo("3D points", &m, joined: PanelLists.pointMethods), PanelLists.pointMethodCases[m] != renderer.method {
-            perform(.togglePointMethod)
+        var m = PanelLists.pointDrawingCases.firstIndex(of: drawing) ?? 0
+        if UI.combo("3D points", &m, joined: PanelLists.pointDrawings), PanelLists.pointDrawingCases[m] != drawing {
+            drawing = PanelLists.pointDrawingCases[m]
+            log?("3D points by \(drawing.rawValue)")
         }
         var c = PanelLists.colorByCases.firstIndex(of: renderer.colorBy) ?? 0
         if UI.combo("3D color by", &c, joined: PanelLists.colorBys) {

@@ -51,6 +51,8 @@ public struct ViewerOptions: Sendable {
     public var exportDir: String?
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?
+    /// `--points compute|raster|cpu`: how the 3D view draws points (nil: compute).
+    public var points: PointDrawing?
 
     public init() {}
 }

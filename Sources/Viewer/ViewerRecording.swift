@@ -146,7 +146,7 @@ final class ViewerCapture {
     /// Writes the snapshot files: the 2D output (`output`), or in 3D the point-cloud render (`texture3D`).
     private func takeSnapshot(output: FrameProcessor.Output?, texture3D: GPUTexture?, frame: FrameSet?, source: FrameSource,
                               mode: String, settings: ViewSettings) {
-        guard let frame, output != nil || texture3D != nil else { log.notice("snapshot: no frame yet", isError: true); return }
+        guard let frame, output != nil || texture3D != nil || composer.scene3D?.picture != nil else { log.notice("snapshot: no frame yet", isError: true); return }
         do {
             let filtered = try composer.readBack(output: output, texture3D: texture3D, frame: frame, settings: settings)
             guard let filtered else { return }

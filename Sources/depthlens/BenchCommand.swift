@@ -1,6 +1,7 @@
 import ArgumentParser
 import DepthKit
 import Foundation
+import GPUKit
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +24,7 @@ struct BenchCommand: ParsableCommand {
     var plot: String?
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
-    @Flag(name: .customLong("point-cloud-only"), help: "Only the point-cloud rows (raster vs compute, 307k and 2M points).")
+    @Flag(name: .customLong("point-cloud-only"), help: "Only the point-cloud rows (raster vs compute vs cpu, 307k and 2M points; they also end a run without --kernels).")
     var pointCloudOnly = false
 
     func run() throws {
@@ -33,7 +34,11 @@ struct BenchCommand: ParsableCommand {
         let (useCPU, useGPU) = try backends()
         if plot != nil { _ = try BenchPlot.gnuplot() }
         GPUBackend.select(device: device)
-        if pointCloudOnly { return print(try PointCloudBench.table(iterations: iterations)) }
+        if pointCloudOnly {
+            let (rows, bits, name) = try pointRows(cpu: useCPU, gpu: useGPU)
+            if json { return print(try Self.encode(BenchReport(device: name, cpu_path: CPUVectorPath.active.rawValue, results: [], points: rows))) }
+            return print(PointCloudBench.table(rows, device: name, atomicBits: bits))
+        }
         let gpu: FilterFactory? = useGPU ? GPUBackend.gpuIfAvailable() : nil
         if useGPU && gpu == nil {
             do { _ = try GPUBackend.gpu() } catch { warn("\(error); timing the CPU only") }
@@ -47,17 +52,34 @@ struct BenchCommand: ParsableCommand {
             }
         }
         if !json { FileHandle.standardError.write(Data("\n".utf8)) }
-        let report = BenchReport(device: gpu?.backendName ?? "none (cpu only)",
+        var report = BenchReport(device: gpu?.backendName ?? "none (cpu only)",
                                  cpu_path: CPUVectorPath.active.rawValue, results: results)
+        // The point-cloud rows with every kernel (no --kernels), or alone with --point-cloud-only.
+        let points = kernels == nil ? try pointRows(cpu: useCPU, gpu: gpu != nil) : nil
+        report.points = points?.rows
         if json {
-            let enc = JSONEncoder()
-            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try enc.encode(report), as: UTF8.self))
+            print(try Self.encode(report))
         } else {
             print(report.table())
-            if gpu != nil { print(try PointCloudBench.table(iterations: iterations)) }
+            if let points { print(PointCloudBench.table(points.rows, device: points.device, atomicBits: points.bits)) }
         }
         if let plot { try BenchPlot.draw(report, to: plot) }
+    }
+
+    /// The point-cloud rows (`PointCloudBench`): the GPU columns where a device is asked for and present.
+    private func pointRows(cpu: Bool, gpu: Bool) throws -> (rows: [PointBenchRow], bits: Int?, device: String) {
+        var context: GPUContext?
+        if gpu {
+            do { context = try GPUContext.shared() } catch { warn("\(error); timing the CPU point renderer only") }
+        }
+        let r = try PointCloudBench.rows(iterations: iterations, gpu: context, cpu: cpu || context == nil)
+        return (r.rows, r.atomicBits, context?.name ?? "no GPU")
+    }
+
+    private static func encode(_ report: BenchReport) throws -> String {
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try enc.encode(report), as: UTF8.self)
     }
 
     private func parseSize(_ s: String) throws -> (Int, Int) {
@@ -171,6 +193,8 @@ struct BenchReport: Codable {
     /// Which compiled copy of the CPU loops ran (`CPUVectorPath`: baseline, avx2, avx512).
     var cpu_path: String?
     var results: [BenchResult]
+    /// The point-cloud rows (raster, compute, cpu into 1280x720).
+    var points: [PointBenchRow]? = nil
 
     func table() -> String {
         func f(_ v: Double?) -> String { v.map { String(format: "%.3f", $0) } ?? "-" }

@@ -13,11 +13,14 @@ struct Render3DCommand: ParsableCommand {
         The camera orbits the cloud's center (the median valid depth on the depth camera's axis); \
         with --yaw, --pitch and --roll 0 and the default --distance it is the depth camera itself, \
         and the projection is the depth intrinsics scaled to --width x --height. \
-        Rendering runs on a Vulkan device (Mesa's lavapipe will do): there is no CPU fallback, and \
-        without a device the command fails with one line saying so. \
-        --repeat N renders N times and prints milliseconds per frame with and without the readback. \
-        Points are drawn by compute shaders (--points compute, the default: 64-bit atomics where the device \
-        has them, --atomics 32 forces the 32-bit fallback) or as POINT_LIST primitives (--points raster). \
+        Points are drawn by compute shaders on a Vulkan device (--points compute, the default: 64-bit \
+        atomics where the device has them, --atomics 32 forces the 32-bit fallback), as POINT_LIST \
+        primitives (--points raster), or on the CPU (--points cpu: the compute path's picture, pixel for \
+        pixel, on every core; no device needed). The GPU paths need a Vulkan device (Mesa's lavapipe \
+        will do); without one they fail with one line saying so. --backend cpu|gpu picks --points cpu or \
+        compute; --backend auto times both once per device, point source and output size and keeps the \
+        faster (remembered in $XDG_CACHE_HOME/depthlens/backend-choice.json). \
+        --repeat N renders N times and prints milliseconds per frame (GPU: with and without the readback). \
         --ply FILE renders a point list instead of a depth frame, framed whole (bounding-box center); \
         without colors it is colored by height.
         """
@@ -41,8 +44,10 @@ struct Render3DCommand: ParsableCommand {
     var pointSize: Float?
     @Option(name: .customLong("repeat"), parsing: .unconditional, help: "Render N times and print the time per frame.")
     var repeatCount: Int = 1
-    @Option(help: "How points are drawn: compute (atomicMin rasterizer) or raster (POINT_LIST pipeline; depth frames only).")
-    var points: PointCloudMethod = .compute
+    @Option(help: "How points are drawn: compute (atomicMin rasterizer on the GPU; the default), raster (POINT_LIST pipeline; depth frames only) or cpu (the compute path's picture on the CPU).")
+    var points: PointPath?
+    @Option(help: "cpu or gpu (--points cpu or compute), or auto: whichever of the two ran faster here for this source and output size.")
+    var backend: String?
     @Option(parsing: .unconditional, help: "Compute path atomics: 64 (where the device has them) or 32 (the fallback). Default: the best the device has.")
     var atomics: Int?
     @Option(name: .customLong("color-by"), help: "Point color: color, depth or height (jet colormap; compute path). Default: color, height for a PLY without colors.")
@@ -66,7 +71,9 @@ struct Render3DCommand: ParsableCommand {
         }
         try Limits.pointSize.check(pointSize)
         if let a = atomics, a != 32 && a != 64 { throw DepthKitError.invalidArgument("--atomics must be 32 or 64, got \(a)") }
-        if try plyPath() != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute with --ply") }
+        if atomics != nil && points == .cpu { throw DepthKitError.invalidArgument("--atomics applies to --points compute, not cpu") }
+        if try plyPath() != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute or cpu with --ply") }
+        _ = try backendChoice()
         if colorBy != nil && colorBy != .color && points == .raster {
             throw DepthKitError.invalidArgument("--color-by \(colorBy!.rawValue) needs --points compute")
         }
@@ -74,6 +81,39 @@ struct Render3DCommand: ParsableCommand {
         try requireFinite(yaw, "--yaw")
         try requireFinite(roll, "--roll")
         try requireFinite(pitch, "--pitch", in: -89...89)
+    }
+
+    /// `--backend`, checked against `--points`: nil when not given.
+    func backendChoice() throws -> BackendChoice? {
+        guard let backend else { return nil }
+        let b = try BackendChoice(backend)
+        switch (b, points) {
+        case (.cpu, .some(.compute)), (.cpu, .some(.raster)), (.gpu, .some(.cpu)):
+            throw DepthKitError.invalidArgument("--backend \(backend) and --points \(points!.rawValue) disagree; give one")
+        case (.auto, .some(let p)):
+            throw DepthKitError.invalidArgument("--backend auto picks the points path itself; drop --points \(p.rawValue)")
+        default: return b
+        }
+    }
+
+    /// The points path: `--points`, or what `--backend` says (auto: the faster of cpu and compute
+    /// for `kernel` at `width`x`height`, timed with `measure` the first time on this device).
+    func pointPath(kernel: String, width: Int, height: Int, measure: (_ path: PointPath) throws -> Void) throws -> PointPath {
+        switch try backendChoice() {
+        case nil, .gpu?: return points ?? .compute
+        case .cpu?: return .cpu
+        case .auto?:
+            GPUBackend.select(device: device)
+            let context: GPUContext
+            do { context = try GPUContext.shared() } catch {
+                GPUBackend.noteOnce("\(error); drawing points on the CPU")
+                return .cpu
+            }
+            let choice = try BackendSelector(deviceName: context.name).choose(kernel: kernel, width: width, height: height) { gpu in
+                try measure(gpu ? .compute : .cpu)
+            }
+            return choice.backend == "gpu" ? .compute : .cpu
+        }
     }
 
     /// The PLY file to render: `--ply FILE`, or `--source ply:FILE` (the same thing).
@@ -107,41 +147,71 @@ struct Render3DCommand: ParsableCommand {
         let far = max(100, 4 * (camera.distance + depthData.depthStatistics().max))
         let projection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: w, height: h, near: 0.01, far: far)
         let view = PointCloudCamera(view: camera.viewMatrix.floats, projection: projection.floats)
+        let by = colorBy ?? .color
+        let range = by == .color ? 0...5
+            : PointColorRange.colorRange(by, depthData, depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height))
+        let size = pointSize ?? max(1, (max(Float(w) / Float(depth.width), Float(h) / Float(depth.height))).rounded(.up))
 
-        GPUBackend.select(device: device)
-        let context = try GPUContext.shared()
-        let renderer = try makeRenderer(context)
-        if let by = colorBy, by != .color {
-            renderer.colorBy = by
-            renderer.colorRange = PointColorRange.colorRange(by, depthData, depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height))
+        let cpu = CPUPointRenderer()
+        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size
+        var gpu: PointCloudRenderer?
+        func gpuRenderer(_ method: PointCloudMethod) throws -> PointCloudRenderer {
+            if gpu == nil {
+                GPUBackend.select(device: device)
+                let r = try makeRenderer(try GPUContext.shared())
+                r.colorBy = by; r.colorRange = range; r.pointSize = size
+                gpu = r
+            }
+            gpu!.method = method
+            return gpu!
         }
-        renderer.pointSize = pointSize ?? max(1, (max(Float(w) / Float(depth.width), Float(h) / Float(depth.height))).rounded(.up))
-
-        var image = try renderer.render(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view, width: w, height: h)
+        func render(_ path: PointPath) throws -> PixelBuffer {
+            switch path {
+            case .cpu:
+                return try cpu.render(depth: depth, color: color, intrinsics: depthData.intrinsics, viewProjection: view.viewProjection,
+                                      width: w, height: h)
+            case .compute, .raster:
+                return try gpuRenderer(path == .raster ? .raster : .compute)
+                    .render(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view, width: w, height: h)
+            }
+        }
+        let path = try pointPath(kernel: "points \(depth.width)x\(depth.height)", width: w, height: h) { _ = try render($0) }
+        var image = try render(path)
+        let drawnSize = path == .cpu ? cpu.pointSize : gpu!.pointSize
         if repeatCount > 1 {
-            let start = DispatchTime.now()
-            for _ in 0..<repeatCount {
-                image = try renderer.render(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view, width: w, height: h)
+            let source = "\(depth.width)x\(depth.height) depth (\(depth.width * depth.height) points)"
+            if path == .cpu {
+                let start = DispatchTime.now()
+                for _ in 0..<repeatCount { image = try render(.cpu) }
+                printCPUTiming(cpu, w, h, source: source, ms: Self.ms(since: start) / Double(repeatCount))
+            } else {
+                let renderer = gpu!
+                let start = DispatchTime.now()
+                for _ in 0..<repeatCount { image = try render(path) }
+                let renderMs = Self.ms(since: start) / Double(repeatCount)
+                let drawStart = DispatchTime.now()
+                var gpuMs: Double = 0
+                for _ in 0..<repeatCount {
+                    gpuMs += try renderer.draw(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view,
+                                               width: w, height: h).dispatchMs ?? .nan
+                }
+                let drawMs = Self.ms(since: drawStart) / Double(repeatCount)
+                print(String(format: "render3d %@ %dx%d from %@, %d frames on %@: render with readback %.2f ms/frame (%.1f fps), upload+draw without readback %.2f ms/frame (%.1f fps), GPU draw %.2f ms",
+                             methodName(renderer), w, h, source, repeatCount, renderer.context.name,
+                             renderMs, 1000 / renderMs, drawMs, 1000 / drawMs, gpuMs / Double(repeatCount)))
             }
-            let renderMs = Self.ms(since: start) / Double(repeatCount)
-            let drawStart = DispatchTime.now()
-            var gpuMs: Double = 0
-            for _ in 0..<repeatCount {
-                gpuMs += try renderer.draw(depth: depth, color: color, intrinsics: depthData.intrinsics, camera: view,
-                                           width: w, height: h).dispatchMs ?? .nan
-            }
-            let drawMs = Self.ms(since: drawStart) / Double(repeatCount)
-            print(String(format: "render3d %@ %dx%d from %dx%d depth (%d points), %d frames on %@: render with readback %.2f ms/frame (%.1f fps), upload+draw without readback %.2f ms/frame (%.1f fps), GPU draw %.2f ms",
-                         methodName(renderer), w, h, depth.width, depth.height, depth.width * depth.height, repeatCount, context.name,
-                         renderMs, 1000 / renderMs, drawMs, 1000 / drawMs, gpuMs / Double(repeatCount)))
         }
         try ImageIO.write(image, to: out)
-        print("wrote \(out) (\(w)x\(h), yaw \(yaw)°, pitch \(pitch)°, roll \(roll)°, distance \(String(format: "%.3f", camera.distance)) m, point size \(renderer.pointSize))")
+        print("wrote \(out) (\(w)x\(h), yaw \(yaw)°, pitch \(pitch)°, roll \(roll)°, distance \(String(format: "%.3f", camera.distance)) m, point size \(drawnSize)\(path == .cpu ? ", on the CPU" : ""))")
+    }
+
+    private func printCPUTiming(_ r: CPUPointRenderer, _ w: Int, _ h: Int, source: String, ms: Double) {
+        print(String(format: "render3d cpu %dx%d from %@, %d frames on %d cores (%@): render %.2f ms/frame (%.1f fps)",
+                     w, h, source, repeatCount, activeCores, CPUVectorPath.active.rawValue, ms, 1000 / ms))
     }
 
     private func makeRenderer(_ context: GPUContext) throws -> PointCloudRenderer {
         let renderer = try PointCloudRenderer(context: context, cache: TextureCache(context: context), library: ShaderLibrary.shared())
-        renderer.method = points
         renderer.forces32BitAtomics = atomics == 32
         if atomics == 64 && renderer.atomicBits != 64 {
             throw DepthKitError.invalidArgument("--atomics 64: \(context.name) has no shaderBufferInt64Atomics")
@@ -156,13 +226,10 @@ struct Render3DCommand: ParsableCommand {
     /// `--ply`: the whole cloud from its home view (or orbited from there), default 1280x720.
     private func renderPLY(_ path: String) throws {
         let w = width ?? 1280, h = height ?? 720
-        GPUBackend.select(device: device)
-        let context = try GPUContext.shared()
         let contents = try PLYLoading.load(path)
-        let renderer = try makeRenderer(context)
-        let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
+        let list = CPUPointList(cloud: contents.cloud)
         let k = CameraIntrinsics.default(width: w, height: h)
-        let framing = CloudFraming(min: cloud.bounds.min, max: cloud.bounds.max, intrinsics: k)
+        let framing = CloudFraming(min: list.bounds.min, max: list.bounds.max, intrinsics: k)
         var camera = OrbitCamera(center: framing.center, distance: distance ?? framing.distance)
         let radians = Float.pi / 180
         camera.orbit(yaw: yaw * radians, pitch: pitch * radians)
@@ -171,29 +238,59 @@ struct Render3DCommand: ParsableCommand {
         let projection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: w, height: h,
                                             near: planes.near, far: planes.far)
         let view = PointCloudCamera(view: camera.viewMatrix.floats, projection: projection.floats)
-        renderer.pointSize = pointSize ?? 1
         let by = colorBy ?? (contents.hasColor ? .color : .height)
-        renderer.colorBy = by
-        renderer.colorRange = PointColorRange.colorRange(by, min: cloud.bounds.min, max: cloud.bounds.max)
+        let range = PointColorRange.colorRange(by, min: list.bounds.min, max: list.bounds.max)
+        let size = pointSize ?? 1
 
-        var image = try renderer.render(cloud: cloud, camera: view, width: w, height: h)
+        let cpu = CPUPointRenderer()
+        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size
+        var gpu: (renderer: PointCloudRenderer, cloud: GPUPointCloud)?
+        func gpuParts() throws -> (renderer: PointCloudRenderer, cloud: GPUPointCloud) {
+            if let gpu { return gpu }
+            GPUBackend.select(device: device)
+            let r = try makeRenderer(try GPUContext.shared())
+            r.colorBy = by; r.colorRange = range; r.pointSize = size
+            let parts = (r, try GPUPointCloud(renderer: r, cloud: contents.cloud))
+            gpu = parts
+            return parts
+        }
+        func render(_ p: PointPath) throws -> PixelBuffer {
+            if p == .cpu { return try cpu.render(points: list, viewProjection: view.viewProjection, width: w, height: h) }
+            let g = try gpuParts()
+            return try g.renderer.render(cloud: g.cloud, camera: view, width: w, height: h)
+        }
+        let pointsPath = try pointPath(kernel: "points list \(list.count)", width: w, height: h) { _ = try render($0) }
+        var image = try render(pointsPath)
         if repeatCount > 1 {
-            let start = DispatchTime.now()
-            for _ in 0..<repeatCount { image = try renderer.render(cloud: cloud, camera: view, width: w, height: h) }
-            let renderMs = Self.ms(since: start) / Double(repeatCount)
-            let drawStart = DispatchTime.now()
-            var gpuMs: Double = 0
-            for _ in 0..<repeatCount { gpuMs += try renderer.draw(cloud: cloud, camera: view, width: w, height: h).dispatchMs ?? .nan }
-            let drawMs = Self.ms(since: drawStart) / Double(repeatCount)
-            print(String(format: "render3d %@ %dx%d from %@ (%d points), %d frames on %@: render with readback %.2f ms/frame (%.1f fps), draw without readback %.2f ms/frame (%.1f fps), GPU draw %.2f ms",
-                         methodName(renderer), w, h, path, cloud.count, repeatCount, context.name,
-                         renderMs, 1000 / renderMs, drawMs, 1000 / drawMs, gpuMs / Double(repeatCount)))
+            if pointsPath == .cpu {
+                let start = DispatchTime.now()
+                for _ in 0..<repeatCount { image = try render(.cpu) }
+                printCPUTiming(cpu, w, h, source: "\(path) (\(list.count) points)", ms: Self.ms(since: start) / Double(repeatCount))
+            } else {
+                let g = try gpuParts()
+                let start = DispatchTime.now()
+                for _ in 0..<repeatCount { image = try render(pointsPath) }
+                let renderMs = Self.ms(since: start) / Double(repeatCount)
+                let drawStart = DispatchTime.now()
+                var gpuMs: Double = 0
+                for _ in 0..<repeatCount { gpuMs += try g.renderer.draw(cloud: g.cloud, camera: view, width: w, height: h).dispatchMs ?? .nan }
+                let drawMs = Self.ms(since: drawStart) / Double(repeatCount)
+                print(String(format: "render3d %@ %dx%d from %@ (%d points), %d frames on %@: render with readback %.2f ms/frame (%.1f fps), draw without readback %.2f ms/frame (%.1f fps), GPU draw %.2f ms",
+                             methodName(g.renderer), w, h, path, g.cloud.count, repeatCount, g.renderer.context.name,
+                             renderMs, 1000 / renderMs, drawMs, 1000 / drawMs, gpuMs / Double(repeatCount)))
+            }
         }
         try ImageIO.write(image, to: out)
-        print("wrote \(out) (\(w)x\(h), \(cloud.count) points colored by \(by.rawValue), distance \(String(format: "%.3f", camera.distance)) m, point size \(renderer.pointSize))")
+        let drawnSize = pointsPath == .cpu ? cpu.pointSize : gpu!.renderer.pointSize
+        print("wrote \(out) (\(w)x\(h), \(list.count) points colored by \(by.rawValue), distance \(String(format: "%.3f", camera.distance)) m, point size \(drawnSize)\(pointsPath == .cpu ? ", on the CPU" : ""))")
     }
 
     private static func ms(since start: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
     }
+}
+
+/// `render3d --points`: which renderer draws the points.
+enum PointPath: String, CaseIterable, ExpressibleByArgument {
+    case cpu, compute, raster
 }

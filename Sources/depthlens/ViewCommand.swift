@@ -25,6 +25,8 @@ struct ViewCommand: ParsableCommand {
     var view = "2d"
     @Option(help: "cpu, gpu or auto (default): where the kernels with a GPU port run (auto: whichever was measured faster here).")
     var backend = "auto"
+    @Option(help: "How the 3D view draws points: compute (default), raster or cpu (the compute path's picture made on the CPU).")
+    var points: String?
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
     @Flag(help: "Present without vsync (MAILBOX or IMMEDIATE when the surface has them).")
@@ -97,6 +99,12 @@ struct ViewCommand: ParsableCommand {
         }
         o.view = v
         o.backend = try ViewerBackend.named(backend)
+        if let points {
+            guard let p = PointDrawing(rawValue: points.lowercased()) else {
+                throw DepthKitError.invalidArgument("--points must be compute, raster or cpu, got '\(points)'")
+            }
+            o.points = p
+        }
         o.vsync = !noVsync
         o.snapshotDir = snapshotDir
         o.paused = paused

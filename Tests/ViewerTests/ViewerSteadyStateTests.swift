@@ -93,6 +93,12 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try assertSteady(["--view", "3d", "--no-panel"])
     }
 
+    /// The 3D view's points drawn on the CPU and copied into the window (`--points cpu`).
+    func testSteadyState3DCPUPoints() throws {
+        try requireOptimized()
+        try assertSteady(["--view", "3d", "--no-panel", "--points", "cpu"])
+    }
+
     /// 2D on each backend, with the panel.
     func testSteadyState2DEachBackend() throws {
         try requireOptimized()

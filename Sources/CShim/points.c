@@ -1,0 +1,320 @@
+// The CPU point renderer (see dl_points.h): the compute path's projection, nearest-point rule and
+// resolve, bit for bit. Phase 1's projection loop is compiled for baseline x86-64, AVX2 and
+// AVX-512 (it vectorizes: branch-free selects, one gather for the color texel); the rest is scalar
+// (scatter and compare), the same on every path.
+#include "dl_points.h"
+#include "dl_kernels.h"
+#include "../../Shaders/dl_codes.h"
+#include <string.h>
+
+// No a·b + c is fused (lavapipe lowers GLSL's ffma to a multiply and an add): the same roundings.
+#pragma STDC FP_CONTRACT OFF
+
+#if defined(__x86_64__) || defined(__i386__)
+#define DL_P_AVX2 __attribute__((target("avx2")))
+#define DL_P_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"), min_vector_width(512)))
+#else
+#define DL_P_AVX2
+#define DL_P_AVX512
+#endif
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE float smax(float x, float y) { return y >= x ? y : x; }
+INLINE float smin(float x, float y) { return y < x ? y : x; }
+INLINE float clamp01(float v) { return smin(smax(v, 0.0f), 1.0f); }
+/// GLSL's dl_unorm8: clamp to [0, 1], ·255, + 0.5, truncate.
+INLINE uint32_t unorm8(float v) { return (uint32_t)(int32_t)(clamp01(v) * 255.0f + 0.5f); }
+INLINE uint32_t float_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+/// dl_validDepth: finite and > 0, on the bits.
+INLINE int valid_depth(float d) {
+    uint32_t b = float_bits(d);
+    return (int32_t)(b + 0x7FFFFFFFu) < (int32_t)0xFF7FFFFFu;
+}
+
+/// dl_pack(vec4(rgb, 1), 0).
+INLINE uint32_t pack_rgb(float r, float g, float b) {
+    return unorm8(r) | unorm8(g) << 8 | unorm8(b) << 16 | 0xFF000000u;
+}
+
+/// dl_colormap of common.glsl (DepthKit's Colormap.color), packed.
+INLINE uint32_t colormap(uint32_t map, float t) {
+    float x = clamp01(t);
+    if (map == DL_COLORMAP_JET) {
+        float x4 = 4.0f * x;
+        return pack_rgb(smin(x4 - 1.5f, 4.5f - x4), smin(x4 - 0.5f, 3.5f - x4), smin(x4 + 0.5f, 2.5f - x4));
+    } else if (map == DL_COLORMAP_TURBO) {
+        float x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
+        float r = (((0.13572138f + x * 4.61539260f) + x2 * -42.66032258f) + x3 * 132.13108234f)
+            + (y0 * -152.94239396f + y1 * 59.28637943f);
+        float g = (((0.09140261f + x * 2.19418839f) + x2 * 4.84296658f) + x3 * -14.18503333f)
+            + (y0 * 4.27729857f + y1 * 2.82956604f);
+        float b = (((0.10667330f + x * 12.64194608f) + x2 * -60.58204836f) + x3 * 110.36276771f)
+            + (y0 * -89.90310912f + y1 * 27.34824973f);
+        return pack_rgb(r, g, b);
+    } else if (map == DL_COLORMAP_VIRIDIS) {
+#define DL_HORNER(c0, c1, c2, c3, c4, c5, c6) \
+        (c0 + x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * (c5 + x * c6))))))
+        return pack_rgb(DL_HORNER(0.2777273272234177f, 0.1050930431085774f, -0.3308618287255563f, -4.634230498983486f,
+                                  6.228269936347081f, 4.776384997670288f, -5.435455855934631f),
+                        DL_HORNER(0.005407344544966578f, 1.404613529898575f, 0.214847559468213f, -5.799100973351585f,
+                                  14.17993336680509f, -13.74514537774601f, 4.645852612178535f),
+                        DL_HORNER(0.3340998053353061f, 1.384590162594685f, 0.09509516302823659f, -19.33244095627987f,
+                                  56.69055260068105f, -65.35303263337234f, 26.3124352495832f));
+#undef DL_HORNER
+    }
+    return pack_rgb(x, x, x);
+}
+
+/// What every point of a call shares.
+typedef struct consts {
+    float m[16];
+    float w, h;
+    int32_t iw, ih, nearest;
+    float lo, span;
+    uint32_t by, map;
+} consts;
+
+/// pointAt's landing: pixel (−1: not drawn), its row, the depth key. Branch-free, so loops over
+/// points vectorize. clip = M·(x, y, z, 1) as lavapipe computes it: ((c3 + c2·z) + c1·y) + c0·x.
+INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t *pixel, int32_t *row, uint32_t *key) {
+    const float *m = k->m;
+    float c0 = ((m[12] + m[8] * z) + m[4] * y) + m[0] * x;
+    float c1 = ((m[13] + m[9] * z) + m[5] * y) + m[1] * x;
+    float c2 = ((m[14] + m[10] * z) + m[6] * y) + m[2] * x;
+    float c3 = ((m[15] + m[11] * z) + m[7] * y) + m[3] * x;
+    float nx = c0 / c3, ny = c1 / c3, nz = c2 / c3;
+    float fx = (nx * 0.5f + 0.5f) * k->w, fy = (ny * 0.5f + 0.5f) * k->h;
+    int ok = valid & (c3 > 0.0f) & (nz >= 0.0f) & (nz < 1.0f) & (fx >= 0.0f) & (fy >= 0.0f) & (fx < k->w) & (fy < k->h);
+    // Converted only where in range (an out-of-range conversion is undefined in C).
+    float sx = ok ? fx : 0.0f, sy = ok ? fy : 0.0f;
+    int32_t px = k->nearest ? (int32_t)(sx + 0.5f) : (int32_t)sx;
+    int32_t py = k->nearest ? (int32_t)(sy + 0.5f) : (int32_t)sy;
+    px = px < k->iw - 1 ? px : k->iw - 1;
+    py = py < k->ih - 1 ? py : k->ih - 1;
+    *pixel = ok ? py * k->iw + px : -1;
+    *row = ok ? py : -1;
+    *key = float_bits(nz) & 0x7FFFFFFFu;   // max(ndc.z, 0): −0 keys as +0
+}
+
+/// pointColor for color by depth / height.
+INLINE uint32_t mapped(const consts *k, float y, float z) {
+    float t = k->by == DL_COLOR_BY_DEPTH ? 1.0f - (z - k->lo) / k->span : (-y - k->lo) / k->span;
+    return colormap(k->map, t);
+}
+
+/// Phase 1's projection of `n` points of a chunk into pixel/row/key/color arrays.
+INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
+                         uint32_t *key, uint32_t *col) {
+    consts k;
+    memcpy(k.m, j->m, sizeof k.m);
+    k.w = (float)j->width; k.h = (float)j->height;
+    k.iw = j->width; k.ih = j->height; k.nearest = j->nearest_pixel;
+    k.lo = j->range_lo;
+    float span = j->range_hi - j->range_lo;
+    k.span = span >= 1e-6f ? span : 1e-6f;   // GLSL max(hi − lo, 1e-6)
+    k.by = j->color_by; k.map = j->colormap;
+    const int by_color = k.by == DL_COLOR_BY_COLOR;
+    if (j->source == DL_POINT_SOURCE_DEPTH) {
+        const int32_t wd = j->depth_width, hd = j->depth_height;
+        const int32_t cw = j->color_width, ch = j->color_height;
+        const float fx = j->fx, fy = j->fy, cx = j->cx, cy = j->cy;
+        // Pieces of one depth row each.
+        int32_t o = 0;
+        while (o < n) {
+            int64_t index = first + o;
+            int32_t v = (int32_t)(index / wd), u0 = (int32_t)(index % wd);
+            int32_t len = n - o < wd - u0 ? n - o : wd - u0;
+            const float *d = j->depth + (int64_t)v * j->depth_stride + u0;
+            const float fv = (float)v, dv = fv - cy;
+            int32_t cv = v * ch / hd;
+            cv = cv < ch - 1 ? cv : ch - 1;
+            const uint8_t *crow = j->color + (int64_t)cv * j->color_stride;
+            int32_t *P = pix + o, *R = row + o;
+            uint32_t *K = key + o, *C = col + o;
+            if (by_color) {
+                const int ri = j->color_bgra ? 2 : 0, bi = j->color_bgra ? 0 : 2;
+                for (int32_t i = 0; i < len; i++) {
+                    float z = d[i];
+                    int32_t u = u0 + i;
+                    float x = (((float)u - cx) * z) / fx, y = (dv * z) / fy;
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    int32_t cu = u * cw / wd;
+                    cu = cu < cw - 1 ? cu : cw - 1;
+                    const uint8_t *c = crow + 4 * (int64_t)cu;
+                    C[i] = (uint32_t)c[ri] | (uint32_t)c[1] << 8 | (uint32_t)c[bi] << 16 | 0xFF000000u;
+                }
+            } else {
+                for (int32_t i = 0; i < len; i++) {
+                    float z = d[i];
+                    float x = (((float)(u0 + i) - cx) * z) / fx, y = (dv * z) / fy;
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    C[i] = mapped(&k, y, z);
+                }
+            }
+            o += len;
+        }
+    } else {
+        const int64_t s = j->stride;
+        const float *p = j->points;
+        for (int32_t i = 0; i < n; i++) {
+            const float *q = p + 4 * (first + i) * s;
+            float x = q[0], y = q[1], z = q[2];
+            land(&k, x, y, z, 1, &pix[i], &row[i], &key[i]);
+            col[i] = by_color ? float_bits(q[3]) | 0xFF000000u : mapped(&k, y, z);
+        }
+    }
+}
+
+static void project_base(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
+                         uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+DL_P_AVX2 static void project_avx2(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
+                                   uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+DL_P_AVX512 static void project_avx512(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
+                                       uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+size_t dl_points_scratch_bytes(int32_t width, int32_t height, int64_t drawn, int32_t bands) {
+    int64_t chunks = (drawn + DL_POINTS_CHUNK - 1) / DL_POINTS_CHUNK;
+    size_t entries = (size_t)chunks * DL_POINTS_CHUNK;
+    return align64((size_t)width * (size_t)height * 8) + align64(entries * 4) + align64(entries * 8)
+        + align64((size_t)chunks * (size_t)(bands + 1) * 4) + align64((size_t)height);
+}
+
+void dl_points_prepare(dl_points_job *j) {
+    int32_t s = j->source == DL_POINT_SOURCE_BUFFER ? (j->stride < 1 ? 1 : j->stride > 16 ? 16 : j->stride) : 1;
+    j->stride = s;
+    j->drawn = (j->count + s - 1) / s;
+    j->chunks = (int32_t)((j->drawn + DL_POINTS_CHUNK - 1) / DL_POINTS_CHUNK);
+    if (j->bands < 1) j->bands = 1;
+    if (j->bands > DL_POINTS_MAX_BANDS) j->bands = DL_POINTS_MAX_BANDS;
+    if (j->bands > j->height) j->bands = j->height;
+    size_t entries = (size_t)j->chunks * DL_POINTS_CHUNK;
+    uint8_t *p = (uint8_t *)j->scratch;
+    j->keys = (uint64_t *)p;
+    p += align64((size_t)j->width * (size_t)j->height * 8);
+    j->entry_pixel = (uint32_t *)p;
+    p += align64(entries * 4);
+    j->entry_value = (uint64_t *)p;
+    p += align64(entries * 8);
+    j->offsets = (int32_t *)p;
+    p += align64((size_t)j->chunks * (size_t)(j->bands + 1) * 4);
+    j->row_band = p;
+    // Band b has rows height·b/bands ..< height·(b + 1)/bands (DepthKit's bandRows).
+    for (int32_t b = 0; b < j->bands; b++) {
+        int32_t lo = (int32_t)((int64_t)j->height * b / j->bands), hi = (int32_t)((int64_t)j->height * (b + 1) / j->bands);
+        for (int32_t y = lo; y < hi; y++) j->row_band[y] = (uint8_t)b;
+    }
+}
+
+void dl_points_project_chunk(void *ctx, int32_t chunk) {
+    const dl_points_job *j = (const dl_points_job *)ctx;
+    int64_t first = (int64_t)chunk * DL_POINTS_CHUNK;
+    int32_t n = (int32_t)(j->drawn - first < DL_POINTS_CHUNK ? j->drawn - first : DL_POINTS_CHUNK);
+    int32_t pix[DL_POINTS_CHUNK], row[DL_POINTS_CHUNK];
+    uint32_t key[DL_POINTS_CHUNK], col[DL_POINTS_CHUNK];
+    switch (dl_kernels_path()) {
+    case DL_PATH_AVX512: project_avx512(j, first, n, pix, row, key, col); break;
+    case DL_PATH_AVX2: project_avx2(j, first, n, pix, row, key, col); break;
+    default: project_base(j, first, n, pix, row, key, col); break;
+    }
+    // Counting sort by band into the chunk's part of the entries.
+    const int32_t bands = j->bands;
+    int32_t cursor[DL_POINTS_MAX_BANDS + 1];
+    memset(cursor, 0, sizeof cursor);
+    for (int32_t i = 0; i < n; i++)
+        if (pix[i] >= 0) cursor[j->row_band[row[i]]]++;
+    int32_t *off = j->offsets + (int64_t)chunk * (bands + 1);
+    int32_t at = (int32_t)first;
+    for (int32_t b = 0; b < bands; b++) {
+        int32_t c = cursor[b];
+        off[b] = at;
+        cursor[b] = at;
+        at += c;
+    }
+    off[bands] = at;
+    for (int32_t i = 0; i < n; i++) {
+        if (pix[i] < 0) continue;
+        int32_t e = cursor[j->row_band[row[i]]]++;
+        j->entry_pixel[e] = (uint32_t)pix[i];
+        j->entry_value[e] = (uint64_t)key[i] << 32 | col[i];
+    }
+}
+
+void dl_points_apply_band(void *ctx, int32_t band) {
+    const dl_points_job *j = (const dl_points_job *)ctx;
+    int32_t lo = (int32_t)((int64_t)j->height * band / j->bands), hi = (int32_t)((int64_t)j->height * (band + 1) / j->bands);
+    uint64_t *keys = j->keys;
+    memset(keys + (int64_t)lo * j->width, 0xFF, (size_t)(hi - lo) * (size_t)j->width * 8);
+    const int32_t stride = j->bands + 1;
+    const uint32_t *pixel = j->entry_pixel;
+    const uint64_t *value = j->entry_value;
+    for (int32_t c = 0; c < j->chunks; c++) {
+        const int32_t *off = j->offsets + (int64_t)c * stride;
+        for (int32_t e = off[band], end = off[band + 1]; e < end; e++) {
+            uint32_t p = pixel[e];
+            uint64_t v = value[e];
+            if (v < keys[p]) keys[p] = v;
+        }
+    }
+}
+
+/// pointCloudResolve.comp for one output row.
+static void resolve_row(const dl_points_job *j, int32_t y) {
+    const int32_t w = j->width, h = j->height, r = j->back, q = j->reach;
+    const uint64_t *keys = j->keys;
+    const uint32_t bg = j->background;
+    uint32_t *o = j->out + (int64_t)y * j->out_stride;
+    const uint64_t *row = keys + (int64_t)y * w;
+    if (r == 0 && q == 0) {
+        for (int32_t x = 0; x < w; x++) {
+            uint64_t v = row[x];
+            o[x] = (uint32_t)(v >> 32) == 0xFFFFFFFFu ? bg : (uint32_t)v;
+        }
+    } else if (r == 1 && q == 0) {
+        // Point size 2: the pixel, then up-left, up, left (the general loop's order).
+        const uint64_t *up = keys + (int64_t)(y > 0 ? y - 1 : 0) * w;
+        for (int32_t x = 0; x < w; x++) {
+            int32_t l = x > 0 ? x - 1 : 0;
+            uint64_t at = row[x];
+            uint32_t best = (uint32_t)(at >> 32);
+            uint64_t v = up[l];
+            if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
+            v = up[x];
+            if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
+            v = row[l];
+            if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
+            o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+        }
+    } else {
+        for (int32_t x = 0; x < w; x++) {
+            uint64_t at = row[x];
+            uint32_t best = (uint32_t)(at >> 32);
+            for (int32_t dy = -r; dy <= q; dy++) {
+                int32_t yy = y + dy;
+                yy = yy < 0 ? 0 : yy > h - 1 ? h - 1 : yy;
+                const uint64_t *nr = keys + (int64_t)yy * w;
+                for (int32_t dx = -r; dx <= q; dx++) {
+                    int32_t xx = x + dx;
+                    xx = xx < 0 ? 0 : xx > w - 1 ? w - 1 : xx;
+                    uint64_t v = nr[xx];
+                    if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
+                }
+            }
+            o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+        }
+    }
+}
+
+void dl_points_resolve_band(void *ctx, int32_t band) {
+    const dl_points_job *j = (const dl_points_job *)ctx;
+    int32_t lo = (int32_t)((int64_t)j->height * band / j->bands), hi = (int32_t)((int64_t)j->height * (band + 1) / j->bands);
+    for (int32_t y = lo; y < hi; y++) resolve_row(j, y);
+}
+
+void dl_points_run_serial(dl_points_job *j) {
+    for (int32_t c = 0; c < j->chunks; c++) dl_points_project_chunk(j, c);
+    for (int32_t b = 0; b < j->bands; b++) dl_points_apply_band(j, b);
+    for (int32_t b = 0; b < j->bands; b++) dl_points_resolve_band(j, b);
+}

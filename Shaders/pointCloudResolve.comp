@@ -5,9 +5,11 @@
 // axes around it, else the background: the depth test of s×s squares, as the raster path's point
 // sprites get it (a nearer point's square hides a farther point's own pixel). Reads keys and colors as 32-bit
 // words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
-// i, color at W·H + i.
+// i, color at W·H + i. With eye-dome lighting (edl = 1) it also writes each pixel's log2 view depth
+// L = log2(b / (ndc.z − a)) (+Inf for background) as float bits at word 2·W·H + i, for
+// pointCloudEDL.comp (DepthKit's EyeDomeLighting; points.c's log_depth).
 layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
-layout(set = 0, binding = 0) readonly buffer Frame { uint words[]; } frame;
+layout(set = 0, binding = 0) buffer Frame { uint words[]; } frame;
 layout(set = 1, binding = 0, r32ui) uniform writeonly uimage2D outputImage;
 layout(push_constant) uniform Params {
     ivec2 size;
@@ -15,6 +17,8 @@ layout(push_constant) uniform Params {
     uint background;   // packed rgba8
     uint wide;         // 1: 64-bit layout
     int reach;
+    uint edl;          // 1: write L
+    float a, b;        // ndc.z = a + b / w
 } params;
 
 uint keyAt(uint i) { return params.wide != 0u ? frame.words[2u * i + 1u] : frame.words[i]; }
@@ -53,4 +57,9 @@ void main() {
         }
     }
     imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at)));
+    if (params.edl != 0u) {
+        float l = best == 0xFFFFFFFFu ? uintBitsToFloat(0x7F800000u)
+                                      : log2(params.b / (uintBitsToFloat(best) - params.a));
+        frame.words[2u * uint(params.size.x * params.size.y) + i] = floatBitsToUint(l);
+    }
 }

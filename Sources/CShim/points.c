@@ -5,6 +5,7 @@
 #include "dl_points.h"
 #include "dl_kernels.h"
 #include "../../Shaders/dl_codes.h"
+#include <math.h>
 #include <string.h>
 
 // No a·b + c is fused (lavapipe lowers GLSL's ffma to a multiply and an add): the same roundings.
@@ -179,7 +180,8 @@ size_t dl_points_scratch_bytes(int32_t width, int32_t height, int64_t drawn, int
     int64_t chunks = (drawn + DL_POINTS_CHUNK - 1) / DL_POINTS_CHUNK;
     size_t entries = (size_t)chunks * DL_POINTS_CHUNK;
     return align64((size_t)width * (size_t)height * 8) + align64(entries * 4) + align64(entries * 8)
-        + align64((size_t)chunks * (size_t)(bands + 1) * 4) + align64((size_t)height);
+        + align64((size_t)chunks * (size_t)(bands + 1) * 4) + align64((size_t)width * (size_t)height * 4)
+        + align64((size_t)height);
 }
 
 void dl_points_prepare(dl_points_job *j) {
@@ -200,6 +202,8 @@ void dl_points_prepare(dl_points_job *j) {
     p += align64(entries * 8);
     j->offsets = (int32_t *)p;
     p += align64((size_t)j->chunks * (size_t)(j->bands + 1) * 4);
+    j->log_depth = (float *)p;
+    p += align64((size_t)j->width * (size_t)j->height * 4);
     j->row_band = p;
     // Band b has rows height·b/bands ..< height·(b + 1)/bands (DepthKit's bandRows).
     for (int32_t b = 0; b < j->bands; b++) {
@@ -260,6 +264,14 @@ void dl_points_apply_band(void *ctx, int32_t band) {
     }
 }
 
+/// Eye-dome lighting's L = log2 w of a resolved key (pointCloudResolve.comp's), +Inf for background.
+INLINE float log_depth(const dl_points_job *j, uint32_t best) {
+    if (best == 0xFFFFFFFFu) return INFINITY;
+    float ndc;
+    memcpy(&ndc, &best, 4);
+    return log2f(j->edl_b / (ndc - j->edl_a));
+}
+
 /// pointCloudResolve.comp for one output row.
 static void resolve_row(const dl_points_job *j, int32_t y) {
     const int32_t w = j->width, h = j->height, r = j->back, q = j->reach;
@@ -267,10 +279,12 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
     const uint32_t bg = j->background;
     uint32_t *o = j->out + (int64_t)y * j->out_stride;
     const uint64_t *row = keys + (int64_t)y * w;
+    float *ld = j->edl ? j->log_depth + (int64_t)y * w : NULL;
     if (r == 0 && q == 0) {
         for (int32_t x = 0; x < w; x++) {
             uint64_t v = row[x];
             o[x] = (uint32_t)(v >> 32) == 0xFFFFFFFFu ? bg : (uint32_t)v;
+            if (ld) ld[x] = log_depth(j, (uint32_t)(v >> 32));
         }
     } else if (r == 1 && q == 0) {
         // Point size 2: the pixel, then up-left, up, left (the general loop's order).
@@ -286,6 +300,7 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
             v = row[l];
             if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
             o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+            if (ld) ld[x] = log_depth(j, best);
         }
     } else {
         for (int32_t x = 0; x < w; x++) {
@@ -303,6 +318,7 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
                 }
             }
             o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+            if (ld) ld[x] = log_depth(j, best);
         }
     }
 }
@@ -313,8 +329,47 @@ void dl_points_resolve_band(void *ctx, int32_t band) {
     for (int32_t y = lo; y < hi; y++) resolve_row(j, y);
 }
 
+/// pointCloudEDL.comp for one output row: covered pixels shaded by exp(−Σ max(0, L(p) − L(q)) · factor)
+/// over the 8 neighbours in the shader's order, skipping those outside or background.
+static void edl_row(const dl_points_job *j, int32_t y) {
+    const int32_t w = j->width, h = j->height, r = j->edl_r, d = j->edl_d;
+    const int32_t ox[8] = {r, -r, 0, 0, d, -d, d, -d}, oy[8] = {0, 0, r, -r, d, d, -d, -d};
+    const float *L = j->log_depth;
+    const float factor = j->edl_factor;
+    uint32_t *o = j->out + (int64_t)y * j->out_stride;
+    for (int32_t x = 0; x < w; x++) {
+        float lp = L[(int64_t)y * w + x];
+        if (!(lp < 3.0e38f)) continue;
+        float sum = 0.0f;
+        for (int k = 0; k < 8; k++) {
+            int32_t xx = x + ox[k], yy = y + oy[k];
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+            float lq = L[(int64_t)yy * w + xx];
+            if (!(lq < 3.0e38f)) continue;
+            float diff = lp - lq;
+            sum = sum + (0.0f < diff ? diff : 0.0f);
+        }
+        if (sum == 0.0f) continue;   // shade 1: unchanged
+        float shade = expf(-(sum * factor));
+        uint32_t c = o[x];
+        uint32_t cr = (uint32_t)((float)(c & 255u) * shade + 0.5f);
+        uint32_t cg = (uint32_t)((float)(c >> 8 & 255u) * shade + 0.5f);
+        uint32_t cb = (uint32_t)((float)(c >> 16 & 255u) * shade + 0.5f);
+        o[x] = (c & 0xFF000000u) | cb << 16 | cg << 8 | cr;
+    }
+}
+
+void dl_points_edl_band(void *ctx, int32_t band) {
+    const dl_points_job *j = (const dl_points_job *)ctx;
+    if (!j->edl) return;
+    int32_t lo = (int32_t)((int64_t)j->height * band / j->bands), hi = (int32_t)((int64_t)j->height * (band + 1) / j->bands);
+    for (int32_t y = lo; y < hi; y++) edl_row(j, y);
+}
+
 void dl_points_run_serial(dl_points_job *j) {
     for (int32_t c = 0; c < j->chunks; c++) dl_points_project_chunk(j, c);
     for (int32_t b = 0; b < j->bands; b++) dl_points_apply_band(j, b);
     for (int32_t b = 0; b < j->bands; b++) dl_points_resolve_band(j, b);
+    if (j->edl)
+        for (int32_t b = 0; b < j->bands; b++) dl_points_edl_band(j, b);
 }

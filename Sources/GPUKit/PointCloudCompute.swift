@@ -71,6 +71,7 @@ final class PointCloudCompute {
     private let depth32: ComputeKernel
     private let color32: ComputeKernel
     private let resolve: ComputeKernel
+    private let edl: ComputeKernel
     private let cache: TextureCache
     private var frame: KernelBuffer?
     private var frameBytes = 0
@@ -90,12 +91,14 @@ final class PointCloudCompute {
         depth32 = try k("pointCloudDepth32.comp")
         color32 = try k("pointCloudColor32.comp")
         resolve = try ComputeKernel(context: context, library: library, name: "pointCloudResolve.comp",
-                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 24)
+                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 36)
+        edl = try ComputeKernel(context: context, library: library, name: "pointCloudEDL.comp",
+                                setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 20)
         emptyPoints = try KernelBuffer(cache: cache, size: 16)
         pointsPerInvocation = Int(DL_POINTS_PER_INVOCATION)
     }
 
-    var kernels: [ComputeKernel] { [project64, depth32, color32, resolve].compactMap { $0 } }
+    var kernels: [ComputeKernel] { [project64, depth32, color32, resolve, edl].compactMap { $0 } }
 
     /// What one draw needs besides the camera: the point source's sets and push words.
     struct Source {
@@ -111,12 +114,13 @@ final class PointCloudCompute {
     /// Records the passes; `output` goes UNDEFINED → GENERAL → SHADER_READ_ONLY_OPTIMAL.
     func record(_ cb: VkCommandBuffer, source: Source, output: GPUTexture, camera: PointCloudCamera, pointSize: Float,
                 background: SIMD4<Float>, colorBy: PointCloudColorBy, colormap: Colormap, range: ClosedRange<Float>,
-                stride: Int, force32Bit: Bool) throws {
+                stride: Int, force32Bit: Bool, eyeDomeLighting: EyeDomeLighting = EyeDomeLighting()) throws {
         let wide = project64 != nil && !force32Bit
         let pixels = output.width * output.height
         let bytes = pixels * 8   // 64-bit words, or 32-bit keys then 32-bit colors: the same size
+        // Then 4 bytes a pixel of log depth for eye-dome lighting.
         if frame == nil || frameBytes != bytes {
-            frame = try KernelBuffer(cache: cache, size: bytes)
+            frame = try KernelBuffer(cache: cache, size: bytes + pixels * 4)
             frameBytes = bytes
         }
         let frame = frame!
@@ -155,8 +159,18 @@ final class PointCloudCompute {
         r.u(packRGBA(background))
         r.u(wide ? 1 : 0)
         r.i(window.reach)
-        resolve.dispatch(cb, sets: DescriptorSets(frame.set, try cache.storageSet(output)), push: r,
-                         threads: (output.width, output.height))
+        let lighting = eyeDomeLighting.enabled
+        let terms = lighting ? EyeDomeLighting.depthTerms(camera.viewProjection) : (a: Float(0), b: Float(1))
+        r.u(lighting ? 1 : 0); r.f(terms.a); r.f(terms.b)
+        let outputSets = DescriptorSets(frame.set, try cache.storageSet(output))
+        resolve.dispatch(cb, sets: outputSets, push: r, threads: (output.width, output.height))
+        if lighting {
+            Barrier.computeToCompute(cb)
+            var e = PushWords()
+            e.i(output.width); e.i(output.height)
+            e.i(eyeDomeLighting.radius); e.i(eyeDomeLighting.diagonal); e.f(eyeDomeLighting.factor)
+            edl.dispatch(cb, sets: outputSets, push: e, threads: (output.width, output.height))
+        }
         Barrier.image(cb, output.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                       from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
                       to: Vk.flags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT),

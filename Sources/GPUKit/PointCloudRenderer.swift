@@ -63,6 +63,9 @@ public final class PointCloudRenderer {
     public var colormap: Colormap = .jet
     /// Meters mapped onto the colormap: depth (near end = warm) or height (−y).
     public var colorRange: ClosedRange<Float> = 0...5
+    /// Eye-dome lighting after the compute path's resolve (off by default; DepthKit's
+    /// `EyeDomeLighting`, pointCloudEDL.comp). The raster path does not shade.
+    public var eyeDomeLighting = EyeDomeLighting()
     /// Draw every n-th point of a point buffer (progressive drawing of big clouds while dragging); 1…16.
     public var pointStride = 1
 
@@ -213,7 +216,7 @@ public final class PointCloudRenderer {
         if watchesShaders { compute.kernels.forEach { $0.watchesFiles = true; $0.reloadIfNeeded() } }
         try compute.record(cb, source: source, output: output, camera: camera, pointSize: pointSize, background: clearColor,
                            colorBy: colorBy, colormap: colormap, range: colorRange, stride: stride,
-                           force32Bit: forces32BitAtomics)
+                           force32Bit: forces32BitAtomics, eyeDomeLighting: eyeDomeLighting)
     }
 
     /// A 1×1 depth/color stand-in bound where a point buffer has no textures (set layouts are shared).

@@ -70,6 +70,7 @@ final class PresentComposer {
         copiesPictures = PictureCopy.enabled(on: context)
         scene3D = Scene3D.make(context: context, factory: factory)
         if let points = options.points { scene3D?.drawing = points }
+        scene3D?.edlChoice = options.edl
         let printsPicks = options.logReadout || options.logUI
         scene3D?.log = { line in
             guard printsPicks else { return }

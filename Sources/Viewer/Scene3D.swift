@@ -30,6 +30,10 @@ final class Scene3D {
     var pointList: PointListState?
     /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
     var usesCPU = false
+    /// `view --edl` / `--no-edl` (nil: eye-dome lighting on for a PLY without colors, else off).
+    var edlChoice: Bool? {
+        didSet { if let e = edlChoice { renderer.eyeDomeLighting.enabled = e } }
+    }
     let cpuRenderer = CPUPointRenderer()
     /// The last picture drawn on the CPU (nil when the GPU drew the last frame: `output` then).
     var picture: PixelBuffer?
@@ -96,6 +100,7 @@ final class Scene3D {
         r.colorBy = renderer.colorBy
         r.colormap = renderer.colormap
         r.clearColor = renderer.clearColor
+        r.eyeDomeLighting = renderer.eyeDomeLighting
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
         try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
                      into: out)
@@ -300,6 +305,10 @@ final class Scene3D {
         case .togglePointMethod:
             drawing = drawing == .compute ? .raster : .compute
             log?("3D points by \(drawing.rawValue)")
+            return
+        case .toggleEDL:
+            renderer.eyeDomeLighting.enabled.toggle()
+            log?(renderer.eyeDomeLighting.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
             return
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,

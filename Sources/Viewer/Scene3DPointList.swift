@@ -33,7 +33,8 @@ struct PointListState {
 extension Scene3D {
     static let frameBudgetMs = 33.0
 
-    /// Uploads `contents` (nil clears it); without colors the cloud starts colored by height.
+    /// Uploads `contents` (nil clears it); without colors the cloud starts colored by height, with
+    /// eye-dome lighting on (off for a colored cloud).
     func setPointList(_ contents: PLYContents?) throws {
         pointList = nil
         camera = nil
@@ -44,6 +45,7 @@ extension Scene3D {
         pointList = PointListState(cloud: cloud, hasColor: contents.hasColor)
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
+        renderer.eyeDomeLighting.enabled = edlChoice ?? !contents.hasColor   // shape without color reads by its shading
     }
 
     /// True while a mouse drag is held (the view moves under the user).

@@ -45,5 +45,16 @@ extension Scene3D {
             renderer.colorBy = PanelLists.colorByCases[c]
             if renderer.colorBy != .color { renderer.method = .compute }
         }
+        var edl = renderer.eyeDomeLighting
+        if UI.checkbox("eye-dome lighting (N)", &edl.enabled) { log?(edl.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off") }
+        if edl.enabled {
+            UI.slider("EDL strength", &edl.strength, EyeDomeLighting.strengthRange)
+            var radius = Float(edl.radius)
+            if UI.slider("EDL radius (px)", &radius, 1...Float(EyeDomeLighting.radiusRange.upperBound), format: "%.0f") {
+                edl.radius = Int(radius.rounded())
+            }
+            if drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points") }
+        }
+        if edl != renderer.eyeDomeLighting { renderer.eyeDomeLighting = edl }
     }
 }

@@ -99,6 +99,12 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try assertSteady(["--view", "3d", "--no-panel", "--points", "cpu"])
     }
 
+    /// Eye-dome lighting on, with the panel (its switch and sliders), points on the CPU and by compute.
+    func testSteadyState3DEyeDomeLighting() throws {
+        try requireOptimized()
+        for points in ["cpu", "compute"] { try assertSteady(["--view", "3d", "--edl", "--points", points]) }
+    }
+
     /// 2D on each backend, with the panel.
     func testSteadyState2DEachBackend() throws {
         try requireOptimized()

@@ -308,6 +308,7 @@ final class Scene3D {
             return
         case .toggleEDL:
             renderer.eyeDomeLighting.enabled.toggle()
+            if renderer.eyeDomeLighting.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
             log?(renderer.eyeDomeLighting.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
             return
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,

@@ -46,14 +46,17 @@ extension Scene3D {
             if renderer.colorBy != .color { renderer.method = .compute }
         }
         var edl = renderer.eyeDomeLighting
-        if UI.checkbox("eye-dome lighting (N)", &edl.enabled) { log?(edl.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off") }
+        if UI.checkbox("eye-dome lighting (N)", &edl.enabled) {
+            if edl.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
+            log?(edl.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
+        }
         if edl.enabled {
             UI.slider("EDL strength", &edl.strength, EyeDomeLighting.strengthRange)
             var radius = Float(edl.radius)
             if UI.slider("EDL radius (px)", &radius, 1...Float(EyeDomeLighting.radiusRange.upperBound), format: "%.0f") {
                 edl.radius = Int(radius.rounded())
             }
-            if drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points") }
+            if drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points (raster does not shade)") }
         }
         if edl != renderer.eyeDomeLighting { renderer.eyeDomeLighting = edl }
     }

@@ -19,6 +19,7 @@ layout(push_constant) uniform Params {
     int reach;
     uint edl;          // 1: write L
     float a, b;        // ndc.z = a + b / w
+    uint adaptive;     // 1: each point's size s is its color's alpha byte (pointCloudPoints.glsl)
 } params;
 
 uint keyAt(uint i) { return params.wide != 0u ? frame.words[2u * i + 1u] : frame.words[i]; }
@@ -31,7 +32,25 @@ void main() {
     if (p.x >= params.size.x || p.y >= params.size.y) return;
     uint i = uint(p.y * params.size.x + p.x);
     uint best = keyAt(i), at = i;
-    if (params.radius == 1 && params.reach == 0) {
+    if (params.adaptive != 0u) {
+        // Adaptive sizes: the window of the largest size; a neighbour at offset (dx, dy) covers
+        // this pixel when both lie in its own size's window [−⌊s/2⌋, ⌊(s−1)/2⌋]; neighbours
+        // outside the picture are skipped (no clamping: offsets must be true).
+        for (int dy = -params.radius; dy <= params.reach; dy++) {
+            int y = p.y + dy;
+            if (y < 0 || y >= params.size.y) continue;
+            for (int dx = -params.radius; dx <= params.reach; dx++) {
+                int x = p.x + dx;
+                if (x < 0 || x >= params.size.x) continue;
+                uint j = uint(y * params.size.x + x);
+                uint k = keyAt(j);
+                if (k < best) {
+                    int s = int(colorAt(j) >> 24);
+                    if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) { best = k; at = j; }
+                }
+            }
+        }
+    } else if (params.radius == 1 && params.reach == 0) {
         // Point size 2 (the default): the window is the pixel and its left and upper neighbors,
         // read unrolled in the general loop's order (rows top to bottom, left to right), so ties
         // resolve alike.
@@ -56,7 +75,7 @@ void main() {
             }
         }
     }
-    imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at)));
+    imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at) | 0xFF000000u));
     if (params.edl != 0u) {
         float l = best == 0xFFFFFFFFu ? uintBitsToFloat(0x7F800000u)
                                       : log2(params.b / (uintBitsToFloat(best) - params.a));

@@ -74,11 +74,13 @@ typedef struct consts {
     int32_t iw, ih, nearest;
     float lo, span;
     uint32_t by, map;
+    float ascale, amax;   // adaptive size: scale, largest size (0: off)
 } consts;
 
 /// pointAt's landing: pixel (−1: not drawn), its row, the depth key. Branch-free, so loops over
 /// points vectorize. clip = M·(x, y, z, 1) as lavapipe computes it: ((c3 + c2·z) + c1·y) + c0·x.
-INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t *pixel, int32_t *row, uint32_t *key) {
+INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t *pixel, int32_t *row, uint32_t *key,
+                 float *w) {
     const float *m = k->m;
     float c0 = ((m[12] + m[8] * z) + m[4] * y) + m[0] * x;
     float c1 = ((m[13] + m[9] * z) + m[5] * y) + m[1] * x;
@@ -96,6 +98,15 @@ INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t 
     *pixel = ok ? py * k->iw + px : -1;
     *row = ok ? py : -1;
     *key = float_bits(nz) & 0x7FFFFFFFu;   // max(ndc.z, 0): −0 keys as +0
+    *w = c3;
+}
+
+/// pointAt's adaptive size: ⌈sf⌉ clamped to 1…amax (NaN → 1) in the color's alpha byte.
+INLINE uint32_t sized(const consts *k, float sf, uint32_t color) {
+    float c = ceilf(sf);
+    c = c >= 1.0f ? c : 1.0f;
+    c = c <= k->amax ? c : k->amax;
+    return (color & 0x00FFFFFFu) | (uint32_t)c << 24;
 }
 
 /// pointColor for color by depth / height.
@@ -115,6 +126,9 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
     float span = j->range_hi - j->range_lo;
     k.span = span >= 1e-6f ? span : 1e-6f;   // GLSL max(hi − lo, 1e-6)
     k.by = j->color_by; k.map = j->colormap;
+    k.ascale = j->adapt_scale; k.amax = (float)j->adapt_max;
+    const int adapt = j->adapt_max > 0;
+    float w;
     const int by_color = k.by == DL_COLOR_BY_COLOR;
     if (j->source == DL_POINT_SOURCE_DEPTH) {
         const int32_t wd = j->depth_width, hd = j->depth_height;
@@ -139,18 +153,20 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
                     float z = d[i];
                     int32_t u = u0 + i;
                     float x = (((float)u - cx) * z) / fx, y = (dv * z) / fy;
-                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i], &w);
                     int32_t cu = u * cw / wd;
                     cu = cu < cw - 1 ? cu : cw - 1;
                     const uint8_t *c = crow + 4 * (int64_t)cu;
                     C[i] = (uint32_t)c[ri] | (uint32_t)c[1] << 8 | (uint32_t)c[bi] << 16 | 0xFF000000u;
+                    if (adapt) C[i] = sized(&k, (k.ascale * z) / w, C[i]);
                 }
             } else {
                 for (int32_t i = 0; i < len; i++) {
                     float z = d[i];
                     float x = (((float)(u0 + i) - cx) * z) / fx, y = (dv * z) / fy;
-                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i], &w);
                     C[i] = mapped(&k, y, z);
+                    if (adapt) C[i] = sized(&k, (k.ascale * z) / w, C[i]);
                 }
             }
             o += len;
@@ -161,8 +177,9 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
         for (int32_t i = 0; i < n; i++) {
             const float *q = p + 4 * (first + i) * s;
             float x = q[0], y = q[1], z = q[2];
-            land(&k, x, y, z, 1, &pix[i], &row[i], &key[i]);
+            land(&k, x, y, z, 1, &pix[i], &row[i], &key[i], &w);
             col[i] = by_color ? float_bits(q[3]) | 0xFF000000u : mapped(&k, y, z);
+            if (adapt) col[i] = sized(&k, k.ascale / w, col[i]);
         }
     }
 }
@@ -280,7 +297,32 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
     uint32_t *o = j->out + (int64_t)y * j->out_stride;
     const uint64_t *row = keys + (int64_t)y * w;
     float *ld = j->edl ? j->log_depth + (int64_t)y * w : NULL;
-    if (r == 0 && q == 0) {
+    if (j->adapt_max > 0) {
+        // Adaptive sizes (pointCloudResolve.comp's branch): the largest size's window; a neighbour
+        // at (dx, dy) covers the pixel when both lie in its own size's window; none outside the picture.
+        for (int32_t x = 0; x < w; x++) {
+            uint64_t at = row[x];
+            uint32_t best = (uint32_t)(at >> 32);
+            for (int32_t dy = -r; dy <= q; dy++) {
+                int32_t yy = y + dy;
+                if (yy < 0 || yy >= h) continue;
+                const uint64_t *nr = keys + (int64_t)yy * w;
+                for (int32_t dx = -r; dx <= q; dx++) {
+                    int32_t xx = x + dx;
+                    if (xx < 0 || xx >= w) continue;
+                    uint64_t v = nr[xx];
+                    if ((uint32_t)(v >> 32) < best) {
+                        int32_t s = (int32_t)((uint32_t)v >> 24);
+                        if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) {
+                            best = (uint32_t)(v >> 32); at = v;
+                        }
+                    }
+                }
+            }
+            o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at | 0xFF000000u;
+            if (ld) ld[x] = log_depth(j, best);
+        }
+    } else if (r == 0 && q == 0) {
         for (int32_t x = 0; x < w; x++) {
             uint64_t v = row[x];
             o[x] = (uint32_t)(v >> 32) == 0xFFFFFFFFu ? bg : (uint32_t)v;

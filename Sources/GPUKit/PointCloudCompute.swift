@@ -77,7 +77,7 @@ final class PointCloudCompute {
     private var frameBytes = 0
     private let emptyPoints: KernelBuffer
     private let pointsPerInvocation: Int
-    static let pushSize = 120
+    static let pushSize = 128
 
     init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.context = context
@@ -91,7 +91,7 @@ final class PointCloudCompute {
         depth32 = try k("pointCloudDepth32.comp")
         color32 = try k("pointCloudColor32.comp")
         resolve = try ComputeKernel(context: context, library: library, name: "pointCloudResolve.comp",
-                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 36)
+                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 40)
         edl = try ComputeKernel(context: context, library: library, name: "pointCloudEDL.comp",
                                 setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 20)
         emptyPoints = try KernelBuffer(cache: cache, size: 16)
@@ -114,7 +114,8 @@ final class PointCloudCompute {
     /// Records the passes; `output` goes UNDEFINED → GENERAL → SHADER_READ_ONLY_OPTIMAL.
     func record(_ cb: VkCommandBuffer, source: Source, output: GPUTexture, camera: PointCloudCamera, pointSize: Float,
                 background: SIMD4<Float>, colorBy: PointCloudColorBy, colormap: Colormap, range: ClosedRange<Float>,
-                stride: Int, force32Bit: Bool, eyeDomeLighting: EyeDomeLighting = EyeDomeLighting()) throws {
+                stride: Int, force32Bit: Bool, eyeDomeLighting: EyeDomeLighting = EyeDomeLighting(),
+                adaptiveScale: Float = 0) throws {
         let wide = project64 != nil && !force32Bit
         let pixels = output.width * output.height
         let bytes = pixels * 8   // 64-bit words, or 32-bit keys then 32-bit colors: the same size
@@ -136,6 +137,8 @@ final class PointCloudCompute {
         let drawn = (source.count + max(stride, 1) - 1) / max(stride, 1)
         p.i(output.width); p.i(output.height); p.i(source.count); p.i(flags)
         p.f(range.lowerBound); p.f(range.upperBound)
+        let adaptive = adaptiveScale > 0 && adaptiveScale.isFinite
+        p.f(adaptive ? adaptiveScale : 0); p.f(adaptive ? Float(max(1, Int(pointSize.rounded()))) : 0)
         // Inline sets and words: nothing allocated per frame.
         let sets = DescriptorSets(source.depth, source.color, frame.set, source.points ?? emptyPoints.set)
         let threads = ((drawn + pointsPerInvocation - 1) / pointsPerInvocation, 1)
@@ -162,6 +165,7 @@ final class PointCloudCompute {
         let lighting = eyeDomeLighting.enabled
         let terms = lighting ? EyeDomeLighting.depthTerms(camera.viewProjection) : (a: Float(0), b: Float(1))
         r.u(lighting ? 1 : 0); r.f(terms.a); r.f(terms.b)
+        r.u(adaptive ? 1 : 0)
         let outputSets = DescriptorSets(frame.set, try cache.storageSet(output))
         resolve.dispatch(cb, sets: outputSets, push: r, threads: (output.width, output.height))
         if lighting {

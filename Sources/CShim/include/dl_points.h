@@ -72,6 +72,12 @@ typedef struct dl_points_job {
     /// (±d, ±d); ndc.z = a + b / w; shade = exp(−Σ max(0, L(p) − L(q)) · factor), L = log2 w.
     int32_t edl, edl_r, edl_d;
     float edl_a, edl_b, edl_factor;
+    /// Adaptive point size (adapt_max > 0): each point's size ⌈adapt_scale·z / w⌉ (depth frames) or
+    /// ⌈adapt_scale / w⌉ (point buffers), w its view depth, clamped to 1…adapt_max, kept in its
+    /// color's alpha byte; the resolve's window is adapt_max's and a neighbour counts where its
+    /// own size's square reaches the pixel. Output alpha is 255.
+    float adapt_scale;
+    int32_t adapt_max;
     /// Phases' split: row bands (1…DL_POINTS_MAX_BANDS) and point chunks.
     int32_t bands, chunks;
     /// Points drawn: ⌈count / stride⌉ (depth frames: count).

@@ -91,6 +91,9 @@ public final class CPUPointRenderer {
     /// Eye-dome lighting after the resolve (off by default): `EyeDomeLighting`'s formula, as the
     /// compute path's pointCloudEDL.comp.
     public var eyeDomeLighting = EyeDomeLighting()
+    /// Adaptive point size (0: off): `AdaptivePointSize`'s scale; each point gets ⌈scale·z / w⌉
+    /// (depth frames) or ⌈scale / w⌉ (point lists) pixels, w its view depth, clamped to 1…pointSize.
+    public var adaptiveSizeScale: Float = 0
     /// Run the phases on the calling thread only (tests: the banded run must equal it).
     public var runsSerially = false
 
@@ -224,6 +227,10 @@ public final class CPUPointRenderer {
         let w = Self.window(pointSize)
         job.back = Int32(w.back); job.reach = Int32(w.reach)
         job.background = Self.packRGBA(clearColor)
+        if adaptiveSizeScale > 0 && adaptiveSizeScale.isFinite {
+            job.adapt_scale = adaptiveSizeScale
+            job.adapt_max = Int32(s)
+        }
         let edl = eyeDomeLighting
         if edl.enabled {
             let terms = EyeDomeLighting.depthTerms(m)

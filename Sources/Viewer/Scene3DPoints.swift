@@ -50,14 +50,13 @@ extension Scene3D {
             if edl.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
             log?(edl.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
         }
-        if edl.enabled {
-            UI.slider("EDL strength", &edl.strength, EyeDomeLighting.strengthRange)
-            var radius = Float(edl.radius)
-            if UI.slider("EDL radius (px)", &radius, 1...Float(EyeDomeLighting.radiusRange.upperBound), format: "%.0f") {
-                edl.radius = Int(radius.rounded())
-            }
-            if drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points (raster does not shade)") }
+        // Always shown, so the panel's layout does not move when the switch flips.
+        UI.slider("EDL strength", &edl.strength, EyeDomeLighting.strengthRange)
+        var radius = Float(edl.radius)
+        if UI.slider("EDL radius (px)", &radius, 1...Float(EyeDomeLighting.radiusRange.upperBound), format: "%.0f") {
+            edl.radius = Int(radius.rounded())
         }
+        if edl.enabled && drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points (raster does not shade)") }
         if edl != renderer.eyeDomeLighting { renderer.eyeDomeLighting = edl }
     }
 }

@@ -192,4 +192,57 @@ final class CPUPointRendererAgreementTests: PointCloudTestCase {
             }
         }
     }
+
+    /// Adaptive point size: the same picture, pixel for pixel, on the synthetic frame (scale from
+    /// the focal lengths, seen from an orbit) and a PLY list (scale from its spacing), largest sizes
+    /// 4 and 7, both atomics paths, with and without eye-dome lighting (then within 1 LSB).
+    func testAdaptivePointSizeMatchesComputePath() throws {
+        let frame = SyntheticScene().render(width: 160, height: 120)
+        let depth = frame.depth.depthFloat32(), k = frame.depth.intrinsics
+        let pivot = try XCTUnwrap(PointCloud.orbitPivot(depth: frame.depth))
+        let cloud = PointCloud.unproject(depth: frame.depth, color: frame.color)
+        let list = CPUPointList(cloud: cloud)
+        let gpuList = try GPUPointCloud(renderer: renderer, cloud: cloud)
+        let (w, h) = (320, 240)
+        let camera = orbit(k, center: pivot, yaw: 0.35, pitch: -0.2, width: w, height: h)
+        let focal = k.scaled(toWidth: w, height: h).fx
+        let depthScale = AdaptivePointSize.scale(outputFocal: focal, depthFocal: k.fx)
+        let listScale = AdaptivePointSize.scale(outputFocal: focal, spacing: AdaptivePointSize.spacing(of: cloud.positions))
+        XCTAssertGreaterThan(listScale, 0)
+        let cpu = CPUPointRenderer()
+        defer { renderer.adaptiveSizeScale = 0; renderer.eyeDomeLighting = EyeDomeLighting() }
+        for largest: Float in [4, 7] {
+            renderer.pointSize = largest; cpu.pointSize = largest
+            for lighting in [false, true] {
+                let edl = EyeDomeLighting(enabled: lighting, strength: 0.5, radius: 2)
+                cpu.eyeDomeLighting = edl; renderer.eyeDomeLighting = edl
+                for force32 in computePaths {
+                    renderer.forces32BitAtomics = force32
+                    let what = "largest \(largest), edl \(lighting), 32-bit \(force32)"
+                    cpu.adaptiveSizeScale = depthScale; renderer.adaptiveSizeScale = depthScale
+                    let mine = try cpu.render(depth: depth, color: frame.color, intrinsics: k, viewProjection: camera.viewProjection, width: w, height: h)
+                    let theirs = try renderer.render(depth: depth, color: frame.color, intrinsics: k, camera: camera, width: w, height: h)
+                    cpu.adaptiveSizeScale = listScale; renderer.adaptiveSizeScale = listScale
+                    let mineList = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                    let theirsList = try renderer.render(cloud: gpuList, camera: camera, width: w, height: h)
+                    if lighting {
+                        for (a, b, src) in [(mine, theirs, "depth"), (mineList, theirsList, "ply")] {
+                            let d = within(a, b, 1)
+                            XCTAssertGreaterThan(d.covered, w * h / 20, "\(src) \(what)")
+                            XCTAssertEqual(d.over, 0, "\(src) \(what): \(d.first)")
+                        }
+                    } else {
+                        assertSame(mine, theirs, "depth \(what)")
+                        assertSame(mineList, theirsList, "ply \(what)")
+                    }
+                }
+                // The sizes matter: the fixed-size picture differs.
+                cpu.adaptiveSizeScale = 0
+                let fixed = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                cpu.adaptiveSizeScale = listScale
+                let adaptive = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                XCTAssertGreaterThan(within(fixed, adaptive, 0).changed, w * h / 50, "largest \(largest): adaptive differs from fixed")
+            }
+        }
+    }
 }

@@ -30,6 +30,8 @@ final class Scene3D {
     var pointList: PointListState?
     /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
     var usesCPU = false
+    /// Adaptive point size (the panel): the point size is the largest (`AdaptivePointSize.defaultLargest` until [ / ]).
+    var adaptiveSize = false
     /// `view --edl` / `--no-edl` (nil: eye-dome lighting on for a PLY without colors, else off).
     var edlChoice: Bool? {
         didSet { if let e = edlChoice { renderer.eyeDomeLighting.enabled = e } }
@@ -101,6 +103,7 @@ final class Scene3D {
         r.colormap = renderer.colormap
         r.clearColor = renderer.clearColor
         r.eyeDomeLighting = renderer.eyeDomeLighting
+        r.adaptiveSizeScale = renderer.adaptiveSizeScale
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
         try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
                      into: out)
@@ -130,7 +133,8 @@ final class Scene3D {
         focal = f
         cloud = (depth, k)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
-        renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
+        renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : max(1, s.rounded(.up)))
+        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: f, depthFocal: k.fx) : 0
         return (depthData, depth, color, k)
     }
 

@@ -13,6 +13,8 @@ import GPUKit
 struct PointListState {
     let cloud: GPUPointCloud
     let hasColor: Bool
+    /// `AdaptivePointSize.spacing` of the cloud, estimated once at load (meters).
+    var spacing: Float = 0
     /// Set on the first draw, from the window size then.
     var framing: CloudFraming?
     /// Milliseconds of the last draw of every point (frame to frame), nil before the first one.
@@ -42,7 +44,8 @@ extension Scene3D {
         picks.removeAll()
         guard let contents else { return }
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
-        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor)
+        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor,
+                                   spacing: AdaptivePointSize.spacing(of: contents.cloud.positions))
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
         renderer.eyeDomeLighting.enabled = edlChoice ?? !contents.hasColor   // shape without color reads by its shading
@@ -78,7 +81,8 @@ extension Scene3D {
         viewProjection = proj * cam.viewMatrix
         extent = (width, height)
         focal = k.fx
-        renderer.pointSize = userPointSize ?? 1
+        renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
+        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: list.spacing) : 0
         if renderer.colorBy != .color {
             renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, min: list.cloud.bounds.min, max: list.cloud.bounds.max)
         }

@@ -45,6 +45,17 @@ extension Scene3D {
             renderer.colorBy = PanelLists.colorByCases[c]
             if renderer.colorBy != .color { renderer.method = .compute }
         }
+    }
+
+    /// The panel's last section, "3D shading" (last, so its rows move nothing above them): adaptive
+    /// point size, eye-dome lighting with strength and radius.
+    func shadingPanel() {
+        guard UI.header("3D shading") else { return }
+        var adaptive = adaptiveSize
+        if UI.checkbox("adaptive point size (size = largest)", &adaptive) {
+            adaptiveSize = adaptive
+            log?(adaptive ? "3D adaptive point size on" : "3D adaptive point size off")
+        }
         var edl = renderer.eyeDomeLighting
         if UI.checkbox("eye-dome lighting (N)", &edl.enabled) {
             if edl.enabled && drawing == .raster { drawing = .compute }   // raster does not shade

@@ -78,4 +78,31 @@ final class Render3DEDLTests: CLITestCase {
         try assertBadInput(["render3d", "--synthetic", "--edl", "--edl-radius", "0", "--out", out], mentioning: "--edl-radius", noFile: out)
         try assertBadInput(["render3d", "--synthetic", "--edl", "--points", "raster", "--out", out], mentioning: "--edl", noFile: out)
     }
+
+    /// `--adaptive-size`: cpu and compute draw the same picture (depth frame and PLY), unlike the
+    /// fixed size's; from farther away the squares shrink (fewer covered pixels than fixed 8 px).
+    func testAdaptiveSizeCPUAndComputeAgree() throws {
+        let ply = path("scene.ply")
+        XCTAssertEqual(try CLI.run(["export-ply", "--synthetic", "--out", ply]).status, 0)
+        for view in [["--synthetic", "--width", "200", "--height", "150", "--yaw", "25"],
+                     ["--ply", ply, "--width", "160", "--height", "120", "--distance", "6"]] {
+            let (cpu, said) = try render(view + ["--points", "cpu", "--adaptive-size"], "cpu.png")
+            let (gpu, _) = try render(view + ["--points", "compute", "--adaptive-size"], "gpu.png")
+            XCTAssertTrue(said.contains("adaptive point size up to 8.0"), said)
+            XCTAssertEqual(cpu.packedBytes(), gpu.packedBytes(), "\(view)")
+            let (fixed, _) = try render(view + ["--points", "cpu", "--point-size", "8"], "fixed.png")
+            var coveredAdaptive = 0, coveredFixed = 0
+            for y in 0..<cpu.height {
+                for x in 0..<cpu.width {
+                    if cpu.rgba(x: x, y: y) != (26, 26, 26, 255) { coveredAdaptive += 1 }
+                    if fixed.rgba(x: x, y: y) != (26, 26, 26, 255) { coveredFixed += 1 }
+                }
+            }
+            XCTAssertGreaterThan(coveredAdaptive, 0, "\(view)")
+            XCTAssertLessThan(coveredAdaptive, coveredFixed, "\(view): adaptive squares are smaller than 8 px here")
+        }
+        let out = path("bad.png")
+        try assertBadInput(["render3d", "--synthetic", "--adaptive-size", "--points", "raster", "--out", out],
+                           mentioning: "--adaptive-size", noFile: out)
+    }
 }

@@ -13,6 +13,10 @@ import Foundation
 /// carry it in the point's color alpha byte; the resolve's window is the largest size's, and a
 /// neighbour's point covers a pixel when the pixel lies in its own size's square.
 public enum AdaptivePointSize {
+    /// The largest size when none is given (`render3d --adaptive-size` without --point-size, the viewer
+    /// before [ / ]): 8 pixels, a resolve window of 8×8 reads.
+    public static let defaultLargest: Float = 8
+
     /// Depth frames: output focal length over the depth camera's (both in pixels at their sizes).
     public static func scale(outputFocal: Float, depthFocal: Float) -> Float {
         depthFocal > 0 && outputFocal > 0 ? outputFocal / depthFocal : 0

@@ -112,6 +112,8 @@ final class Scene3D {
         return out
     }
     private var cpuTarget: PixelBuffer?
+    /// The CPU picture of a point list, reused.
+    var listTarget: PixelBuffer?
 
     /// What both ways of drawing a depth frame need: its depth in meters, rgba8/bgra8 color, the
     /// intrinsics at the depth's size; sets the camera (first frame), the projection and the point size.

@@ -4,8 +4,8 @@ import GPUKit
 
 /// How the 3D view draws points (the panel's "3D points", `view --points`): the GPU's compute
 /// rasterizer, its POINT_LIST pipeline, or DepthKit's `CPUPointRenderer` (the compute path's
-/// picture made on the CPU and copied into the window as 2D CPU pictures are; depth frames only:
-/// a PLY point list lives on the GPU and is drawn by compute).
+/// picture made on the CPU and copied into the window as 2D CPU pictures are; a PLY point list
+/// keeps a host copy for it).
 public enum PointDrawing: String, CaseIterable, Sendable {
     case compute, raster, cpu
 }
@@ -30,8 +30,9 @@ extension Scene3D {
         }
     }
 
-    /// Whether this frame's points are drawn on the CPU: cpu chosen and a depth frame shown.
-    var drawsOnCPU: Bool { usesCPU && pointList == nil }
+    /// Whether this frame's points are drawn on the CPU: cpu chosen (a depth frame, or a point list
+    /// with its host copy).
+    var drawsOnCPU: Bool { usesCPU && (pointList == nil || pointList?.host != nil) }
 
     /// Panel rows under the 2D / 3D choice.
     func panel() {

@@ -133,5 +133,7 @@ final class ViewerSteadyStateTests: WindowTestCase {
         export.waitUntilExit()
         XCTAssertEqual(export.terminationStatus, 0)
         try assertSteady(["--no-panel"], source: ["--source", "ply:\(ply)"])
+        // Drawn from its host copy on the CPU, with eye-dome lighting and the panel.
+        try assertSteady(["--points", "cpu", "--edl"], source: ["--source", "ply:\(ply)"])
     }
 }

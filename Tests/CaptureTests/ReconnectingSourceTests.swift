@@ -228,4 +228,39 @@ final class ReconnectingSourceTests: XCTestCase {
         XCTAssertNil(V4L2DeviceIdentity.read(path: "/dev/video9", system: system))
         XCTAssertEqual(system.openDescriptorCount, 0)
     }
+
+    /// The whole path: a `DeviceWatcher` (driven by scripted inotify changes) reports the node going
+    /// and coming back, and the source resumes on its report.
+    func testResumesOnTheWatchersReport() throws {
+        let dir = try makeTemporaryDirectory(self)
+        let path = dir + "/video3"
+        let system = ScriptedV4L2System()
+        let cam = webcam(system, path)
+        let notifier = ScriptedDeviceNotifier()
+        let watcher = DeviceWatcher(directory: dir, notifier: notifier, isReady: { _ in true })
+        defer { watcher.stop() }
+        let s = ReconnectingSource(V4L2Source(colorPath: path, system: system, colorRequest: request), events: watcher)
+        try s.start()
+        XCTAssertNotNil(try s.nextFrame(now: 0))
+
+        func poll(until done: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(10)
+            var now = 1.0
+            while !done() && Date() < deadline {
+                _ = try s.nextFrame(now: now)
+                now += 0.001
+                usleep(1000)
+            }
+        }
+        cam.unplug()
+        notifier.post(.deleted("video3"))
+        try poll { s.state != .streaming }
+        XCTAssertEqual(s.state, .waiting(camera: "\(path) (HD Webcam C525)"))
+        cam.replug()
+        notifier.post(.created("video3"))
+        try poll { s.state == .streaming }
+        XCTAssertEqual(s.state, .streaming)
+        XCTAssertEqual(s.source.color.configuration?.description, expected)
+        s.stop()
+    }
 }

@@ -259,7 +259,6 @@ public final class ReconnectingSource: FrameSource, DepthRateLimiting {
             matchedColor = nil
             matchedDepth = nil
             lastAttempt = now
-            if events == nil { lastAttempt = now }
             return false
         }
         next.reconnectInterval = .infinity

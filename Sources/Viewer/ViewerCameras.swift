@@ -29,6 +29,7 @@ extension ViewerApp {
                 }
             }
         }
+        if cameras.watchProblem != nil { UI.text("not watching /dev: rescan to update") }
         if UI.button("rescan cameras") { cameras.refresh() }
     }
 

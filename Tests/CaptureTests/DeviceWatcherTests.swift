@@ -43,28 +43,34 @@ final class DeviceWatcherTests: XCTestCase {
         let log = EventLog()
         _ = watcher.subscribe(log.append)
 
-        // Made the way udev does: the node first (no access yet), then its mode (IN_ATTRIB).
-        touch(dir + "/video7", mode: 0)
+        // Made the way udev does: the node first, with no access yet (created with mode 0 in one
+        // call), then its mode (IN_ATTRIB). Events come in order, so when video8 (made openable)
+        // is reported, video7's creation was seen and held back.
+        let fd = open(dir + "/video7", O_CREAT | O_WRONLY, 0)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        close(fd)
         touch(dir + "/notes.txt", mode: 0o660)
         touch(dir + "/video", mode: 0o660)
+        touch(dir + "/video8", mode: 0o660)
+        XCTAssertEqual(log.wait(for: 1), [.added(dir + "/video8")])
         XCTAssertEqual(chmod(dir + "/video7", 0o660), 0)
-        XCTAssertEqual(log.wait(for: 1), [.added(dir + "/video7")])
-        XCTAssertEqual(watcher.nodes, [dir + "/video0", dir + "/video7"])
+        XCTAssertEqual(log.wait(for: 2), [.added(dir + "/video8"), .added(dir + "/video7")])
+        XCTAssertEqual(watcher.nodes, [dir + "/video0", dir + "/video7", dir + "/video8"])
 
         try FileManager.default.removeItem(atPath: dir + "/video0")
-        XCTAssertEqual(log.wait(for: 2), [.added(dir + "/video7"), .removed(dir + "/video0")])
+        XCTAssertEqual(log.wait(for: 3).last, .removed(dir + "/video0"))
         // Renamed in and out count as made and removed.
         touch(dir + "/staging", mode: 0o660)
         XCTAssertEqual(rename(dir + "/staging", dir + "/video12"), 0)
-        try FileManager.default.removeItem(atPath: dir + "/video7")
-        XCTAssertEqual(log.wait(for: 4), [.added(dir + "/video7"), .removed(dir + "/video0"),
-                                          .added(dir + "/video12"), .removed(dir + "/video7")])
+        XCTAssertEqual(rename(dir + "/video7", dir + "/old"), 0)
+        try FileManager.default.removeItem(atPath: dir + "/video8")
+        XCTAssertEqual(log.wait(for: 6).suffix(3), [.added(dir + "/video12"), .removed(dir + "/video7"), .removed(dir + "/video8")])
         XCTAssertEqual(watcher.nodes, [dir + "/video12"])
 
         watcher.stop()
         touch(dir + "/video3", mode: 0o660)
         usleep(50_000)
-        XCTAssertEqual(log.all.count, 4, "nothing after stop")
+        XCTAssertEqual(log.all.count, 6, "nothing after stop")
     }
 
     func testInotifyOnAMissingDirectoryIsAnError() {

@@ -51,7 +51,7 @@ public struct V4L2DeviceIdentity: Equatable, Sendable, CustomStringConvertible {
 /// per frame — and `state` becomes `.waiting`. A node that then appears (`DeviceEvents`: the inotify
 /// watcher) is opened once to read its identity; when every node of the lost camera is back (same
 /// bus info, card name and formats, or the same path when there is no bus info), the camera is
-/// opened again with the same requests (format, size, rate; depth scale; depth rate limit) through
+/// opened again with the same requests (format, size, rate; depth scale; depth rate limit; the same `V4L2SourceControls`, which writes the controls again on open) through
 /// the normal open path, at whatever `/dev/videoN` it now has, and frames resume (their indices
 /// continue). A different camera appearing changes nothing. Without `events` (inotify unavailable),
 /// the nodes of `candidatePaths()` are checked every `retryInterval` seconds instead.
@@ -246,7 +246,14 @@ public final class ReconnectingSource: FrameSource, DepthRateLimiting {
         let next = colorPath == old.color.path && matchedDepth == old.depth?.path
             ? old
             : V4L2Source(colorPath: colorPath, depthPath: matchedDepth, system: system, depthScale: old.color.depthScale,
-                         colorRequest: old.colorRequest, depthRequest: old.depthRequest)
+                         colorRequest: old.colorRequest, depthRequest: old.depthRequest, controls: old.controls)
+        if next !== old {
+            for (new, was) in [(next.color, old.color)] + (next.depth.flatMap { n in old.depth.map { (n, $0) } }.map { [$0] } ?? []) {
+                new.y16IsDepth = was.y16IsDepth
+                new.grayOutput = was.grayOutput
+                new.bufferCount = was.bufferCount
+            }
+        }
         next.depthRateLimit = old.depthRateLimit
         next.onWarning = onWarningHandler
         do {

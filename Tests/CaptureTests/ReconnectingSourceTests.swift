@@ -263,4 +263,35 @@ final class ReconnectingSourceTests: XCTestCase {
         XCTAssertEqual(s.source.color.configuration?.description, expected)
         s.stop()
     }
+
+    /// Controls set in this run come back with the camera, also when it returns at another node:
+    /// the reopened source keeps the same `V4L2SourceControls`.
+    func testControlsSetInThisRunComeBackAtANewNode() throws {
+        let system = ScriptedV4L2System()
+        let cam = webcam(system, "/dev/video0")
+        cam.controls = ScriptedV4L2System.uvcWebcamControls()
+        let events = ScriptedDeviceEvents()
+        let camera = V4L2Source(colorPath: "/dev/video0", system: system, colorRequest: request)
+        camera.controls.options = V4L2ControlOptions(assignments: [.init(name: "exposure_auto", value: "1")], restore: false, store: nil)
+        let s = ReconnectingSource(camera, events: events)
+        try s.start()
+        s.source.controls.post(.set(device: 0, name: "brightness", value: 60))
+        XCTAssertNotNil(try s.nextFrame(now: 0))
+        XCTAssertEqual(cam.controlValue("brightness"), 60)
+        XCTAssertEqual(cam.controlValue("exposure_auto"), 1)
+        cam.unplug()
+        XCTAssertNil(try s.nextFrame(now: 1))
+
+        // Back at /dev/video3, powered up with its defaults.
+        let back = webcam(system, "/dev/video3")
+        back.controls = ScriptedV4L2System.uvcWebcamControls()
+        XCTAssertNotEqual(back.controlValue("brightness"), 60)
+        events.post(.added("/dev/video3"))
+        XCTAssertNotNil(try frame(s, now: 2))
+        XCTAssertEqual(s.source.color.path, "/dev/video3")
+        XCTAssertTrue(s.source.controls === camera.controls)
+        XCTAssertEqual(back.controlValue("brightness"), 60)
+        XCTAssertEqual(back.controlValue("exposure_auto"), 1)
+        s.stop()
+    }
 }

@@ -1,19 +1,19 @@
 import Foundation
 
-/// The cameras present, as the viewer's source list shows them: one group per device (the nodes
-/// that share bus info; a node alone when the driver gives none), and in it one entry per node
-/// that can be opened as a color camera, plus "color + depth" when the device also has a depth
-/// (Z16) node. Built from `V4L2Devices.list`; nodes that cannot be opened or are not capture nodes
-/// (a webcam's metadata node) get no entry.
+/// The cameras present, as the viewer's source list shows them: one group per camera as
+/// `V4L2Devices.groups` makes them for `devices` (the nodes that share bus info; a node alone when
+/// the driver gives none), each with the entry that opens the camera — its color (else infrared)
+/// node with its depth node. Cameras depthlens cannot show (only metadata or unsupported nodes, or
+/// nodes that cannot be opened) get no group.
 public struct CameraMenu: Equatable, Sendable {
     public struct Entry: Equatable, Sendable {
-        /// What the list shows ("/dev/video0  YUYV, MJPG").
+        /// What the list shows ("/dev/video4 + depth /dev/video2").
         public var label: String
-        /// The `--source` string it opens ("v4l2:/dev/video0", "v4l2:/dev/video4,depth=/dev/video2").
+        /// The `--source` string it opens ("v4l2:/dev/video4,depth=/dev/video2").
         public var source: String
     }
     public struct Group: Equatable, Sendable {
-        /// The device: card name, and bus info when known, else the node ("HD Webcam C525 (usb-0000:00:14.0-1)").
+        /// The camera: card name and bus info, else the node ("HD Webcam C525 (usb-0000:00:14.0-1)").
         public var title: String
         public var entries: [Entry]
     }
@@ -22,27 +22,13 @@ public struct CameraMenu: Equatable, Sendable {
     public init(groups: [Group] = []) { self.groups = groups }
 
     public init(devices: [V4L2DeviceInfo]) {
-        var order: [String] = []
-        var byKey: [String: [V4L2DeviceInfo]] = [:]
-        for d in devices {
-            let key = d.busInfo.isEmpty ? "path:" + d.path : "bus:" + d.busInfo
-            if byKey[key] == nil { order.append(key) }
-            byKey[key, default: []].append(d)
-        }
-        let colorFormats: Set<String> = ["YUYV", "MJPG", "RGB3", "BGR3", "GREY", "Y16"]
-        groups = order.compactMap { key in
-            let nodes = byKey[key]!.filter { $0.error == nil }
-            func supported(_ d: V4L2DeviceInfo) -> [String] { d.formats.filter(\.supported).map(\.fourcc) }
-            let color = nodes.filter { supported($0).contains { colorFormats.contains($0) } }
-            let depth = nodes.filter { supported($0).contains("Z16") }
-            var entries = color.map { Entry(label: "\($0.path)  " + supported($0).joined(separator: ", "), source: "v4l2:\($0.path)") }
-            if let c = color.first(where: { n in !depth.contains { $0.path == n.path } }) ?? color.first,
-               let d = depth.first(where: { $0.path != c.path }) {
-                entries.append(Entry(label: "\(c.path) + depth \(d.path)", source: "v4l2:\(c.path),depth=\(d.path)"))
-            }
-            guard !entries.isEmpty, let first = nodes.first else { return nil }
-            let place = first.busInfo.isEmpty ? first.path : first.busInfo
-            return Group(title: first.card.isEmpty ? place : "\(first.card) (\(place))", entries: entries)
+        groups = V4L2Devices.groups(devices).compactMap { g in
+            guard let source = g.source, let first = g.nodes.first else { return nil }
+            let spec = source.dropFirst("v4l2:".count)
+            let label = spec.replacingOccurrences(of: ",depth=", with: " + depth ")
+            let place = g.busInfo.isEmpty ? first.path : g.busInfo
+            return Group(title: g.card.isEmpty ? place : "\(g.card) (\(place))",
+                         entries: [Entry(label: label, source: source)])
         }
     }
 }

@@ -53,15 +53,23 @@ final class SourceSession {
     private var saidCalibration = false
     /// What `recordedCalibration` was resolved for: the open counter and the frame sizes.
     private var resolvedFor: (Int, SIMD4<Int>)?
+    /// Camera nodes coming and going (the viewer's watcher; nil: an unplugged camera is looked for on a timer).
+    private let events: DeviceEvents?
+    /// The camera source when it waits for an unplugged camera and resumes it, and its last state change seen.
+    private var reconnecting: ReconnectingSource?
+    private var reconnectSeen = 0
+    /// "waiting for camera /dev/video2 (HD Webcam) …" while an unplugged camera is away (the last frame stays shown).
+    private(set) var waitingText: String?
 
     /// Opens `options.source` (the thread starts with `start()`).
-    init(options: ViewerOptions, context: GPUContext, log: ViewerLog) throws {
+    init(options: ViewerOptions, context: GPUContext, log: ViewerLog, events: DeviceEvents? = nil) throws {
         self.options = options
         self.context = context
         self.log = log
+        self.events = events
         alignment = DepthAlignmentStage(mode: options.align)
         openedText = options.source
-        (source, pointList, name) = try Self.open(options.source, options: options)
+        (source, pointList, name) = try Self.open(options.source, options: options, events: events)
     }
 
     deinit {
@@ -73,6 +81,9 @@ final class SourceSession {
     func start() {
         durationSeconds = source?.metadata.durationSeconds
         firstTimestamp = nil
+        reconnecting = source as? ReconnectingSource
+        reconnectSeen = reconnecting?.stateChanges ?? 0
+        waitingText = nil
         guard let source else { prefetcher = nil; return }
         let p = SourcePrefetcher(source)
         prefetcher = p
@@ -90,14 +101,18 @@ final class SourceSession {
 
     /// Makes and starts the source `text` names, with `options`' playback settings; for `ply:`, reads
     /// the point list instead (the CLI's, already read with its progress bar, for the first open).
-    static func open(_ text: String, options: ViewerOptions) throws -> (FrameSource?, PLYContents?, String) {
+    static func open(_ text: String, options: ViewerOptions, events: DeviceEvents? = nil) throws -> (FrameSource?, PLYContents?, String) {
         let spec = try SourceSpec(parsing: text)
         if case .ply(let path) = spec {
             let contents = try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path)
             return (nil, contents, spec.description)
         }
-        let s = try spec.makeSource(depthScale: options.depthScale)
-        (s as? V4L2Source)?.controls.options = options.cameraControls
+        var s = try spec.makeSource(depthScale: options.depthScale)
+        if let camera = s as? V4L2Source {
+            camera.controls.options = options.cameraControls
+            // A camera that is unplugged is waited for and resumed (ReconnectingSource), not an error per frame.
+            s = ReconnectingSource(camera, events: events)
+        }
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop
@@ -112,7 +127,7 @@ final class SourceSession {
     /// stays and this returns false.
     func reopen(_ text: String) -> Bool {
         do {
-            let (s, points, opened) = try Self.open(text, options: options)
+            let (s, points, opened) = try Self.open(text, options: options, events: events)
             prefetcher?.stop()
             source?.stop()
             (source, pointList, name, openedText) = (s, points, opened, text)
@@ -137,6 +152,7 @@ final class SourceSession {
     /// fatal. Frames the source skipped are counted in `stats`. Applies smoothing changes first.
     func poll(settings: inout ViewSettings, stats: inout FrameStats) {
         syncSmoothing(&settings)
+        if let r = reconnecting, r.stateChanges != reconnectSeen { noteReconnect(r) }
         guard let prefetcher else { return }
         let (frame, error, warnings) = prefetcher.take()
         for w in warnings { log.notice(w) }
@@ -154,6 +170,22 @@ final class SourceSession {
             let text = "\(error)"
             if self.error != text { log.notice("source: \(text)", isError: true) }
             self.error = text
+        }
+    }
+
+    /// The camera went away or came back: a notice, and the waiting line while it is away (the
+    /// last frame stays shown). Runs on a state change only, not per frame.
+    private func noteReconnect(_ r: ReconnectingSource) {
+        reconnectSeen = r.stateChanges
+        switch r.state {
+        case .waiting(let camera):
+            waitingText = "waiting for camera \(camera) (unplugged) - last frame shown"
+            log.notice("camera \(camera) unplugged - waiting for it", isError: true)
+        case .streaming:
+            waitingText = nil
+            name = r.name
+            generation += 1
+            log.notice("camera \(r.resumedDescription ?? r.name) is back - resumed")
         }
     }
 

@@ -26,6 +26,7 @@ extension ViewerApp {
             for line in s.overlayLines { UI.overlay(line, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
         }
         if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
+        if let w = session.waitingText { UI.overlay(w, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
 
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
@@ -165,6 +166,7 @@ extension ViewerApp {
             UI.checkbox("RGB-D as mkv", &capture.recordsRGBD)
         }
         buildExportSection()
+        if UI.header("Cameras") { buildCameraList() }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
             for line in ui.texts.panelStatus { UI.text(line) }

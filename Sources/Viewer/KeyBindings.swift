@@ -59,6 +59,8 @@ public enum KeyBindings {
             KeyBinding(keys: [GLFW_KEY_DOWN], label: "Down", action2D: .mixDown, action3D: .orbitDown,
                        help: "blend toward the color image (3D: orbit down)"),
             KeyBinding([GLFW_KEY_HOME], "Home", .seekStart, "back to the first frame"),
+            KeyBinding([GLFW_KEY_COMMA], ",", .stepBackward, "step back one frame when paused, else seek back 10 (2D and 3D)"),
+            KeyBinding([GLFW_KEY_PERIOD], ".", .stepForward, "step forward one frame when paused, else seek forward 10 (2D and 3D)"),
         ]
         let modes = PreviewMode.all.compactMap { m -> KeyBinding? in
             guard let n = m.numberKey else { return nil }

@@ -11,8 +11,8 @@ import GPUKit
 /// next frame), a moving view draws every n-th point (n = ⌈last full ms / budget⌉, at most 16) and
 /// the whole cloud again as soon as the view is still.
 struct PointListState {
-    let cloud: GPUPointCloud
-    let hasColor: Bool
+    var cloud: GPUPointCloud
+    var hasColor: Bool
     /// Set on the first draw, from the window size then.
     var framing: CloudFraming?
     /// Milliseconds of the last draw of every point (frame to frame), nil before the first one.

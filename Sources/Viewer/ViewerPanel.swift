@@ -148,6 +148,8 @@ extension ViewerApp {
                                                    elapsed >= 0 ? session.durationSeconds ?? 0 : 0)
                             UI.text(cString: buf.baseAddress!)
                         }
+                    } else if let line = session.sequenceLine {
+                        UI.text(line)   // a PLY sequence: index, file name, time
                     }
                 } else {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }

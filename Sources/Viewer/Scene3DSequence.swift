@@ -22,6 +22,7 @@ extension Scene3D {
             renderer.colorBy = contents.hasColor ? .color : .height
             list.hasColor = contents.hasColor
         }
+        list.positions = contents.cloud.positions
         pointList = list
         return reused
     }

@@ -49,8 +49,11 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// "ply:DIR" or "ply:DIR/PATTERN".
     public let name: String
 
-    /// Loads a file; `PLYReader.load` unless a test or the viewer gives another (cancellable) one.
-    public var loader: @Sendable (String) throws -> PLYContents = { try PLYReader.load($0) }
+    /// Loads a file under a control (progress, cancel); `PLYReader.load` unless a test gives another.
+    /// Set before `startLoading()`.
+    public var loader: @Sendable (String, PLYLoadControl) throws -> PLYContents = { try PLYReader.load($0, control: $1) }
+    /// The file being read now: its index, control and when it began (`loadingStatus`, `cancelLoad`).
+    private var active: (index: Int, control: PLYLoadControl, since: Double)?
 
     private let lock = NSLock()   // clock, settings, warnings, the slot, generation
     private var clock: PlaybackClock
@@ -183,10 +186,16 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
         }) else { return nil }
         var i = first, tries = 0
         while true {
-            let result = loadAhead(i)
+            let (result, cancelled) = loadAhead(i)
             let next = lock.withLock { () -> Result<PLYSequenceFrame?, Retry> in
                 // A step or seek while it loaded: its own target is next.
                 guard started == generation else { return .success(nil) }
+                if cancelled {
+                    // Not shown, not a bad file: the clock stays on the frame shown, paused.
+                    pendingWarnings.append("load of \(entries[i].path) cancelled")
+                    shownIndex = max(clock.current, 0)
+                    return .success(nil)
+                }
                 switch result {
                 case .success(let contents):
                     clock.delivered(i, now: now, explicit: explicit)
@@ -218,17 +227,49 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
             guard clock.current >= 0, clock.pending == nil else { return nil }
             return clock.neighbor(of: clock.current, direction: clock.direction)
         }), ahead?.index != next else { return }
-        let r = Result { try loader(entries[next].path) }
-        ahead = (next, r)
+        let (r, cancelled) = read(next)
+        if !cancelled { ahead = (next, r) }
+    }
+
+    /// Reads file `i` under a fresh control, visible to `loadingStatus` and `cancelLoad` meanwhile;
+    /// `cancelled` when `cancelLoad` stopped it.
+    private func read(_ i: Int) -> (Result<PLYContents, Error>, cancelled: Bool) {
+        let control = PLYLoadControl()
+        lock.withLock { active = (i, control, monotonicSeconds()) }
+        let r = Result { try loader(entries[i].path, control) }
+        lock.withLock { active = nil }
+        return (r, control.isCancelled)
+    }
+
+    /// The file being read when it has been read for at least `after` seconds: its name, bytes
+    /// read and size (the viewer's progress line for a long load).
+    public func loadingStatus(after: Double) -> (name: String, done: Int, total: Int)? {
+        lock.withLock {
+            guard let a = active, monotonicSeconds() - a.since >= after else { return nil }
+            let p = a.control.progress
+            return (entries[a.index].name, p.done, p.total)
+        }
+    }
+
+    /// Cancels the read of a file that has gone on for at least `after` seconds and pauses
+    /// playback (the next file would start at once); false when no such read is going on. The
+    /// cancelled file is not shown and not counted as bad: a step or play reads it again.
+    public func cancelLoad(after: Double) -> Bool {
+        lock.withLock {
+            guard let a = active, monotonicSeconds() - a.since >= after else { return false }
+            a.control.cancel()
+            clock.paused = true
+            return true
+        }
     }
 
     /// File `i`'s contents: the one read ahead when it is that file, else read now.
-    private func loadAhead(_ i: Int) -> Result<PLYContents, Error> {
+    private func loadAhead(_ i: Int) -> (Result<PLYContents, Error>, cancelled: Bool) {
         if let a = ahead, a.index == i {
             ahead = nil
-            return a.result
+            return (a.result, false)
         }
-        return Result { try loader(entries[i].path) }
+        return read(i)
     }
 
     private func timestampLocked(_ i: Int) -> Double {

@@ -26,6 +26,8 @@ final class SourceSession {
     /// A folder of PLY files played as frames (`ply:DIR`), loaded on its own thread (PLYSequence);
     /// the 3D scene takes each loaded file (`takeSequenceFrame`).
     private(set) var sequence: PLYSequence?
+    /// A PLY the panel asked for, read on its own thread; the old source stays until it is done.
+    private var loadJob: PLYLoadJob?
     /// The timeline line of the sequence's frame shown: index, file name, time (made per new frame).
     private(set) var sequenceLine: String?
     /// Runs `source` on its own thread; made by `start()` (after the window is ready, so the frames
@@ -142,27 +144,70 @@ final class SourceSession {
     /// Opens `text` in place of the current source; on failure (a notice says why) the old one
     /// stays and this returns false.
     func reopen(_ text: String) -> Bool {
+        if case .ply(let path)? = try? SourceSpec(parsing: text) {
+            // Read on a thread of its own (the window stays responsive, Esc cancels): `finishLoad` swaps it in.
+            loadJob?.control.cancel()
+            loadJob = PLYLoadJob(text: text, path: path)
+            return false
+        }
         do {
             let (s, points, q, opened) = try Self.open(text, options: options, events: events)
-            sequence?.stopLoading()
-            prefetcher?.stop()
-            source?.stop()
-            (source, pointList, sequence, name, openedText) = (s, points, q, opened, text)
-            generation += 1
-            start()
-            limitDepthRate(depthRateLimit)
-            current = nil
-            lastFrameIndex = nil
-            smoothing?.reset()
-            error = nil
-            calibration = nil
-            recordedCalibration = nil
-            saidCalibration = false
+            replace(s, points, q, opened, text: text)
             return true
         } catch {
             log.notice("cannot open \(text): \(error)", isError: true)
             return false
         }
+    }
+
+    /// A PLY read by `reopen` that is done: true when it replaced the source (the 3D scene takes it
+    /// with `takePointList`); a failure or a cancel is a notice and the old source stays.
+    func finishLoad() -> Bool {
+        guard let job = loadJob, let result = job.take() else { return false }
+        loadJob = nil
+        switch result {
+        case .success(let contents):
+            replace(nil, contents, nil, "ply:\(job.path)", text: job.text)
+            return true
+        case .failure(let error):
+            if job.control.isCancelled { log.notice("load of \(job.path) cancelled") }
+            else { log.notice("cannot open \(job.text): \(error)", isError: true) }
+            return false
+        }
+    }
+
+    /// Esc during a long PLY load: cancels the panel's load, or a sequence file read for over half a
+    /// second (playback pauses); false when no such load runs (Esc then quits).
+    func cancelLoad() -> Bool {
+        if let job = loadJob { job.control.cancel(); return true }
+        return sequence?.cancelLoad(after: 0.5) ?? false
+    }
+
+    /// The progress line of a long load (nil when none): the panel's PLY, or a sequence file read for over half a second.
+    var loadLine: String? {
+        if let job = loadJob {
+            let p = job.control.progress
+            return PLYLoadJob.line(job.path, done: p.done, total: p.total)
+        }
+        return sequence?.loadingStatus(after: 0.5).map { PLYLoadJob.line($0.name, done: $0.done, total: $0.total) }
+    }
+
+    /// Puts what `open` made in place of the current source.
+    private func replace(_ s: FrameSource?, _ points: PLYContents?, _ q: PLYSequence?, _ opened: String, text: String) {
+        sequence?.stopLoading()
+        prefetcher?.stop()
+        source?.stop()
+        (source, pointList, sequence, name, openedText) = (s, points, q, opened, text)
+        generation += 1
+        start()
+        limitDepthRate(depthRateLimit)
+        current = nil
+        lastFrameIndex = nil
+        smoothing?.reset()
+        error = nil
+        calibration = nil
+        recordedCalibration = nil
+        saidCalibration = false
     }
 
     /// The sequence's newest loaded file since the last call (nil when none or no sequence); its

@@ -23,6 +23,16 @@ extension ViewerApp {
         }
     }
 
+    /// Once a frame, after the source is polled: a PLY the panel opened that finished loading is
+    /// shown, and the PLY sequence's newest loaded file goes to the 3D view.
+    func pollPointLists() {
+        if session.finishLoad() {
+            do { try showPointList() } catch { notice("cannot show \(session.name): \(error)", isError: true) }
+            notice("opened \(session.name)")
+        }
+        showSequenceFrame()
+    }
+
     /// Hands the PLY sequence's newest loaded file to the 3D view (after the frame in flight was
     /// waited for, so its point buffer can be refilled in place).
     func showSequenceFrame() {

@@ -104,7 +104,7 @@ final class PLYSequenceTests: XCTestCase {
         let dir = try folder(["a1.ply": cloud(1, x: 1), "a2.ply": cloud(2, x: 2), "a3.ply": cloud(3, x: 3)])
         let q = try PLYSequence(directory: dir)
         let reads = Reads()
-        q.loader = { path in reads.add((path as NSString).lastPathComponent); return try PLYReader.load(path) }
+        q.loader = { path, control in reads.add((path as NSString).lastPathComponent); return try PLYReader.load(path, control: control) }
         _ = q.nextCloud(now: 0)
         q.prefetch()
         q.prefetch()
@@ -137,6 +137,43 @@ final class PLYSequenceTests: XCTestCase {
         let f = try next()
         XCTAssertEqual(f.index, 1)
         XCTAssertEqual(f.name, "a2.ply")
+    }
+
+    /// A long read is visible (`loadingStatus`) and cancellable: nothing is shown, playback pauses,
+    /// the notice says so, and the file is read again (not counted as bad) when stepped to.
+    func testCancellingALongRead() throws {
+        let dir = try folder(["a1.ply": cloud(1, x: 1), "a2.ply": cloud(2, x: 2)])
+        let q = try PLYSequence(directory: dir)
+        let slow = Reads()
+        q.loader = { path, control in
+            if path.hasSuffix("a2.ply") && slow.names.isEmpty {
+                slow.add(path)
+                while !control.isCancelled { usleep(1000) }   // a read that lasts until cancelled
+                throw DepthKitError.file(path: path, problem: "load cancelled")
+            }
+            return try PLYReader.load(path, control: control)
+        }
+        XCTAssertEqual(try XCTUnwrap(q.nextCloud(now: 0)).index, 0)
+        XCTAssertFalse(q.cancelLoad(after: 0), "nothing is being read")
+        let done = DispatchSemaphore(value: 0)
+        let box = Reads()
+        Thread {
+            if let f = q.nextCloud(now: 0.1) { box.add(f.name) }
+            done.signal()
+        }.start()
+        let deadline = Date().addingTimeInterval(10)
+        while q.loadingStatus(after: 0) == nil && Date() < deadline { usleep(1000) }
+        XCTAssertEqual(q.loadingStatus(after: 0)?.name, "a2.ply")
+        XCTAssertNil(q.loadingStatus(after: 60), "not yet a long read")
+        XCTAssertFalse(q.cancelLoad(after: 60))
+        XCTAssertTrue(q.cancelLoad(after: 0))
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertTrue(box.names.isEmpty, "a cancelled file is not shown")
+        XCTAssertTrue(q.isPaused)
+        XCTAssertEqual(q.take().warnings, ["load of \(dir)/a2.ply cancelled"])
+        XCTAssertTrue(q.warnings.isEmpty, "not a bad file")
+        try q.step(by: 1)
+        XCTAssertEqual(try XCTUnwrap(q.nextCloud(now: 1)).index, 1, "read again when stepped to")
     }
 
     func testGlobsAndBadFolders() throws {

@@ -191,8 +191,7 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
                 // A step or seek while it loaded: its own target is next.
                 guard started == generation else { return .success(nil) }
                 if cancelled {
-                    // Not shown, not a bad file: the clock stays on the frame shown, paused.
-                    pendingWarnings.append("load of \(entries[i].path) cancelled")
+                    // Not shown, not a bad file (`cancelLoad` said so): the clock stays on the frame shown, paused.
                     shownIndex = max(clock.current, 0)
                     return .success(nil)
                 }
@@ -221,10 +220,11 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// An explicit move landed on an unreadable file: go on to `index`.
     private struct Retry: Error { let index: Int }
 
-    /// Reads the file after the current one (in the playing direction) ahead of time, when not done yet.
+    /// Reads the file after the current one (in the playing direction) ahead of time, when not done
+    /// yet, while playing (paused, a step reads the file it asks for).
     public func prefetch() {
         guard let next = lock.withLock({ () -> Int? in
-            guard clock.current >= 0, clock.pending == nil else { return nil }
+            guard clock.current >= 0, clock.pending == nil, !clock.paused else { return nil }
             return clock.neighbor(of: clock.current, direction: clock.direction)
         }), ahead?.index != next else { return }
         let (r, cancelled) = read(next)
@@ -259,6 +259,9 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
             guard let a = active, monotonicSeconds() - a.since >= after else { return false }
             a.control.cancel()
             clock.paused = true
+            if clock.pending == a.index { clock.pending = nil }
+            shownIndex = max(clock.current, 0)
+            pendingWarnings.append("load of \(entries[a.index].path) cancelled")
             return true
         }
     }

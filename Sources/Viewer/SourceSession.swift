@@ -183,14 +183,21 @@ final class SourceSession {
         return sequence?.cancelLoad(after: 0.5) ?? false
     }
 
-    /// The progress line of a long load (nil when none): the panel's PLY, or a sequence file read for over half a second.
-    var loadLine: String? {
+    /// The progress line of a long load (nil when none): the panel's PLY, or a sequence file read
+    /// for over half a second. `--log-ui` prints it once when a load begins to show it.
+    func loadLine() -> String? {
+        var line: String?
         if let job = loadJob {
             let p = job.control.progress
-            return PLYLoadJob.line(job.path, done: p.done, total: p.total)
+            line = PLYLoadJob.line(job.path, done: p.done, total: p.total)
+        } else if let s = sequence?.loadingStatus(after: 0.5) {
+            line = PLYLoadJob.line(s.name, done: s.done, total: s.total)
         }
-        return sequence?.loadingStatus(after: 0.5).map { PLYLoadJob.line($0.name, done: $0.done, total: $0.total) }
+        if let line, !saidLoading { log.ui(line) }
+        saidLoading = line != nil
+        return line
     }
+    private var saidLoading = false
 
     /// Puts what `open` made in place of the current source.
     private func replace(_ s: FrameSource?, _ points: PLYContents?, _ q: PLYSequence?, _ opened: String, text: String) {

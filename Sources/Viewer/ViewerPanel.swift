@@ -33,7 +33,7 @@ extension ViewerApp {
         if let e = session.error { lines.append(("source: \(e)", true)) }
         if let w = thermal.warning { lines.append((w, true)) }
         if let rec = capture.recordingStatus { lines.append((rec, true)) }
-        if let load = session.loadLine { lines.append((load, false)) }
+        if let load = session.loadLine() { lines.append((load, false)) }
         // Shader errors come only from reloads (--watch-shaders).
         let shaderErrors = options.watchShaders ? composer.shaderErrors : []
         if shaderErrors != ui.lastShaderErrors {

@@ -88,3 +88,45 @@ final class ViewerPLYSequenceWindowTests: WindowTestCase {
         v.quit()
     }
 }
+
+/// Esc during a long read of a sequence file cancels it: a progress line shows while it reads, the
+/// notice says it was cancelled, the window goes on drawing the previous file, and Esc then quits.
+final class ViewerPLYLoadCancelWindowTests: WindowTestCase {
+    func testEscCancelsALongLoad() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let dir = path("seq")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try PLYWriter.write(PointCloud(positions: [SIMD3(-0.5, -0.5, 2), SIMD3(0.5, 0.5, 2)], colors: [SIMD3(255, 0, 0), SIMD3(255, 0, 0)]),
+                            to: dir + "/a_1.ply")
+        // 6,000,000 binary points (90 MB): seconds to read in a debug build.
+        let n = 6_000_000
+        var big = Data("ply\nformat binary_little_endian 1.0\nelement vertex \(n)\nproperty float x\nproperty float y\nproperty float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n".utf8)
+        var rec = [UInt8](repeating: 0, count: 15)
+        withUnsafeBytes(of: Float(0).bitPattern.littleEndian) { rec.replaceSubrange(0..<4, with: $0) }
+        withUnsafeBytes(of: Float(0).bitPattern.littleEndian) { rec.replaceSubrange(4..<8, with: $0) }
+        withUnsafeBytes(of: Float(2).bitPattern.littleEndian) { rec.replaceSubrange(8..<12, with: $0) }
+        rec[12] = 0; rec[13] = 255; rec[14] = 0
+        var body = Data(rec)
+        while body.count < 15 * n { body.append(body.prefix(min(body.count, 15 * n - body.count))) }
+        big.append(body)
+        try big.write(to: URL(fileURLWithPath: dir + "/a_2.ply"))
+
+        let v = try ViewerRun(x: x, args: ["--source", "ply:\(dir)", "--paused", "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ply frame 0 a_1.ply")
+        try v.waitForLine("ui: ready")
+        var n0 = v.lines.count
+        try v.key("period")
+        let progress = try v.waitForLine("ui: loading a_2.ply:", after: n0, timeout: 20)
+        XCTAssertTrue(progress.hasSuffix("(Esc cancels)"), progress)
+        n0 = v.lines.count
+        try v.key("Escape")
+        let note = try v.waitForLine("notice: load of", after: n0, timeout: 20)
+        XCTAssertTrue(note.hasSuffix("a_2.ply cancelled"), note)
+        try v.waitForFrames(10)
+        XCTAssertTrue(v.process.isRunning, "Esc during the load did not quit")
+        XCTAssertFalse(v.lines[n0...].contains { $0.hasPrefix("ui: ply frame 1") }, "the cancelled file is not shown")
+        v.quit()
+    }
+}

@@ -96,7 +96,7 @@ public enum KeyBindings {
             KeyBinding(keys: [GLFW_KEY_T], label: "T", action2D: nil, action3D: .togglePointMethod, help: "3D: draw points by compute / raster"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
-            KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit"),
+            KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit (during a long PLY load: cancel it)"),
         ]
         return rows
     }()

@@ -24,8 +24,6 @@ final class PLYLoadJob: @unchecked Sendable {
         t.start()
     }
 
-    deinit { control.cancel() }
-
     /// The outcome once the read ended (success, error, or cancelled), else nil.
     func take() -> Result<PLYContents, Error>? { lock.withLock { result } }
 

@@ -80,6 +80,7 @@ final class SourceSession {
     }
 
     deinit {
+        loadJob?.control.cancel()
         sequence?.stopLoading()
         prefetcher?.stop()
         source?.stop()

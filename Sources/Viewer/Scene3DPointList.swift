@@ -11,8 +11,10 @@ import GPUKit
 /// next frame), a moving view draws every n-th point (n = ⌈last full ms / budget⌉, at most 16) and
 /// the whole cloud again as soon as the view is still.
 struct PointListState {
-    let cloud: GPUPointCloud
-    let hasColor: Bool
+    var cloud: GPUPointCloud
+    var hasColor: Bool
+    /// The points on the host, for picking (`PointPicker`; 12 bytes a point, the loaded array kept).
+    var positions: [SIMD3<Float>] = []
     /// Set on the first draw, from the window size then.
     var framing: CloudFraming?
     /// Milliseconds of the last draw of every point (frame to frame), nil before the first one.
@@ -41,7 +43,7 @@ extension Scene3D {
         picks.removeAll()
         guard let contents else { return }
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
-        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor)
+        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor, positions: contents.cloud.positions)
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
     }

@@ -135,6 +135,7 @@ public final class ViewerApp {
         stats.lap("gpu wait")
         if let limit = thermal.poll(), limit != session.depthRateLimit { session.limitDepthRate(limit) }
         session.poll(settings: &settings, stats: &stats.perSecond)
+        pollPointLists()
         stats.lap("source")
         composer.present.reloadIfNeeded()
         guard let image = try sync.acquire(from: swapchain) else { return true }

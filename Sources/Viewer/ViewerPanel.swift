@@ -33,6 +33,7 @@ extension ViewerApp {
         if let e = session.error { lines.append(("source: \(e)", true)) }
         if let w = thermal.warning { lines.append((w, true)) }
         if let rec = capture.recordingStatus { lines.append((rec, true)) }
+        if let load = session.loadLine() { lines.append((load, false)) }
         // Shader errors come only from reloads (--watch-shaders).
         let shaderErrors = options.watchShaders ? composer.shaderErrors : []
         if shaderErrors != ui.lastShaderErrors {
@@ -148,6 +149,8 @@ extension ViewerApp {
                                                    elapsed >= 0 ? session.durationSeconds ?? 0 : 0)
                             UI.text(cString: buf.baseAddress!)
                         }
+                    } else if let line = session.sequenceLine {
+                        UI.text(line)   // a PLY sequence: index, file name, time
                     }
                 } else {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }

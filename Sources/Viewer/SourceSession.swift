@@ -61,7 +61,10 @@ final class SourceSession {
     /// What `recordedCalibration` was resolved for: the open counter and the frame sizes.
     private var resolvedFor: (Int, SIMD4<Int>)?
     /// Camera nodes coming and going (the viewer's watcher; nil: an unplugged camera is looked for on a timer).
-    private let events: DeviceEvents?
+    /// The cameras present (the panel's list), kept current by the inotify watcher on /dev; its
+    /// events also tell an unplugged camera's `ReconnectingSource` when it is back.
+    let cameras: CameraCatalog
+    private var events: DeviceEvents? { cameras.events }
     /// The camera source when it waits for an unplugged camera and resumes it, and its last state change seen.
     private var reconnecting: ReconnectingSource?
     private var reconnectSeen = 0
@@ -69,14 +72,14 @@ final class SourceSession {
     private(set) var waitingText: String?
 
     /// Opens `options.source` (the thread starts with `start()`).
-    init(options: ViewerOptions, context: GPUContext, log: ViewerLog, events: DeviceEvents? = nil) throws {
+    init(options: ViewerOptions, context: GPUContext, log: ViewerLog, cameras: CameraCatalog) throws {
         self.options = options
         self.context = context
         self.log = log
-        self.events = events
+        self.cameras = cameras
         alignment = DepthAlignmentStage(mode: options.align)
         openedText = options.source
-        (source, pointList, sequence, name) = try Self.open(options.source, options: options, events: events)
+        (source, pointList, sequence, name) = try Self.open(options.source, options: options, events: cameras.events)
     }
 
     deinit {

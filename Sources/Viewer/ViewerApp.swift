@@ -24,8 +24,6 @@ public final class ViewerApp {
     /// The panel's Export section and Ctrl+E: recordings written as TUM folders on their own thread.
     let export: ViewerExport
     let thermal: ThermalWatch
-    /// The cameras present (the panel's list), kept current by the inotify watcher on /dev.
-    let cameras: CameraCatalog
     /// What the panel and the keys change between frames.
     var settings: ViewSettings
     var view: ViewerOptions.View
@@ -80,8 +78,7 @@ public final class ViewerApp {
         settings.smoothing = options.smoothing
         view = options.view
         ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source)
-        cameras = Self.makeCameraCatalog(log: log)
-        session = try SourceSession(options: options, context: ctx, log: log, events: cameras.events)
+        session = try SourceSession(options: options, context: ctx, log: log, cameras: Self.makeCameraCatalog(log: log))
         let (fw, fh) = win.framebufferSize
         try swapchain.recreate(width: fw, height: fh)
         swapchain.needsRecreate = false
@@ -98,7 +95,7 @@ public final class ViewerApp {
 
     deinit {
         thermal.stop()
-        cameras.stop()
+        session.cameras.stop()
         vkDeviceWaitIdle(swapchain.context.device)
     }
 

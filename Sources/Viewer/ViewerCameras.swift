@@ -17,7 +17,7 @@ extension ViewerApp {
     /// The "Cameras" section: one line per device, a button per way to open it. The texts were made
     /// when the list was (no allocation per frame).
     func buildCameraList() {
-        let menu = cameras.menu
+        let menu = session.cameras.menu
         if menu.groups.isEmpty { UI.text("no cameras") }
         for group in menu.groups {
             UI.text(group.title)
@@ -29,8 +29,8 @@ extension ViewerApp {
                 }
             }
         }
-        if cameras.watchProblem != nil { UI.text("not watching /dev: rescan to update") }
-        if UI.button("rescan cameras") { cameras.refresh() }
+        if session.cameras.watchProblem != nil { UI.text("not watching /dev: rescan to update") }
+        if UI.button("rescan cameras") { session.cameras.refresh() }
     }
 
     /// Puts `source` in the source field and opens it, as typing it and pressing reopen would.

@@ -187,7 +187,13 @@ final class KeyTableWindowTests: WindowTestCase {
         // Ctrl+click the mix slider, type 4, Enter: typed values clamp to 0…1.
         let modeBefore = driver.state["mode"]
         try x.xdotool(["mousemove", "\(Int(mix.x + mix.w / 2))", "\(Int(mix.y + mix.h / 2))"])
-        try x.xdotool(["keydown", "ctrl", "click", "1", "keyup", "ctrl"])
+        // Each event in a frame of its own: on a loaded machine one slow frame would otherwise take
+        // Ctrl down, the click and Ctrl up together.
+        try x.xdotool(["keydown", "ctrl"])
+        try v.waitForFrames(2)
+        try x.xdotool(["click", "1"])
+        try v.waitForFrames(2)
+        try x.xdotool(["keyup", "ctrl"])
         _ = try driver.until { $0["text"] == "1" }
         try driver.type("4", code: 52, toPanel: true)
         let after = try driver.type("Return", code: 257, toPanel: true)

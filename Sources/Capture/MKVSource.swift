@@ -66,6 +66,10 @@ public final class MKVSource: FrameSource, PlaybackControl {
     /// Frames `decodedAhead` keeps per stream.
     static let decodedAheadLimit = 8
 
+    /// Packets of intra-only tracks `stash` keeps per stream: enough for a muxer's interleaving
+    /// (an encoder's delay puts one track's packets up to a second ahead of another's in the file).
+    static let stashLimit = 48
+
     /// Largest frame a track may declare (2^26 pixels: 8192 × 8192).
     static let maxPixels = 1 << 26
 
@@ -90,12 +94,16 @@ public final class MKVSource: FrameSource, PlaybackControl {
         var height: Int { Int(info.height) }
         /// Raw 16-bit big-endian packets (Azure Kinect depth and IR).
         let isB16G: Bool
-        let intraOnly: Bool
+        /// Every packet decodes on its own: the codec says so (MJPEG, raw), or every packet of
+        /// the track is a keyframe (depthlens' FFV1, written with a GOP of 1; set after indexing).
+        var intraOnly: Bool
         /// Packets in decode (file) order.
         var pts: [Int64] = []
         var ns: [Int64] = []
         var keyframe: [Bool] = []
         var sizes: [Int] = []
+        /// Byte offsets in the file (nil where the demuxer did not say).
+        var positions: [Int64?] = []
         var byPTS: [Int64: Int] = [:]
         /// Decode indices in presentation (timestamp) order.
         var order: [Int] = [] { didSet { rank = [Int](repeating: 0, count: order.count); for (r, i) in order.enumerated() { rank[i] = r } } }
@@ -195,11 +203,13 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 t.ns.append(ns)
                 t.keyframe.append(p.keyframe)
                 t.sizes.append(p.size)
+                t.positions.append(p.position)
             }
         } catch {
             guard used.contains(where: { !$0.pts.isEmpty }) else { throw error }
             warn("reading stopped early: \(error)")
         }
+        for t in used where !t.intraOnly && !t.keyframe.isEmpty && !t.keyframe.contains(false) { t.intraOnly = true }
         if unstamped > 0 { warn("\(unstamped) packets without a timestamp skipped") }
         if duplicate > 0 { warn("\(duplicate) packets with a repeated timestamp skipped") }
         guard !shown.pts.isEmpty else {
@@ -468,12 +478,15 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 return rank > (lastOutputRank[n.track.stream] ?? -1) && n.index - last <= 12
             }
             if !forward {
-                // Seek on the need that starts earliest (its keyframe), or to the start on a retry.
+                // Seek on the need whose keyframe comes first in the file (a muxer may write one
+                // track's packets well ahead of another's of the same time), else the earliest in
+                // time; to the start on a retry.
                 var target = pending[0]
-                var targetNS = Int64.max
+                var best = (position: Int64.max, ns: Int64.max)
                 for n in pending {
                     let k = n.track.keyframe(atOrBefore: n.index)
-                    if n.track.ns[k] < targetNS { targetNS = n.track.ns[k]; target = n }
+                    let key = (position: n.track.positions[k] ?? Int64.max, ns: n.track.ns[k])
+                    if key < best { best = key; target = n }
                 }
                 let t = target.track
                 let ts = attempt == 0 ? t.pts[t.keyframe(atOrBefore: target.index)] : (t.pts.min() ?? 0)
@@ -515,7 +528,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
             } else if t === display || t === depthTrack {
                 var s = stash[t.stream] ?? []
                 s.append((idx, p.bytes))
-                if s.count > 6 { s.removeFirst(s.count - 6) }
+                if s.count > Self.stashLimit { s.removeFirst(s.count - Self.stashLimit) }
                 stash[t.stream] = s
             }
             // A need this track has passed can only be found again from earlier in the file.

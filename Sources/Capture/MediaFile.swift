@@ -14,6 +14,8 @@ final class MediaFile {
         /// In the stream's time base; nil when unknown.
         var pts: Int64?
         var ptsNS: Int64?
+        /// Byte offset in the file; nil when unknown.
+        var position: Int64?
         var data: UnsafePointer<UInt8>?
         var size: Int
         var bytes: [UInt8] { data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [] }
@@ -88,7 +90,8 @@ final class MediaFile {
         if r == DL_MEDIA_EOF { return nil }
         guard r == 0 else { throw fail() }
         return Packet(stream: p.stream, keyframe: p.keyframe != 0, pts: p.pts == Int64.min ? nil : p.pts,
-                      ptsNS: p.pts_ns == Int64.min ? nil : p.pts_ns, data: p.data, size: p.size)
+                      ptsNS: p.pts_ns == Int64.min ? nil : p.pts_ns, position: p.position < 0 ? nil : p.position,
+                      data: p.data, size: p.size)
     }
 
     /// Seeks to a keyframe of `stream` at or before `timestamp` (the stream's time base).

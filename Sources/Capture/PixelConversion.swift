@@ -103,23 +103,16 @@ public enum PixelConversion {
 
     /// GREY (8-bit) → rgba8 (r = g = b, alpha 255).
     public static func greyToRGBA(_ src: UnsafeRawPointer, bytesPerLine: Int, into dst: PixelBuffer) {
-        precondition(dst.format == .rgba8)
-        let width = dst.width
-        parallelRows(dst.height) { rows in
-            for y in rows {
-                let s = (src + y * bytesPerLine).assumingMemoryBound(to: UInt8.self)
-                let d = dst.row(y, as: UInt8.self)
-                for x in 0..<width {
-                    let v = s[x]
-                    d[4 * x] = v; d[4 * x + 1] = v; d[4 * x + 2] = v; d[4 * x + 3] = 255
-                }
-            }
-        }
-        dst.markModified()
+        grayBytesToRGBA(src, bytesPerLine: bytesPerLine, bytesPerPixel: 1, into: dst)
     }
 
     /// Y8I (RealSense's interleaved IR pair, 2 bytes a pixel: left, right) → rgba8 of the left image.
     public static func y8iLeftToRGBA(_ src: UnsafeRawPointer, bytesPerLine: Int, into dst: PixelBuffer) {
+        grayBytesToRGBA(src, bytesPerLine: bytesPerLine, bytesPerPixel: 2, into: dst)
+    }
+
+    /// The first byte of each `bytesPerPixel`-byte pixel as gray → rgba8 (r = g = b, alpha 255).
+    private static func grayBytesToRGBA(_ src: UnsafeRawPointer, bytesPerLine: Int, bytesPerPixel: Int, into dst: PixelBuffer) {
         precondition(dst.format == .rgba8)
         let width = dst.width
         parallelRows(dst.height) { rows in
@@ -127,7 +120,7 @@ public enum PixelConversion {
                 let s = (src + y * bytesPerLine).assumingMemoryBound(to: UInt8.self)
                 let d = dst.row(y, as: UInt8.self)
                 for x in 0..<width {
-                    let v = s[2 * x]
+                    let v = s[bytesPerPixel * x]
                     d[4 * x] = v; d[4 * x + 1] = v; d[4 * x + 2] = v; d[4 * x + 3] = 255
                 }
             }

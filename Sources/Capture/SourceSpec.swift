@@ -1,4 +1,5 @@
 import DepthKit
+import Foundation
 
 /// A width × height in pixels (`synthetic:1280x720,640x480`).
 public struct PixelSize: Equatable, Hashable, Sendable, CustomStringConvertible {
@@ -34,6 +35,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case snapshot(json: String)
     /// A PLY point list: a layer of the 3D scene, not a stream of frames.
     case ply(path: String)
+    /// A folder of PLY files (`ply:DIR`, or those matching a glob, `ply:DIR/*.ply`) played as frames.
+    case plySequence(directory: String, pattern: String?)
     /// A ROS1 bag: RealSense Viewer recordings (and bags with the same message types).
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
@@ -66,7 +69,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
              summary: "a V4L2 camera, with a second node for depth", hasFrames: true),
         Kind(name: "snapshot", syntax: "snapshot:NAME.json",
              summary: "a viewer snapshot: its color and depth PNGs with its depth scale and intrinsics", hasFrames: true),
-        Kind(name: "ply", syntax: "ply:FILE", summary: "a PLY point list, shown in the 3D view", hasFrames: false),
+        Kind(name: "ply", syntax: "ply:FILE, ply:DIR[/GLOB]",
+             summary: "a PLY point list, shown in the 3D view; a folder of PLY files (or those matching GLOB, e.g. *.ply) plays as frames, in name order with numbers compared as numbers",
+             hasFrames: false),
         Kind(name: "bag", syntax: "bag:FILE",
              summary: "a ROS bag: RealSense Viewer recordings (depth, color, IR, calibration; lz4/bz2 chunks)", hasFrames: true),
         Kind(name: "mkv", syntax: "mkv:FILE",
@@ -95,7 +100,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .pair: name = "pair"
         case .v4l2: name = "v4l2"
         case .snapshot: name = "snapshot"
-        case .ply: name = "ply"
+        case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
         }
@@ -125,7 +130,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
             self = .synthetic(color: c, depth: d)
         case "tum": self = .tum(directory: try path("directory"))
         case "snapshot": self = .snapshot(json: try path("NAME.json"))
-        case "ply": self = .ply(path: try path("file"))
+        case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
         case "pair":
@@ -155,6 +160,22 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `ply:` with a glob in its last path component (`*`, `?`, `[`) is a sequence of the matching
+    /// files; a path that is a folder (or ends in `/`) is a sequence of its `.ply` files; else one file.
+    private static func ply(_ rest: String) -> SourceSpec {
+        let slash = rest.lastIndex(of: "/")
+        let last = slash.map { rest[rest.index(after: $0)...] } ?? Substring(rest)
+        if last.contains(where: { "*?[".contains($0) }) {
+            let dir = slash.map { String(rest[..<$0]) } ?? "."
+            return .plySequence(directory: dir.isEmpty ? "/" : dir, pattern: String(last))
+        }
+        var isDir: ObjCBool = false
+        if rest.hasSuffix("/") || (FileManager.default.fileExists(atPath: rest, isDirectory: &isDir) && isDir.boolValue) {
+            return .plySequence(directory: rest, pattern: nil)
+        }
+        return .ply(path: rest)
+    }
+
     public var description: String {
         switch self {
         case let .synthetic(c, d):
@@ -165,6 +186,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .v4l2(c, d): return "v4l2:\(c)" + (d.map { ",depth=\($0)" } ?? "")
         case let .snapshot(j): return "snapshot:\(j)"
         case let .ply(p): return "ply:\(p)"
+        case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
         }
@@ -178,6 +200,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .pair(c, _): return c
         case let .snapshot(j): return j
         case let .ply(p), let .bag(p), let .mkv(p): return p
+        case let .plySequence(d, _): return d
         }
     }
 
@@ -212,6 +235,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case .plySequence:
+            throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):
             throw CaptureError.invalidSource("--source 'ply:\(p)': a PLY point list has no color or depth frames (open it with view or render3d)")
         }

@@ -367,15 +367,19 @@ public final class V4L2ControlDevice {
         guard c.isReadable else { return nil }
         var one = v4l2_ext_control()
         one.id = c.id
-        let ok = withUnsafeMutablePointer(to: &one) { p -> Bool in
+        guard currentValue(DL_VIDIOC_G_EXT_CTRLS, &one) else { return nil }
+        return c.kind == .integer64 ? one.value64 : Int64(one.value)
+    }
+
+    /// `VIDIOC_G_EXT_CTRLS` or `VIDIOC_S_EXT_CTRLS` of one control's current value.
+    private func currentValue(_ request: UInt, _ one: inout v4l2_ext_control) -> Bool {
+        withUnsafeMutablePointer(to: &one) { p -> Bool in
             var list = v4l2_ext_controls()
             list.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
             list.count = 1
             list.controls = p
-            return system.ioctl(fd, DL_VIDIOC_G_EXT_CTRLS, &list) == 0
+            return system.ioctl(fd, request, &list) == 0
         }
-        guard ok else { return nil }
-        return c.kind == .integer64 ? one.value64 : Int64(one.value)
     }
 
     /// Re-reads every control's flags (`VIDIOC_QUERY_EXT_CTRL` by id) and value: after a write,
@@ -444,14 +448,7 @@ public final class V4L2ControlDevice {
         var one = v4l2_ext_control()
         one.id = c.id
         if c.kind == .integer64 { one.value64 = v } else { one.value = Int32(clamping: v) }
-        let ok = withUnsafeMutablePointer(to: &one) { p -> Bool in
-            var list = v4l2_ext_controls()
-            list.which = UInt32(V4L2_CTRL_WHICH_CUR_VAL)
-            list.count = 1
-            list.controls = p
-            return system.ioctl(fd, DL_VIDIOC_S_EXT_CTRLS, &list) == 0
-        }
-        if !ok { outcome.errno = system.errno }
+        if !currentValue(DL_VIDIOC_S_EXT_CTRLS, &one) { outcome.errno = system.errno }
         return finish()
     }
 

@@ -34,7 +34,7 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
     }
     private var delivered = 0
     /// The cameras' controls: enumerated, restored and `--ctrl` set each time they open (`V4L2SourceControls`).
-    public let controls = V4L2SourceControls()
+    public let controls: V4L2SourceControls
     /// Control notices (refused values) go where the source's warnings go.
     public var onWarning: ((String) -> Void)? {
         get { controls.onNotice }
@@ -44,8 +44,11 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
     private var lastAttempt = -Double.infinity
 
     /// - Parameter depthScale: Z16 units per meter (`--depth-scale`, default 1000).
+    /// - Parameter controls: the controls' state (a camera reopened at another node keeps its own).
     public init(colorPath: String, depthPath: String? = nil, system: V4L2System = LinuxV4L2System(),
-                depthScale: Float = 1000, colorRequest: V4L2Request = .color(), depthRequest: V4L2Request = .depth()) {
+                depthScale: Float = 1000, colorRequest: V4L2Request = .color(), depthRequest: V4L2Request = .depth(),
+                controls: V4L2SourceControls = V4L2SourceControls()) {
+        self.controls = controls
         color = V4L2Camera(path: colorPath, system: system, depthScale: depthScale)
         depth = depthPath.map {
             let d = V4L2Camera(path: $0, system: system, depthScale: depthScale)

@@ -12,24 +12,59 @@ public enum PointCloudMethod: String, CaseIterable, Sendable {
 /// Points on the GPU that are not a depth frame (a PLY file): xyz and packed rgba8 per point in a
 /// storage buffer, uploaded in chunks through one small staging buffer, never one giant copy.
 public final class GPUPointCloud {
-    public let count: Int
+    public private(set) var count: Int
     /// Axis-aligned bounds of the points (zero box for an empty cloud).
-    public let bounds: (min: SIMD3<Float>, max: SIMD3<Float>)
+    public private(set) var bounds: (min: SIMD3<Float>, max: SIMD3<Float>)
+    /// Points the buffer has room for: `replace` refills it in place up to this many.
+    public let capacity: Int
     let buffer: KernelBuffer
+    private let context: GPUContext
+    /// The staging buffer and command stream of the uploads, kept for `replace`.
+    private let staging: GPUBuffer
+    private let stream: CommandStream
     /// Points per upload chunk (16 bytes each): 4 MiB of staging.
     public static let chunkPoints = 262_144
 
     /// Uploads `count` points produced by `point(i) -> (xyz, rgba8 packed r | g<<8 | b<<16 | a<<24)`.
     /// Vulkan: `vkCmdCopyBuffer` per chunk, one submit and wait per chunk.
     public init(renderer: PointCloudRenderer, count: Int, point: (Int) -> (SIMD3<Float>, UInt32)) throws {
-        let context = renderer.context
+        context = renderer.context
         self.count = count
-        buffer = try KernelBuffer(cache: renderer.textureCache, size: max(count, 1) * 16)
-        let chunk = min(max(count, 1), Self.chunkPoints)
-        let staging = try GPUBuffer(context: context, size: chunk * 16, usage: VK_BUFFER_USAGE_TRANSFER_SRC_BIT.rawValue,
-                                    hostVisible: true)
+        capacity = max(count, 1)
+        buffer = try KernelBuffer(cache: renderer.textureCache, size: capacity * 16)
+        staging = try GPUBuffer(context: context, size: min(capacity, Self.chunkPoints) * 16,
+                                usage: VK_BUFFER_USAGE_TRANSFER_SRC_BIT.rawValue, hostVisible: true)
+        stream = try CommandStream(context: context)
+        bounds = (.zero, .zero)
+        bounds = try upload(count: count, point: point)
+    }
+
+    /// A DepthKit point cloud (PLY, `export-ply`) with its 8-bit colors.
+    public convenience init(renderer: PointCloudRenderer, cloud: PointCloud) throws {
+        let positions = cloud.positions, colors = cloud.colors
+        try self.init(renderer: renderer, count: positions.count) { i in
+            let c = colors[i]
+            return (positions[i], UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | 0xFF00_0000)
+        }
+    }
+
+    /// Refills the buffer with `cloud` in place (no allocation on the device or for staging); false,
+    /// leaving it as it was, when the cloud is larger than `capacity`. The GPU must not be reading
+    /// the buffer meanwhile (the viewer calls it after waiting for the frame in flight).
+    public func replace(with cloud: PointCloud) throws -> Bool {
+        guard cloud.positions.count <= capacity else { return false }
+        let positions = cloud.positions, colors = cloud.colors
+        bounds = try upload(count: positions.count) { i in
+            let c = colors[i]
+            return (positions[i], UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | 0xFF00_0000)
+        }
+        count = positions.count
+        return true
+    }
+
+    private func upload(count: Int, point: (Int) -> (SIMD3<Float>, UInt32)) throws -> (min: SIMD3<Float>, max: SIMD3<Float>) {
         guard let mapped = staging.mapped else { throw GPUError.unsupported("the staging buffer is not mapped") }
-        let stream = try CommandStream(context: context)
+        let chunk = min(capacity, Self.chunkPoints)
         var lo = SIMD3<Float>(repeating: .infinity), hi = SIMD3<Float>(repeating: -.infinity)
         var start = 0
         while start < count {
@@ -47,16 +82,7 @@ public final class GPUPointCloud {
             _ = try stream.submitAndWait()
             start += n
         }
-        bounds = count > 0 ? (lo, hi) : (.zero, .zero)
-    }
-
-    /// A DepthKit point cloud (PLY, `export-ply`) with its 8-bit colors.
-    public convenience init(renderer: PointCloudRenderer, cloud: PointCloud) throws {
-        let positions = cloud.positions, colors = cloud.colors
-        try self.init(renderer: renderer, count: positions.count) { i in
-            let c = colors[i]
-            return (positions[i], UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | 0xFF00_0000)
-        }
+        return count > 0 ? (lo, hi) : (.zero, .zero)
     }
 }
 

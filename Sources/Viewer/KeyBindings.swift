@@ -59,6 +59,8 @@ public enum KeyBindings {
             KeyBinding(keys: [GLFW_KEY_DOWN], label: "Down", action2D: .mixDown, action3D: .orbitDown,
                        help: "blend toward the color image (3D: orbit down)"),
             KeyBinding([GLFW_KEY_HOME], "Home", .seekStart, "back to the first frame"),
+            KeyBinding([GLFW_KEY_COMMA], ",", .stepBackward, "step back one frame when paused, else seek back 10 (2D and 3D)"),
+            KeyBinding([GLFW_KEY_PERIOD], ".", .stepForward, "step forward one frame when paused, else seek forward 10 (2D and 3D)"),
         ]
         let modes = PreviewMode.all.compactMap { m -> KeyBinding? in
             guard let n = m.numberKey else { return nil }
@@ -96,7 +98,7 @@ public enum KeyBindings {
                        help: "3D: eye-dome lighting on / off (compute and cpu points)"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
-            KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit"),
+            KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit (during a long PLY load: cancel it)"),
         ]
         return rows
     }()

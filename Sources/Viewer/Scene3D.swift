@@ -156,8 +156,12 @@ final class Scene3D {
         return ((c.x / c.w + 1) / 2 * Float(extent.width) - 0.5, (c.y / c.w + 1) / 2 * Float(extent.height) - 0.5)
     }
 
-    /// The cloud point drawn nearest to window point (x, y), within 8 px, preferring the nearest to the eye.
+    /// The cloud point drawn nearest to window point (x, y), within 8 px, preferring the nearest to the eye
+    /// (depth frames: unprojected depth pixels; point lists: their points).
     func pick(x: Double, y: Double) -> SIMD3<Float>? {
+        if let list = pointList {   // a PLY point list (Scene3DPicking.swift)
+            return PointPicker.nearest(list.positions, viewProjection: viewProjection, width: extent.width, height: extent.height, x: x, y: y)
+        }
         guard let (d, k) = cloud else { return nil }
         var best: (score: Float, p: SIMD3<Float>)?
         let tx = Float(x), ty = Float(y)

@@ -11,9 +11,12 @@ import GPUKit
 /// next frame), a moving view draws every n-th point (n = ⌈last full ms / budget⌉, at most 16) and
 /// the whole cloud again as soon as the view is still.
 struct PointListState {
-    let cloud: GPUPointCloud
-    let hasColor: Bool
-    /// `AdaptivePointSize.spacing` of the cloud, estimated once at load (meters).
+    var cloud: GPUPointCloud
+    var hasColor: Bool
+    /// The points on the host, for picking (`PointPicker`; 12 bytes a point, the loaded array kept).
+    var positions: [SIMD3<Float>] = []
+    /// `AdaptivePointSize.spacing` of the cloud, estimated once at load (meters; a sequence keeps
+    /// its first file's, as it keeps its home view).
     var spacing: Float = 0
     /// The points on the host too, for `CPUPointRenderer` (the panel's "3D points" cpu).
     var host: CPUPointList?
@@ -46,7 +49,7 @@ extension Scene3D {
         picks.removeAll()
         guard let contents else { return }
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
-        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor,
+        pointList = PointListState(cloud: cloud, hasColor: contents.hasColor, positions: contents.cloud.positions,
                                    spacing: AdaptivePointSize.spacing(of: contents.cloud.positions),
                                    host: CPUPointList(cloud: contents.cloud))
         renderer.method = .compute

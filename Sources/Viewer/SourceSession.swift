@@ -23,6 +23,13 @@ final class SourceSession {
     private(set) var generation = 0
     /// A PLY point list opened, until the 3D scene takes it (no host copy outlives its upload).
     private var pointList: PLYContents?
+    /// A folder of PLY files played as frames (`ply:DIR`), loaded on its own thread (PLYSequence);
+    /// the 3D scene takes each loaded file (`takeSequenceFrame`).
+    private(set) var sequence: PLYSequence?
+    /// A PLY the panel asked for, read on its own thread; the old source stays until it is done.
+    private var loadJob: PLYLoadJob?
+    /// The timeline line of the sequence's frame shown: index, file name, time (made per new frame).
+    private(set) var sequenceLine: String?
     /// Runs `source` on its own thread; made by `start()` (after the window is ready, so the frames
     /// it lets go before the first one is taken are not counted from long before the loop).
     private var prefetcher: SourcePrefetcher?
@@ -53,18 +60,31 @@ final class SourceSession {
     private var saidCalibration = false
     /// What `recordedCalibration` was resolved for: the open counter and the frame sizes.
     private var resolvedFor: (Int, SIMD4<Int>)?
+    /// Camera nodes coming and going (the viewer's watcher; nil: an unplugged camera is looked for on a timer).
+    /// The cameras present (the panel's list), kept current by the inotify watcher on /dev; its
+    /// events also tell an unplugged camera's `ReconnectingSource` when it is back.
+    let cameras: CameraCatalog
+    private var events: DeviceEvents? { cameras.events }
+    /// The camera source when it waits for an unplugged camera and resumes it, and its last state change seen.
+    private var reconnecting: ReconnectingSource?
+    private var reconnectSeen = 0
+    /// "waiting for camera /dev/video2 (HD Webcam) …" while an unplugged camera is away (the last frame stays shown).
+    private(set) var waitingText: String?
 
     /// Opens `options.source` (the thread starts with `start()`).
-    init(options: ViewerOptions, context: GPUContext, log: ViewerLog) throws {
+    init(options: ViewerOptions, context: GPUContext, log: ViewerLog, cameras: CameraCatalog) throws {
         self.options = options
         self.context = context
         self.log = log
+        self.cameras = cameras
         alignment = DepthAlignmentStage(mode: options.align)
         openedText = options.source
-        (source, pointList, name) = try Self.open(options.source, options: options)
+        (source, pointList, sequence, name) = try Self.open(options.source, options: options, events: cameras.events)
     }
 
     deinit {
+        loadJob?.control.cancel()
+        sequence?.stopLoading()
         prefetcher?.stop()
         source?.stop()
     }
@@ -73,6 +93,11 @@ final class SourceSession {
     func start() {
         durationSeconds = source?.metadata.durationSeconds
         firstTimestamp = nil
+        reconnecting = source as? ReconnectingSource
+        reconnectSeen = reconnecting?.stateChanges ?? 0
+        waitingText = nil
+        sequenceLine = nil
+        if let sequence { durationSeconds = sequence.durationSeconds; sequence.startLoading() }
         guard let source else { prefetcher = nil; return }
         let p = SourcePrefetcher(source)
         prefetcher = p
@@ -86,18 +111,30 @@ final class SourceSession {
     }
 
     /// The source's playback controls (through the prefetcher), nil for a live source.
-    var playback: PlaybackControl? { prefetcher?.playback }
+    var playback: PlaybackControl? { prefetcher?.playback ?? sequence }
 
     /// Makes and starts the source `text` names, with `options`' playback settings; for `ply:`, reads
     /// the point list instead (the CLI's, already read with its progress bar, for the first open).
-    static func open(_ text: String, options: ViewerOptions) throws -> (FrameSource?, PLYContents?, String) {
+    static func open(_ text: String, options: ViewerOptions, events: DeviceEvents? = nil) throws -> (FrameSource?, PLYContents?, PLYSequence?, String) {
         let spec = try SourceSpec(parsing: text)
         if case .ply(let path) = spec {
             let contents = try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path)
-            return (nil, contents, spec.description)
+            return (nil, contents, nil, spec.description)
         }
-        let s = try spec.makeSource(depthScale: options.depthScale)
-        (s as? V4L2Source)?.controls.options = options.cameraControls
+        if case let .plySequence(directory, pattern) = spec {
+            let q = try PLYSequence(directory: directory, pattern: pattern)
+            q.loop = options.loop
+            if let fps = options.fps { q.fps = fps }
+            if options.paused { q.pause() }
+            if let n = options.frame { try q.seek(toFrame: n) }
+            return (nil, nil, q, q.name)
+        }
+        var s = try spec.makeSource(depthScale: options.depthScale)
+        if let camera = s as? V4L2Source {
+            camera.controls.options = options.cameraControls
+            // A camera that is unplugged is waited for and resumed (ReconnectingSource), not an error per frame.
+            s = ReconnectingSource(camera, events: events)
+        }
         try s.start()
         if let p = s as? PlaybackControl {
             p.loop = options.loop
@@ -105,27 +142,21 @@ final class SourceSession {
             if options.paused { p.pause() }
             if let n = options.frame { try p.seek(toFrame: n) }
         }
-        return (s, nil, s.name)
+        return (s, nil, nil, s.name)
     }
 
     /// Opens `text` in place of the current source; on failure (a notice says why) the old one
     /// stays and this returns false.
     func reopen(_ text: String) -> Bool {
+        if case .ply(let path)? = try? SourceSpec(parsing: text) {
+            // Read on a thread of its own (the window stays responsive, Esc cancels): `finishLoad` swaps it in.
+            loadJob?.control.cancel()
+            loadJob = PLYLoadJob(text: text, path: path)
+            return false
+        }
         do {
-            let (s, points, opened) = try Self.open(text, options: options)
-            prefetcher?.stop()
-            source?.stop()
-            (source, pointList, name, openedText) = (s, points, opened, text)
-            generation += 1
-            start()
-            limitDepthRate(depthRateLimit)
-            current = nil
-            lastFrameIndex = nil
-            smoothing?.reset()
-            error = nil
-            calibration = nil
-            recordedCalibration = nil
-            saidCalibration = false
+            let (s, points, q, opened) = try Self.open(text, options: options, events: events)
+            replace(s, points, q, opened, text: text)
             return true
         } catch {
             log.notice("cannot open \(text): \(error)", isError: true)
@@ -133,10 +164,84 @@ final class SourceSession {
         }
     }
 
+    /// A PLY read by `reopen` that is done: true when it replaced the source (the 3D scene takes it
+    /// with `takePointList`); a failure or a cancel is a notice and the old source stays.
+    func finishLoad() -> Bool {
+        guard let job = loadJob, let result = job.take() else { return false }
+        loadJob = nil
+        switch result {
+        case .success(let contents):
+            replace(nil, contents, nil, "ply:\(job.path)", text: job.text)
+            return true
+        case .failure(let error):
+            if job.control.isCancelled { log.notice("load of \(job.path) cancelled") }
+            else { log.notice("cannot open \(job.text): \(error)", isError: true) }
+            return false
+        }
+    }
+
+    /// Esc during a long PLY load: cancels the panel's load, or a sequence file read for over half a
+    /// second (playback pauses); false when no such load runs (Esc then quits).
+    func cancelLoad() -> Bool {
+        if let job = loadJob { job.control.cancel(); return true }
+        return sequence?.cancelLoad(after: 0.5) ?? false
+    }
+
+    /// The progress line of a long load (nil when none): the panel's PLY, or a sequence file read
+    /// for over half a second. `--log-ui` prints it once when a load begins to show it.
+    func loadLine() -> String? {
+        var line: String?
+        if let job = loadJob {
+            let p = job.control.progress
+            line = PLYLoadJob.line(job.path, done: p.done, total: p.total)
+        } else if let s = sequence?.loadingStatus(after: 0.5) {
+            line = PLYLoadJob.line(s.name, done: s.done, total: s.total)
+        }
+        if let line, !saidLoading { log.ui(line) }
+        saidLoading = line != nil
+        return line
+    }
+    private var saidLoading = false
+
+    /// Puts what `open` made in place of the current source.
+    private func replace(_ s: FrameSource?, _ points: PLYContents?, _ q: PLYSequence?, _ opened: String, text: String) {
+        sequence?.stopLoading()
+        prefetcher?.stop()
+        source?.stop()
+        (source, pointList, sequence, name, openedText) = (s, points, q, opened, text)
+        generation += 1
+        start()
+        limitDepthRate(depthRateLimit)
+        current = nil
+        lastFrameIndex = nil
+        smoothing?.reset()
+        error = nil
+        calibration = nil
+        recordedCalibration = nil
+        saidCalibration = false
+    }
+
+    /// The sequence's newest loaded file since the last call (nil when none or no sequence); its
+    /// warnings (a file that could not be read) become notices.
+    func takeSequenceFrame() -> PLYSequenceFrame? {
+        guard let sequence else { return nil }
+        let (frame, warnings) = sequence.take()
+        for w in warnings { log.notice(w, isError: true) }
+        if let f = frame {
+            framesReceived += 1
+            lastFrameIndex = f.index
+            let t = f.timestamp - sequence.timestamp(at: 0)
+            sequenceLine = "frame \(f.index) of \(sequence.count)   \(f.name)   "
+                + String(format: "t %.3f s   %.3f / %.3f s", f.timestamp, t, sequence.durationSeconds)
+        }
+        return frame
+    }
+
     /// Takes the newest frame the source's thread finished (never blocking); errors are shown, not
     /// fatal. Frames the source skipped are counted in `stats`. Applies smoothing changes first.
     func poll(settings: inout ViewSettings, stats: inout FrameStats) {
         syncSmoothing(&settings)
+        if let r = reconnecting, r.stateChanges != reconnectSeen { noteReconnect(r) }
         guard let prefetcher else { return }
         let (frame, error, warnings) = prefetcher.take()
         for w in warnings { log.notice(w) }
@@ -154,6 +259,22 @@ final class SourceSession {
             let text = "\(error)"
             if self.error != text { log.notice("source: \(text)", isError: true) }
             self.error = text
+        }
+    }
+
+    /// The camera went away or came back: a notice, and the waiting line while it is away (the
+    /// last frame stays shown). Runs on a state change only, not per frame.
+    private func noteReconnect(_ r: ReconnectingSource) {
+        reconnectSeen = r.stateChanges
+        switch r.state {
+        case .waiting(let camera):
+            waitingText = "waiting for camera \(camera) (unplugged) - last frame shown"
+            log.notice("camera \(camera) unplugged - waiting for it", isError: true)
+        case .streaming:
+            waitingText = nil
+            name = r.name
+            generation += 1
+            log.notice("camera \(r.resumedDescription ?? r.name) is back - resumed")
         }
     }
 

@@ -78,7 +78,7 @@ public final class ViewerApp {
         settings.smoothing = options.smoothing
         view = options.view
         ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source)
-        session = try SourceSession(options: options, context: ctx, log: log)
+        session = try SourceSession(options: options, context: ctx, log: log, cameras: Self.makeCameraCatalog(log: log))
         let (fw, fh) = win.framebufferSize
         try swapchain.recreate(width: fw, height: fh)
         swapchain.needsRecreate = false
@@ -95,6 +95,7 @@ public final class ViewerApp {
 
     deinit {
         thermal.stop()
+        session.cameras.stop()
         vkDeviceWaitIdle(swapchain.context.device)
     }
 
@@ -131,6 +132,7 @@ public final class ViewerApp {
         stats.lap("gpu wait")
         if let limit = thermal.poll(), limit != session.depthRateLimit { session.limitDepthRate(limit) }
         session.poll(settings: &settings, stats: &stats.perSecond)
+        pollPointLists()
         stats.lap("source")
         composer.present.reloadIfNeeded()
         guard let image = try sync.acquire(from: swapchain) else { return true }

@@ -67,7 +67,7 @@ extension ViewerApp {
     /// as combos, buttons as buttons; inactive, read-only, grabbed and disabled controls dimmed.
     /// Changes are posted to the source's thread, which makes the ioctls (`V4L2SourceControls`).
     func buildCameraControlsSection() {
-        guard let camera = session.source as? V4L2Source else { return }
+        guard let camera = (session.source as? ReconnectingSource)?.source ?? session.source as? V4L2Source else { return }
         let (tables, layout, _) = camera.controls.snapshot()
         guard !tables.isEmpty else { return }
         ui.cameraControls.update(tables, layout: layout)

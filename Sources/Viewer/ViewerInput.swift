@@ -90,7 +90,7 @@ extension ViewerApp {
                 if view == .threeD && composer.scene3D == nil { notice("the 3D view is not available in this build") }
                 if view == .twoD, composer.scene3D?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
                 logUI("view \(view.rawValue)")
-            case .quit: window.shouldClose = true
+            case .quit: if !session.cancelLoad() { window.shouldClose = true }   // Esc during a long PLY load cancels it
             case .fullscreen: window.toggleFullscreen(); swapchain.needsRecreate = true
             case .toggleVsync:
                 swapchain.vsync.toggle()

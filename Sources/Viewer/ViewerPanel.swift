@@ -26,12 +26,14 @@ extension ViewerApp {
             for line in s.overlayLines { UI.overlay(line, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
         }
         if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
+        if let w = session.waitingText { UI.overlay(w, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
 
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
         if let e = session.error { lines.append(("source: \(e)", true)) }
         if let w = thermal.warning { lines.append((w, true)) }
         if let rec = capture.recordingStatus { lines.append((rec, true)) }
+        if let load = session.loadLine() { lines.append((load, false)) }
         // Shader errors come only from reloads (--watch-shaders).
         let shaderErrors = options.watchShaders ? composer.shaderErrors : []
         if shaderErrors != ui.lastShaderErrors {
@@ -147,6 +149,8 @@ extension ViewerApp {
                                                    elapsed >= 0 ? session.durationSeconds ?? 0 : 0)
                             UI.text(cString: buf.baseAddress!)
                         }
+                    } else if let line = session.sequenceLine {
+                        UI.text(line)   // a PLY sequence: index, file name, time
                     }
                 } else {
                     withDecimalText("frame ", p.currentIndex, "") { UI.text(cString: $0) }
@@ -165,6 +169,7 @@ extension ViewerApp {
             UI.checkbox("RGB-D as mkv", &capture.recordsRGBD)
         }
         buildExportSection()
+        if UI.header("Cameras") { buildCameraList() }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
             for line in ui.texts.panelStatus { UI.text(line) }

@@ -43,6 +43,13 @@ struct InfoCommand: ParsableCommand {
                     print(try describePLY(file))
                     continue
                 }
+                if !FileManager.default.fileExists(atPath: path), case let .plySequence(d, p)? = try? SourceSpec(parsing: path) {
+                    if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a PLY sequence") }
+                    let (text, bad) = try describePLYSequence(d, pattern: p)
+                    print(text)
+                    failed += bad
+                    continue
+                }
                 if json { throw DepthKitError.invalidArgument("--json describes sources (\(SourceSpec.usage)); '\(path)' is a file") }
                 print(try describe(path))
             } catch {
@@ -94,6 +101,29 @@ struct InfoCommand: ParsableCommand {
             }
         }
         return line
+    }
+
+    /// A PLY sequence (`ply:DIR`): its files in playing order, how they are timed, the points of
+    /// the first and of all; every file is read (one at a time), and one that cannot be is a line
+    /// of its own (counted in the second value, for the exit status).
+    private func describePLYSequence(_ directory: String, pattern: String?) throws -> (String, Int) {
+        let q = try PLYSequence(directory: directory, pattern: pattern)
+        var lines = ["\(q.name): PLY sequence, \(q.count) file\(q.count == 1 ? "" : "s"), \(q.entries[0].name) … \(q.entries[q.count - 1].name)",
+                     q.timedByNames ? String(format: "  timed by the numbers in the file names: %.3f s", q.durationSeconds)
+                                    : "  timed by index: file i at i / fps (--fps, default \(Int(PLYSequence.defaultFPS)))"]
+        var total = 0, bad = 0
+        for (i, e) in q.entries.enumerated() {
+            do {
+                let c = try PLYReader.load(e.path)
+                total += c.cloud.count
+                if i == 0 { lines.append("  first: \(e.name), \(c.cloud.count) points, \(c.hasColor ? "with color" : "no color")") }
+            } catch {
+                lines.append("  unreadable: \(error)")
+                bad += 1
+            }
+        }
+        lines.append("  total: \(total) points in \(q.count - bad) readable file\(q.count - bad == 1 ? "" : "s")")
+        return (lines.joined(separator: "\n"), bad)
     }
 
     /// A PLY file: points, color, skipped vertices; then its format, every element with its

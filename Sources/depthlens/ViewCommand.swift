@@ -93,6 +93,9 @@ struct ViewCommand: ParsableCommand {
             // Read before the window opens: a bad PLY is one line and exit 1, with no window.
             o.pointList = PointListHandoff(try PLYLoading.load(path))
             o.view = .threeD
+        } else if case let .plySequence(directory, pattern) = try SourceSpec(parsing: source) {
+            // Listed before the window opens: an empty folder is one line and exit 1, with no window.
+            _ = try PLYSequence(directory: directory, pattern: pattern)
         }
         o.depthScale = depthScale
         o.mode = try PreviewMode.named(mode)

@@ -68,6 +68,26 @@ final class MKVRecorderTests: XCTestCase {
         }
     }
 
+    func testItsOwnRecordingsReadInOrderWithOneSeek() throws {
+        // H.264's encoder delay puts the DEPTH packets (FFV1, every one a keyframe) ahead of the
+        // COLOR packets of the same time in the file: reading in order, as convert and playback
+        // do, must still read the file once from the start (it sought twice a frame before).
+        let path = dir + "/order.mkv"
+        let frames = (0..<45).map { frame($0, width: 320, height: 240) }
+        let rec = try MKVRecorder(path: path, colorWidth: 320, colorHeight: 240, depthSize: (320, 240), depthUnitsPerMeter: 1000,
+                                  startTime: frames[0].timestamp)
+        for f in frames { XCTAssertTrue(try rec.append(f, waitForRoom: true)) }
+        _ = try rec.finish()
+        let src = MKVSource(path: path)
+        try src.start()
+        XCTAssertEqual(src.frameCount, 45)
+        for i in 0..<45 {
+            let f = try src.frame(i)
+            XCTAssertEqual(f.depth?.map.packedBytes(), frames[i].depth?.map.packedBytes(), "depth of frame \(i) exact")
+        }
+        XCTAssertEqual(src.seekCount, 1, "one seek back to the start after indexing; then reading in order")
+    }
+
     func testIRTrackIsWrittenAndFFmpegDecodesItBitExact() throws {
         let path = dir + "/ir.mkv"
         let rec = try MKVRecorder(path: path, colorWidth: 64, colorHeight: 48, depthSize: (64, 48), irSize: (32, 24), startTime: 1000)

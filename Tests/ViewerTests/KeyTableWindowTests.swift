@@ -94,6 +94,10 @@ final class KeyTableWindowTests: WindowTestCase {
             "Down": (moves("mix", "shrink by 0.1", picture: .image, setup: ["4"]) { abs($1 - max(0, $0 - 0.1)) < 1e-3 },
                      moves("pitch", "tilt", picture: .image) { $1 != $0 }),
             "Home": (moves("frame", "go to 0", picture: .image) { $1 == 0 && $0 > 0 }, sets(["frame": "0"])),
+            ",": (moves("frame", "go back one frame", picture: .image, setup: ["."]) { $1 == $0 - 1 },
+                  moves("frame", "go back one frame", picture: .image, setup: ["."]) { $1 == $0 - 1 }),
+            ".": (moves("frame", "go on one frame", picture: .image) { $1 == $0 + 1 },
+                  moves("frame", "go on one frame", picture: .image) { $1 == $0 + 1 }),
             "S": (writes("snapshot:"), writes("snapshot:")),
             "P": (writes("ply:"), writes("ply:")),
             "Tab": (Effect(check: sets(["view": "3d"]).check, picture: .image, undo: true),
@@ -187,7 +191,13 @@ final class KeyTableWindowTests: WindowTestCase {
         // Ctrl+click the mix slider, type 4, Enter: typed values clamp to 0…1.
         let modeBefore = driver.state["mode"]
         try x.xdotool(["mousemove", "\(Int(mix.x + mix.w / 2))", "\(Int(mix.y + mix.h / 2))"])
-        try x.xdotool(["keydown", "ctrl", "click", "1", "keyup", "ctrl"])
+        // Each event in a frame of its own: on a loaded machine one slow frame would otherwise take
+        // Ctrl down, the click and Ctrl up together.
+        try x.xdotool(["keydown", "ctrl"])
+        try v.waitForFrames(2)
+        try x.xdotool(["click", "1"])
+        try v.waitForFrames(2)
+        try x.xdotool(["keyup", "ctrl"])
         _ = try driver.until { $0["text"] == "1" }
         try driver.type("4", code: 52, toPanel: true)
         let after = try driver.type("Return", code: 257, toPanel: true)
@@ -324,7 +334,7 @@ final class KeyDriver {
         case 48...57: return String(UnicodeScalar(UInt8(code)))
         case 320...329: return "KP_\(code - 320)"
         default:
-            let named: [Int32: String] = [32: "space", 45: "minus", 61: "equal", 91: "bracketleft", 93: "bracketright", 47: "slash",
+            let named: [Int32: String] = [32: "space", 44: "comma", 45: "minus", 46: "period", 61: "equal", 91: "bracketleft", 93: "bracketright", 47: "slash",
                                           256: "Escape", 257: "Return", 258: "Tab", 262: "Right", 263: "Left", 264: "Down",
                                           265: "Up", 268: "Home", 290: "F1", 333: "KP_Subtract", 334: "KP_Add"]
             return named[code]

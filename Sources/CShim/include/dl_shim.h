@@ -11,6 +11,7 @@
 #include "dl_decompress.h"  // ROS bag chunks: LZ4 frames and bzip2 (decompress.c)
 #include "dl_align.h"    // depth aligned to color (align.c)
 #include "dl_points.h"   // the CPU point renderer (points.c)
+#include "dl_inotify.h"   // camera nodes coming and going: inotify on /dev (inotify.c)
 // glslang's C interface is plain C and callable from Swift; it is re-exported here so
 // GPUKit needs no module of its own for it.
 #include <glslang/Include/glslang_c_interface.h>

@@ -59,7 +59,8 @@ public enum PLYReader {
         return try parse(input, progress: nil)
     }
 
-    static func load(_ path: String, chunkSize: Int, progress: ((_ done: Int, _ total: Int) -> Void)?) throws -> PLYContents {
+    static func load(_ path: String, chunkSize: Int, progress: ((_ done: Int, _ total: Int) -> Void)?,
+                     isCancelled: (() -> Bool)? = nil) throws -> PLYContents {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw FileSupport.openError(path, errno) }
         defer { close(fd) }
@@ -77,6 +78,7 @@ public enum PLYReader {
                 }
             }
         }
+        input.isCancelled = isCancelled
         return try parse(input, progress: progress)
     }
 
@@ -593,6 +595,8 @@ final class ChunkedInput {
     private(set) var bytesRead = 0
     private(set) var atEOF = false
     var progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// Asked before every chunk read: true ends the load with "load cancelled" (`PLYLoadControl`).
+    var isCancelled: (() -> Bool)?
     /// The byte that ends a line for `nextLine`: LF, or CR in a file whose lines end in a bare CR.
     var terminator: UInt8 = 0x0A
 
@@ -631,6 +635,7 @@ final class ChunkedInput {
             base = grown
             capacity *= 2
         }
+        if isCancelled?() == true { throw error("load cancelled") }
         let n = try fill(base + end, capacity - end)
         end += n
         base.storeBytes(of: 0, toByteOffset: end, as: UInt8.self)

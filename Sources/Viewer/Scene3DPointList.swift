@@ -15,9 +15,10 @@ struct PointListState {
     var hasColor: Bool
     /// The points on the host, for picking (`PointPicker`; 12 bytes a point, the loaded array kept).
     var positions: [SIMD3<Float>] = []
-    /// `AdaptivePointSize.spacing` of the cloud, estimated once at load (meters; a sequence keeps
-    /// its first file's, as it keeps its home view).
-    var spacing: Float = 0
+    /// `AdaptivePointSize.spacing` of the cloud (meters), estimated on the first draw with adaptive
+    /// size (not at load: it is a scan of thousands of points); a sequence keeps its first file's,
+    /// as it keeps its home view.
+    var spacing: Float?
     /// The points on the host too, for `CPUPointRenderer` (the panel's "3D points" cpu).
     var host: CPUPointList?
     /// Set on the first draw, from the window size then.
@@ -50,7 +51,6 @@ extension Scene3D {
         guard let contents else { return }
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
         pointList = PointListState(cloud: cloud, hasColor: contents.hasColor, positions: contents.cloud.positions,
-                                   spacing: AdaptivePointSize.spacing(of: contents.cloud.positions),
                                    host: CPUPointList(cloud: contents.cloud))
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
@@ -124,7 +124,8 @@ extension Scene3D {
         extent = (width, height)
         focal = k.fx
         renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
-        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: list.spacing) : 0
+        if adaptiveSize && list.spacing == nil { list.spacing = AdaptivePointSize.spacing(of: list.positions) }
+        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: list.spacing ?? 0) : 0
         if renderer.colorBy != .color {
             renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, min: list.cloud.bounds.min, max: list.cloud.bounds.max)
         }

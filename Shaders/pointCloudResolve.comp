@@ -5,11 +5,17 @@
 // axes around it, else the background: the depth test of s×s squares, as the raster path's point
 // sprites get it (a nearer point's square hides a farther point's own pixel). Reads keys and colors as 32-bit
 // words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
-// i, color at W·H + i. With eye-dome lighting (edl = 1) it also writes each pixel's log2 view depth
-// L = log2(b / (ndc.z − a)) (+Inf for background) as float bits at word 2·W·H + i, for
-// pointCloudEDL.comp (DepthKit's EyeDomeLighting; points.c's log_depth).
+// i, color at W·H + i. Variants (ShaderLibrary's "name:DEFINE,…"; the plain one runs neither):
+// DL_RESOLVE_EDL also writes each pixel's log2 view depth L = log2(b / (ndc.z − a)) (+Inf for
+// background) as float bits at word 2·W·H + i, for pointCloudEDL.comp (DepthKit's EyeDomeLighting;
+// points.c's log_depth); DL_RESOLVE_ADAPTIVE takes each point's own size from its color's alpha
+// byte (pointCloudPoints.glsl's DL_POINTS_ADAPTIVE).
 layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
+#ifdef DL_RESOLVE_EDL
 layout(set = 0, binding = 0) buffer Frame { uint words[]; } frame;
+#else
+layout(set = 0, binding = 0) readonly buffer Frame { uint words[]; } frame;
+#endif
 layout(set = 1, binding = 0, r32ui) uniform writeonly uimage2D outputImage;
 layout(push_constant) uniform Params {
     ivec2 size;
@@ -17,9 +23,9 @@ layout(push_constant) uniform Params {
     uint background;   // packed rgba8
     uint wide;         // 1: 64-bit layout
     int reach;
-    uint edl;          // 1: write L
+#ifdef DL_RESOLVE_EDL
     float a, b;        // ndc.z = a + b / w
-    uint adaptive;     // 1: each point's size s is its color's alpha byte (pointCloudPoints.glsl)
+#endif
 } params;
 
 uint keyAt(uint i) { return params.wide != 0u ? frame.words[2u * i + 1u] : frame.words[i]; }
@@ -32,7 +38,8 @@ void main() {
     if (p.x >= params.size.x || p.y >= params.size.y) return;
     uint i = uint(p.y * params.size.x + p.x);
     uint best = keyAt(i), at = i;
-    if (params.adaptive != 0u) {
+#ifdef DL_RESOLVE_ADAPTIVE
+    {
         // Adaptive sizes: the window of the largest size; a neighbour at offset (dx, dy) covers
         // this pixel when both lie in its own size's window [−⌊s/2⌋, ⌊(s−1)/2⌋]; neighbours
         // outside the picture are skipped (no clamping: offsets must be true).
@@ -50,7 +57,9 @@ void main() {
                 }
             }
         }
-    } else if (params.radius == 1 && params.reach == 0) {
+    }
+#else
+    if (params.radius == 1 && params.reach == 0) {
         // Point size 2 (the default): the window is the pixel and its left and upper neighbors,
         // read unrolled in the general loop's order (rows top to bottom, left to right), so ties
         // resolve alike.
@@ -75,10 +84,15 @@ void main() {
             }
         }
     }
+#endif
+#ifdef DL_RESOLVE_ADAPTIVE
     imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at) | 0xFF000000u));
-    if (params.edl != 0u) {
-        float l = best == 0xFFFFFFFFu ? uintBitsToFloat(0x7F800000u)
-                                      : log2(params.b / (uintBitsToFloat(best) - params.a));
-        frame.words[2u * uint(params.size.x * params.size.y) + i] = floatBitsToUint(l);
-    }
+#else
+    imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at)));
+#endif
+#ifdef DL_RESOLVE_EDL
+    float l = best == 0xFFFFFFFFu ? uintBitsToFloat(0x7F800000u)
+                                  : log2(params.b / (uintBitsToFloat(best) - params.a));
+    frame.words[2u * uint(params.size.x * params.size.y) + i] = floatBitsToUint(l);
+#endif
 }

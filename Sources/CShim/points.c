@@ -116,8 +116,10 @@ INLINE uint32_t mapped(const consts *k, float y, float z) {
 }
 
 /// Phase 1's projection of `n` points of a chunk into pixel/row/key/color arrays.
+/// `adapt` is a constant at each call (project_variants): the plain instantiation has no adaptive
+/// code in its loops, so they vectorize as before.
 INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                         uint32_t *key, uint32_t *col) {
+                         uint32_t *key, uint32_t *col, const int adapt) {
     consts k;
     memcpy(k.m, j->m, sizeof k.m);
     k.w = (float)j->width; k.h = (float)j->height;
@@ -127,7 +129,6 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
     k.span = span >= 1e-6f ? span : 1e-6f;   // GLSL max(hi − lo, 1e-6)
     k.by = j->color_by; k.map = j->colormap;
     k.ascale = j->adapt_scale; k.amax = (float)j->adapt_max;
-    const int adapt = j->adapt_max > 0;
     float w;
     const int by_color = k.by == DL_COLOR_BY_COLOR;
     if (j->source == DL_POINT_SOURCE_DEPTH) {
@@ -184,12 +185,15 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
     }
 }
 
+#define PROJECT_VARIANTS(j, first, n, pix, row, key, col) \
+    if ((j)->adapt_max > 0) project_body(j, first, n, pix, row, key, col, 1); \
+    else project_body(j, first, n, pix, row, key, col, 0)
 static void project_base(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                         uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                         uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 DL_P_AVX2 static void project_avx2(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                                   uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                                   uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 DL_P_AVX512 static void project_avx512(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                                       uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                                       uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
@@ -289,15 +293,16 @@ INLINE float log_depth(const dl_points_job *j, uint32_t best) {
     return log2f(j->edl_b / (ndc - j->edl_a));
 }
 
-/// pointCloudResolve.comp for one output row.
-static void resolve_row(const dl_points_job *j, int32_t y) {
+/// pointCloudResolve.comp for one output row; `shaded` (a constant at each call, resolve_row) adds
+/// the adaptive-size and eye-dome-lighting variants' work, so the plain instantiation has none.
+INLINE void resolve_row_body(const dl_points_job *j, int32_t y, const int shaded) {
     const int32_t w = j->width, h = j->height, r = j->back, q = j->reach;
     const uint64_t *keys = j->keys;
     const uint32_t bg = j->background;
     uint32_t *o = j->out + (int64_t)y * j->out_stride;
     const uint64_t *row = keys + (int64_t)y * w;
-    float *ld = j->edl ? j->log_depth + (int64_t)y * w : NULL;
-    if (j->adapt_max > 0) {
+    float *ld = shaded && j->edl ? j->log_depth + (int64_t)y * w : NULL;
+    if (shaded && j->adapt_max > 0) {
         // Adaptive sizes (pointCloudResolve.comp's branch): the largest size's window; a neighbour
         // at (dx, dy) covers the pixel when both lie in its own size's window; none outside the picture.
         for (int32_t x = 0; x < w; x++) {
@@ -363,6 +368,11 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
             if (ld) ld[x] = log_depth(j, best);
         }
     }
+}
+
+static void resolve_row(const dl_points_job *j, int32_t y) {
+    if (j->edl || j->adapt_max > 0) resolve_row_body(j, y, 1);
+    else resolve_row_body(j, y, 0);
 }
 
 void dl_points_resolve_band(void *ctx, int32_t band) {

@@ -15,6 +15,9 @@ layout(push_constant) uniform Params {
     ivec4 sizes;           // depth width, height; color width, height
     ivec4 target;          // output width, height; point count; flags
     vec2 range;            // color-by range (meters) for depth / height
+#ifdef DL_POINTS_ADAPTIVE
+    vec2 adapt;            // adaptive size: scale, largest size
+#endif
 } params;
 // flags: the DL_POINT_* fields of dl_codes.h (source, color by, colormap, stride − 1, nearest pixel).
 #define DL_FLAGS uint(params.target.w)
@@ -60,6 +63,15 @@ bool pointAt(uint index, out uint pixel, out uint key, out uint color) {
     pixel = uint(px.y * params.target.x + px.x);
     key = floatBitsToUint(max(ndc.z, 0.0));
     color = pointColor(p, rgba);
+#ifdef DL_POINTS_ADAPTIVE
+    // Adaptive point size (the shader variant with DL_POINTS_ADAPTIVE defined, so the plain one
+    // runs none of this): ⌈scale·z / w⌉ (depth frames: the source pixel's footprint z/fx seen at
+    // view depth w) or ⌈scale / w⌉ (point buffers: the cloud's spacing), clamped to 1…largest,
+    // carried in the color's alpha byte for the resolve.
+    float sf = (DL_SOURCE == DL_POINT_SOURCE_DEPTH ? params.adapt.x * p.z : params.adapt.x) / c.w;
+    uint s = uint(clamp(ceil(sf), 1.0, params.adapt.y));
+    color = (color & 0x00FFFFFFu) | (s << 24);
+#endif
     return true;
 }
 

@@ -5,9 +5,17 @@
 // axes around it, else the background: the depth test of s×s squares, as the raster path's point
 // sprites get it (a nearer point's square hides a farther point's own pixel). Reads keys and colors as 32-bit
 // words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
-// i, color at W·H + i.
+// i, color at W·H + i. Variants (ShaderLibrary's "name:DEFINE,…"; the plain one runs neither):
+// DL_RESOLVE_EDL also writes each pixel's log2 view depth L = log2(b / (ndc.z − a)) (+Inf for
+// background) as float bits at word 2·W·H + i, for pointCloudEDL.comp (DepthKit's EyeDomeLighting;
+// points.c's log_depth); DL_RESOLVE_ADAPTIVE takes each point's own size from its color's alpha
+// byte (pointCloudPoints.glsl's DL_POINTS_ADAPTIVE).
 layout(local_size_x = DL_LOCAL_SIZE_X, local_size_y = DL_LOCAL_SIZE_Y) in;
+#ifdef DL_RESOLVE_EDL
+layout(set = 0, binding = 0) buffer Frame { uint words[]; } frame;
+#else
 layout(set = 0, binding = 0) readonly buffer Frame { uint words[]; } frame;
+#endif
 layout(set = 1, binding = 0, r32ui) uniform writeonly uimage2D outputImage;
 layout(push_constant) uniform Params {
     ivec2 size;
@@ -15,6 +23,9 @@ layout(push_constant) uniform Params {
     uint background;   // packed rgba8
     uint wide;         // 1: 64-bit layout
     int reach;
+#ifdef DL_RESOLVE_EDL
+    float a, b;        // ndc.z = a + b / w
+#endif
 } params;
 
 uint keyAt(uint i) { return params.wide != 0u ? frame.words[2u * i + 1u] : frame.words[i]; }
@@ -27,6 +38,27 @@ void main() {
     if (p.x >= params.size.x || p.y >= params.size.y) return;
     uint i = uint(p.y * params.size.x + p.x);
     uint best = keyAt(i), at = i;
+#ifdef DL_RESOLVE_ADAPTIVE
+    {
+        // Adaptive sizes: the window of the largest size; a neighbour at offset (dx, dy) covers
+        // this pixel when both lie in its own size's window [−⌊s/2⌋, ⌊(s−1)/2⌋]; neighbours
+        // outside the picture are skipped (no clamping: offsets must be true).
+        for (int dy = -params.radius; dy <= params.reach; dy++) {
+            int y = p.y + dy;
+            if (y < 0 || y >= params.size.y) continue;
+            for (int dx = -params.radius; dx <= params.reach; dx++) {
+                int x = p.x + dx;
+                if (x < 0 || x >= params.size.x) continue;
+                uint j = uint(y * params.size.x + x);
+                uint k = keyAt(j);
+                if (k < best) {
+                    int s = int(colorAt(j) >> 24);
+                    if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) { best = k; at = j; }
+                }
+            }
+        }
+    }
+#else
     if (params.radius == 1 && params.reach == 0) {
         // Point size 2 (the default): the window is the pixel and its left and upper neighbors,
         // read unrolled in the general loop's order (rows top to bottom, left to right), so ties
@@ -52,5 +84,15 @@ void main() {
             }
         }
     }
+#endif
+#ifdef DL_RESOLVE_ADAPTIVE
+    imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at) | 0xFF000000u));
+#else
     imageStore(outputImage, p, uvec4(best == 0xFFFFFFFFu ? params.background : colorAt(at)));
+#endif
+#ifdef DL_RESOLVE_EDL
+    float l = best == 0xFFFFFFFFu ? uintBitsToFloat(0x7F800000u)
+                                  : log2(params.b / (uintBitsToFloat(best) - params.a));
+    frame.words[2u * uint(params.size.x * params.size.y) + i] = floatBitsToUint(l);
+#endif
 }

@@ -5,6 +5,7 @@
 #include "dl_points.h"
 #include "dl_kernels.h"
 #include "../../Shaders/dl_codes.h"
+#include <math.h>
 #include <string.h>
 
 // No a·b + c is fused (lavapipe lowers GLSL's ffma to a multiply and an add): the same roundings.
@@ -73,11 +74,13 @@ typedef struct consts {
     int32_t iw, ih, nearest;
     float lo, span;
     uint32_t by, map;
+    float ascale, amax;   // adaptive size: scale, largest size (0: off)
 } consts;
 
 /// pointAt's landing: pixel (−1: not drawn), its row, the depth key. Branch-free, so loops over
 /// points vectorize. clip = M·(x, y, z, 1) as lavapipe computes it: ((c3 + c2·z) + c1·y) + c0·x.
-INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t *pixel, int32_t *row, uint32_t *key) {
+INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t *pixel, int32_t *row, uint32_t *key,
+                 float *w) {
     const float *m = k->m;
     float c0 = ((m[12] + m[8] * z) + m[4] * y) + m[0] * x;
     float c1 = ((m[13] + m[9] * z) + m[5] * y) + m[1] * x;
@@ -95,6 +98,15 @@ INLINE void land(const consts *k, float x, float y, float z, int valid, int32_t 
     *pixel = ok ? py * k->iw + px : -1;
     *row = ok ? py : -1;
     *key = float_bits(nz) & 0x7FFFFFFFu;   // max(ndc.z, 0): −0 keys as +0
+    *w = c3;
+}
+
+/// pointAt's adaptive size: ⌈sf⌉ clamped to 1…amax (NaN → 1) in the color's alpha byte.
+INLINE uint32_t sized(const consts *k, float sf, uint32_t color) {
+    float c = ceilf(sf);
+    c = c >= 1.0f ? c : 1.0f;
+    c = c <= k->amax ? c : k->amax;
+    return (color & 0x00FFFFFFu) | (uint32_t)c << 24;
 }
 
 /// pointColor for color by depth / height.
@@ -104,8 +116,10 @@ INLINE uint32_t mapped(const consts *k, float y, float z) {
 }
 
 /// Phase 1's projection of `n` points of a chunk into pixel/row/key/color arrays.
+/// `adapt` is a constant at each call (project_variants): the plain instantiation has no adaptive
+/// code in its loops, so they vectorize as before.
 INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                         uint32_t *key, uint32_t *col) {
+                         uint32_t *key, uint32_t *col, const int adapt) {
     consts k;
     memcpy(k.m, j->m, sizeof k.m);
     k.w = (float)j->width; k.h = (float)j->height;
@@ -114,6 +128,8 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
     float span = j->range_hi - j->range_lo;
     k.span = span >= 1e-6f ? span : 1e-6f;   // GLSL max(hi − lo, 1e-6)
     k.by = j->color_by; k.map = j->colormap;
+    k.ascale = j->adapt_scale; k.amax = (float)j->adapt_max;
+    float w;
     const int by_color = k.by == DL_COLOR_BY_COLOR;
     if (j->source == DL_POINT_SOURCE_DEPTH) {
         const int32_t wd = j->depth_width, hd = j->depth_height;
@@ -138,18 +154,20 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
                     float z = d[i];
                     int32_t u = u0 + i;
                     float x = (((float)u - cx) * z) / fx, y = (dv * z) / fy;
-                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i], &w);
                     int32_t cu = u * cw / wd;
                     cu = cu < cw - 1 ? cu : cw - 1;
                     const uint8_t *c = crow + 4 * (int64_t)cu;
                     C[i] = (uint32_t)c[ri] | (uint32_t)c[1] << 8 | (uint32_t)c[bi] << 16 | 0xFF000000u;
+                    if (adapt) C[i] = sized(&k, (k.ascale * z) / w, C[i]);
                 }
             } else {
                 for (int32_t i = 0; i < len; i++) {
                     float z = d[i];
                     float x = (((float)(u0 + i) - cx) * z) / fx, y = (dv * z) / fy;
-                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i]);
+                    land(&k, x, y, z, valid_depth(z), &P[i], &R[i], &K[i], &w);
                     C[i] = mapped(&k, y, z);
+                    if (adapt) C[i] = sized(&k, (k.ascale * z) / w, C[i]);
                 }
             }
             o += len;
@@ -160,18 +178,22 @@ INLINE void project_body(const dl_points_job *j, int64_t first, int32_t n, int32
         for (int32_t i = 0; i < n; i++) {
             const float *q = p + 4 * (first + i) * s;
             float x = q[0], y = q[1], z = q[2];
-            land(&k, x, y, z, 1, &pix[i], &row[i], &key[i]);
+            land(&k, x, y, z, 1, &pix[i], &row[i], &key[i], &w);
             col[i] = by_color ? float_bits(q[3]) | 0xFF000000u : mapped(&k, y, z);
+            if (adapt) col[i] = sized(&k, k.ascale / w, col[i]);
         }
     }
 }
 
+#define PROJECT_VARIANTS(j, first, n, pix, row, key, col) \
+    if ((j)->adapt_max > 0) project_body(j, first, n, pix, row, key, col, 1); \
+    else project_body(j, first, n, pix, row, key, col, 0)
 static void project_base(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                         uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                         uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 DL_P_AVX2 static void project_avx2(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                                   uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                                   uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 DL_P_AVX512 static void project_avx512(const dl_points_job *j, int64_t first, int32_t n, int32_t *pix, int32_t *row,
-                                       uint32_t *key, uint32_t *col) { project_body(j, first, n, pix, row, key, col); }
+                                       uint32_t *key, uint32_t *col) { PROJECT_VARIANTS(j, first, n, pix, row, key, col); }
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
@@ -179,7 +201,8 @@ size_t dl_points_scratch_bytes(int32_t width, int32_t height, int64_t drawn, int
     int64_t chunks = (drawn + DL_POINTS_CHUNK - 1) / DL_POINTS_CHUNK;
     size_t entries = (size_t)chunks * DL_POINTS_CHUNK;
     return align64((size_t)width * (size_t)height * 8) + align64(entries * 4) + align64(entries * 8)
-        + align64((size_t)chunks * (size_t)(bands + 1) * 4) + align64((size_t)height);
+        + align64((size_t)chunks * (size_t)(bands + 1) * 4) + align64((size_t)width * (size_t)height * 4)
+        + align64((size_t)height);
 }
 
 void dl_points_prepare(dl_points_job *j) {
@@ -200,6 +223,8 @@ void dl_points_prepare(dl_points_job *j) {
     p += align64(entries * 8);
     j->offsets = (int32_t *)p;
     p += align64((size_t)j->chunks * (size_t)(j->bands + 1) * 4);
+    j->log_depth = (float *)p;
+    p += align64((size_t)j->width * (size_t)j->height * 4);
     j->row_band = p;
     // Band b has rows height·b/bands ..< height·(b + 1)/bands (DepthKit's bandRows).
     for (int32_t b = 0; b < j->bands; b++) {
@@ -260,17 +285,53 @@ void dl_points_apply_band(void *ctx, int32_t band) {
     }
 }
 
-/// pointCloudResolve.comp for one output row.
-static void resolve_row(const dl_points_job *j, int32_t y) {
+/// Eye-dome lighting's L = log2 w of a resolved key (pointCloudResolve.comp's), +Inf for background.
+INLINE float log_depth(const dl_points_job *j, uint32_t best) {
+    if (best == 0xFFFFFFFFu) return INFINITY;
+    float ndc;
+    memcpy(&ndc, &best, 4);
+    return log2f(j->edl_b / (ndc - j->edl_a));
+}
+
+/// pointCloudResolve.comp for one output row; `shaded` (a constant at each call, resolve_row) adds
+/// the adaptive-size and eye-dome-lighting variants' work, so the plain instantiation has none.
+INLINE void resolve_row_body(const dl_points_job *j, int32_t y, const int shaded) {
     const int32_t w = j->width, h = j->height, r = j->back, q = j->reach;
     const uint64_t *keys = j->keys;
     const uint32_t bg = j->background;
     uint32_t *o = j->out + (int64_t)y * j->out_stride;
     const uint64_t *row = keys + (int64_t)y * w;
-    if (r == 0 && q == 0) {
+    float *ld = shaded && j->edl ? j->log_depth + (int64_t)y * w : NULL;
+    if (shaded && j->adapt_max > 0) {
+        // Adaptive sizes (pointCloudResolve.comp's branch): the largest size's window; a neighbour
+        // at (dx, dy) covers the pixel when both lie in its own size's window; none outside the picture.
+        for (int32_t x = 0; x < w; x++) {
+            uint64_t at = row[x];
+            uint32_t best = (uint32_t)(at >> 32);
+            for (int32_t dy = -r; dy <= q; dy++) {
+                int32_t yy = y + dy;
+                if (yy < 0 || yy >= h) continue;
+                const uint64_t *nr = keys + (int64_t)yy * w;
+                for (int32_t dx = -r; dx <= q; dx++) {
+                    int32_t xx = x + dx;
+                    if (xx < 0 || xx >= w) continue;
+                    uint64_t v = nr[xx];
+                    if ((uint32_t)(v >> 32) < best) {
+                        int32_t s = (int32_t)((uint32_t)v >> 24);
+                        if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) {
+                            best = (uint32_t)(v >> 32); at = v;
+                        }
+                    }
+                }
+            }
+            o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at | 0xFF000000u;
+            if (ld) ld[x] = log_depth(j, best);
+        }
+    } else if (r == 0 && q == 0) {
         for (int32_t x = 0; x < w; x++) {
             uint64_t v = row[x];
             o[x] = (uint32_t)(v >> 32) == 0xFFFFFFFFu ? bg : (uint32_t)v;
+            if (ld) ld[x] = log_depth(j, (uint32_t)(v >> 32));
         }
     } else if (r == 1 && q == 0) {
         // Point size 2: the pixel, then up-left, up, left (the general loop's order).
@@ -286,6 +347,7 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
             v = row[l];
             if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
             o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+            if (ld) ld[x] = log_depth(j, best);
         }
     } else {
         for (int32_t x = 0; x < w; x++) {
@@ -303,8 +365,14 @@ static void resolve_row(const dl_points_job *j, int32_t y) {
                 }
             }
             o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
+            if (ld) ld[x] = log_depth(j, best);
         }
     }
+}
+
+static void resolve_row(const dl_points_job *j, int32_t y) {
+    if (j->edl || j->adapt_max > 0) resolve_row_body(j, y, 1);
+    else resolve_row_body(j, y, 0);
 }
 
 void dl_points_resolve_band(void *ctx, int32_t band) {
@@ -313,8 +381,47 @@ void dl_points_resolve_band(void *ctx, int32_t band) {
     for (int32_t y = lo; y < hi; y++) resolve_row(j, y);
 }
 
+/// pointCloudEDL.comp for one output row: covered pixels shaded by exp(−Σ max(0, L(p) − L(q)) · factor)
+/// over the 8 neighbours in the shader's order, skipping those outside or background.
+static void edl_row(const dl_points_job *j, int32_t y) {
+    const int32_t w = j->width, h = j->height, r = j->edl_r, d = j->edl_d;
+    const int32_t ox[8] = {r, -r, 0, 0, d, -d, d, -d}, oy[8] = {0, 0, r, -r, d, d, -d, -d};
+    const float *L = j->log_depth;
+    const float factor = j->edl_factor;
+    uint32_t *o = j->out + (int64_t)y * j->out_stride;
+    for (int32_t x = 0; x < w; x++) {
+        float lp = L[(int64_t)y * w + x];
+        if (!(lp < 3.0e38f)) continue;
+        float sum = 0.0f;
+        for (int k = 0; k < 8; k++) {
+            int32_t xx = x + ox[k], yy = y + oy[k];
+            if (xx < 0 || yy < 0 || xx >= w || yy >= h) continue;
+            float lq = L[(int64_t)yy * w + xx];
+            if (!(lq < 3.0e38f)) continue;
+            float diff = lp - lq;
+            sum = sum + (0.0f < diff ? diff : 0.0f);
+        }
+        if (sum == 0.0f) continue;   // shade 1: unchanged
+        float shade = expf(-(sum * factor));
+        uint32_t c = o[x];
+        uint32_t cr = (uint32_t)((float)(c & 255u) * shade + 0.5f);
+        uint32_t cg = (uint32_t)((float)(c >> 8 & 255u) * shade + 0.5f);
+        uint32_t cb = (uint32_t)((float)(c >> 16 & 255u) * shade + 0.5f);
+        o[x] = (c & 0xFF000000u) | cb << 16 | cg << 8 | cr;
+    }
+}
+
+void dl_points_edl_band(void *ctx, int32_t band) {
+    const dl_points_job *j = (const dl_points_job *)ctx;
+    if (!j->edl) return;
+    int32_t lo = (int32_t)((int64_t)j->height * band / j->bands), hi = (int32_t)((int64_t)j->height * (band + 1) / j->bands);
+    for (int32_t y = lo; y < hi; y++) edl_row(j, y);
+}
+
 void dl_points_run_serial(dl_points_job *j) {
     for (int32_t c = 0; c < j->chunks; c++) dl_points_project_chunk(j, c);
     for (int32_t b = 0; b < j->bands; b++) dl_points_apply_band(j, b);
     for (int32_t b = 0; b < j->bands; b++) dl_points_resolve_band(j, b);
+    if (j->edl)
+        for (int32_t b = 0; b < j->bands; b++) dl_points_edl_band(j, b);
 }

@@ -93,35 +93,83 @@ public final class GPUPointCloud {
 /// `force32Bit`) a depth pass and a color pass of 32-bit atomics.
 final class PointCloudCompute {
     let context: GPUContext
-    private let project64: ComputeKernel?
-    private let depth32: ComputeKernel
-    private let color32: ComputeKernel
-    private let resolve: ComputeKernel
+    private let library: ShaderLibrary
     private let cache: TextureCache
+    /// The plain passes (no adaptive size): what every draw runs unless asked for more.
+    private let plain: Passes
+    /// The DL_POINTS_ADAPTIVE variants, made on the first draw with adaptive size.
+    private var adaptivePasses: Passes?
+    /// Resolve variants by `resolveIndex` (plain, adaptive, EDL, both), made on first use; the plain
+    /// one is the shader without either #define, so eye-dome lighting and adaptive size cost
+    /// nothing when off.
+    private var resolves: (ComputeKernel?, ComputeKernel?, ComputeKernel?, ComputeKernel?) = (nil, nil, nil, nil)
+    private var edl: ComputeKernel?
     private var frame: KernelBuffer?
+    /// Bytes of keys and colors in `frame`; `frameHasLogDepth`: room after them for EDL's log depth.
     private var frameBytes = 0
+    private var frameHasLogDepth = false
     private let emptyPoints: KernelBuffer
     private let pointsPerInvocation: Int
     static let pushSize = 120
+    static let adaptivePushSize = 128
+
+    /// One set of projection passes: 64-bit where the device has the atomics, else the 32-bit pair.
+    private struct Passes {
+        let project64: ComputeKernel?
+        let depth32: ComputeKernel
+        let color32: ComputeKernel
+        var all: [ComputeKernel] { [project64, depth32, color32].compactMap { $0 } }
+    }
 
     init(context: GPUContext, cache: TextureCache, library: ShaderLibrary) throws {
         self.context = context
         self.cache = cache
-        let sets = [cache.sampledLayout, cache.sampledLayout, cache.bufferLayout, cache.bufferLayout]
-        func k(_ name: String) throws -> ComputeKernel {
-            try ComputeKernel(context: context, library: library, name: name, setLayouts: sets,
-                              pushConstantSize: Self.pushSize, localSize: (Int(DL_POINT_GROUP), 1))
-        }
-        project64 = context.bufferInt64Atomics ? try k("pointCloudProject.comp") : nil
-        depth32 = try k("pointCloudDepth32.comp")
-        color32 = try k("pointCloudColor32.comp")
-        resolve = try ComputeKernel(context: context, library: library, name: "pointCloudResolve.comp",
-                                    setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 24)
+        self.library = library
+        plain = try Self.passes(context: context, cache: cache, library: library, adaptive: false)
+        resolves.0 = try Self.resolveKernel(context: context, cache: cache, library: library, index: 0)
         emptyPoints = try KernelBuffer(cache: cache, size: 16)
         pointsPerInvocation = Int(DL_POINTS_PER_INVOCATION)
     }
 
-    var kernels: [ComputeKernel] { [project64, depth32, color32, resolve].compactMap { $0 } }
+    private static func passes(context: GPUContext, cache: TextureCache, library: ShaderLibrary, adaptive: Bool) throws -> Passes {
+        let sets = [cache.sampledLayout, cache.sampledLayout, cache.bufferLayout, cache.bufferLayout]
+        func k(_ name: String) throws -> ComputeKernel {
+            try ComputeKernel(context: context, library: library, name: adaptive ? name + ":DL_POINTS_ADAPTIVE" : name,
+                              setLayouts: sets, pushConstantSize: adaptive ? adaptivePushSize : pushSize,
+                              localSize: (Int(DL_POINT_GROUP), 1))
+        }
+        return Passes(project64: context.bufferInt64Atomics ? try k("pointCloudProject.comp") : nil,
+                      depth32: try k("pointCloudDepth32.comp"), color32: try k("pointCloudColor32.comp"))
+    }
+
+    /// Resolve variant `index`: bit 0 adaptive size, bit 1 eye-dome lighting's log depth.
+    private static func resolveKernel(context: GPUContext, cache: TextureCache, library: ShaderLibrary, index: Int) throws -> ComputeKernel {
+        let defines = [index & 1 != 0 ? "DL_RESOLVE_ADAPTIVE" : nil, index & 2 != 0 ? "DL_RESOLVE_EDL" : nil].compactMap { $0 }
+        let name = defines.isEmpty ? "pointCloudResolve.comp" : "pointCloudResolve.comp:" + defines.joined(separator: ",")
+        return try ComputeKernel(context: context, library: library, name: name,
+                                 setLayouts: [cache.bufferLayout, cache.storageLayout],
+                                 pushConstantSize: index & 2 != 0 ? 32 : 24)
+    }
+
+    private func resolve(_ index: Int) throws -> ComputeKernel {
+        func made(_ k: inout ComputeKernel?) throws -> ComputeKernel {
+            if let k { return k }
+            let n = try Self.resolveKernel(context: context, cache: cache, library: library, index: index)
+            k = n
+            return n
+        }
+        switch index {
+        case 0: return try made(&resolves.0)
+        case 1: return try made(&resolves.1)
+        case 2: return try made(&resolves.2)
+        default: return try made(&resolves.3)
+        }
+    }
+
+    /// Every kernel made so far (for --watch-shaders).
+    var kernels: [ComputeKernel] {
+        plain.all + (adaptivePasses?.all ?? []) + [resolves.0, resolves.1, resolves.2, resolves.3, edl].compactMap { $0 }
+    }
 
     /// What one draw needs besides the camera: the point source's sets and push words.
     struct Source {
@@ -137,13 +185,27 @@ final class PointCloudCompute {
     /// Records the passes; `output` goes UNDEFINED → GENERAL → SHADER_READ_ONLY_OPTIMAL.
     func record(_ cb: VkCommandBuffer, source: Source, output: GPUTexture, camera: PointCloudCamera, pointSize: Float,
                 background: SIMD4<Float>, colorBy: PointCloudColorBy, colormap: Colormap, range: ClosedRange<Float>,
-                stride: Int, force32Bit: Bool) throws {
-        let wide = project64 != nil && !force32Bit
+                stride: Int, force32Bit: Bool, eyeDomeLighting: EyeDomeLighting = EyeDomeLighting(),
+                adaptiveScale: Float = 0) throws {
+        let adaptive = adaptiveScale > 0 && adaptiveScale.isFinite
+        let lighting = eyeDomeLighting.enabled
+        let passes: Passes
+        if adaptive {
+            if adaptivePasses == nil {
+                adaptivePasses = try Self.passes(context: context, cache: cache, library: library, adaptive: true)
+            }
+            passes = adaptivePasses!
+        } else {
+            passes = plain
+        }
+        let wide = passes.project64 != nil && !force32Bit
         let pixels = output.width * output.height
         let bytes = pixels * 8   // 64-bit words, or 32-bit keys then 32-bit colors: the same size
-        if frame == nil || frameBytes != bytes {
-            frame = try KernelBuffer(cache: cache, size: bytes)
+        // With eye-dome lighting, then 4 bytes a pixel of log depth (kept once made).
+        if frame == nil || frameBytes != bytes || (lighting && !frameHasLogDepth) {
+            frame = try KernelBuffer(cache: cache, size: bytes + (lighting ? pixels * 4 : 0))
             frameBytes = bytes
+            frameHasLogDepth = lighting
         }
         let frame = frame!
         vkCmdFillBuffer(cb, frame.buffer.buffer, 0, VkDeviceSize(bytes), 0xFFFF_FFFF)
@@ -158,16 +220,17 @@ final class PointCloudCompute {
         let drawn = (source.count + max(stride, 1) - 1) / max(stride, 1)
         p.i(output.width); p.i(output.height); p.i(source.count); p.i(flags)
         p.f(range.lowerBound); p.f(range.upperBound)
+        if adaptive { p.f(adaptiveScale); p.f(Float(max(1, Int(pointSize.rounded())))) }
         // Inline sets and words: nothing allocated per frame.
         let sets = DescriptorSets(source.depth, source.color, frame.set, source.points ?? emptyPoints.set)
         let threads = ((drawn + pointsPerInvocation - 1) / pointsPerInvocation, 1)
         if drawn > 0 {
-            if wide, let project64 {
+            if wide, let project64 = passes.project64 {
                 project64.dispatch(cb, sets: sets, push: p, threads: threads)
             } else {
-                depth32.dispatch(cb, sets: sets, push: p, threads: threads)
+                passes.depth32.dispatch(cb, sets: sets, push: p, threads: threads)
                 Barrier.computeToCompute(cb)
-                color32.dispatch(cb, sets: sets, push: p, threads: threads)
+                passes.color32.dispatch(cb, sets: sets, push: p, threads: threads)
             }
         }
         Barrier.computeToCompute(cb)
@@ -181,8 +244,24 @@ final class PointCloudCompute {
         r.u(packRGBA(background))
         r.u(wide ? 1 : 0)
         r.i(window.reach)
-        resolve.dispatch(cb, sets: DescriptorSets(frame.set, try cache.storageSet(output)), push: r,
-                         threads: (output.width, output.height))
+        if lighting {
+            let terms = EyeDomeLighting.depthTerms(camera.viewProjection)
+            r.f(terms.a); r.f(terms.b)
+        }
+        let outputSets = DescriptorSets(frame.set, try cache.storageSet(output))
+        try resolve((adaptive ? 1 : 0) | (lighting ? 2 : 0)).dispatch(cb, sets: outputSets, push: r,
+                                                                      threads: (output.width, output.height))
+        if lighting {
+            if edl == nil {
+                edl = try ComputeKernel(context: context, library: library, name: "pointCloudEDL.comp",
+                                        setLayouts: [cache.bufferLayout, cache.storageLayout], pushConstantSize: 20)
+            }
+            Barrier.computeToCompute(cb)
+            var e = PushWords()
+            e.i(output.width); e.i(output.height)
+            e.i(eyeDomeLighting.radius); e.i(eyeDomeLighting.diagonal); e.f(eyeDomeLighting.factor)
+            edl!.dispatch(cb, sets: outputSets, push: e, threads: (output.width, output.height))
+        }
         Barrier.image(cb, output.image, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
                       from: Barrier.compute, VK_ACCESS_SHADER_WRITE_BIT.rawValue,
                       to: Vk.flags(VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT),

@@ -63,6 +63,13 @@ public final class PointCloudRenderer {
     public var colormap: Colormap = .jet
     /// Meters mapped onto the colormap: depth (near end = warm) or height (−y).
     public var colorRange: ClosedRange<Float> = 0...5
+    /// Eye-dome lighting after the compute path's resolve (off by default; DepthKit's
+    /// `EyeDomeLighting`, pointCloudEDL.comp). The raster path does not shade.
+    public var eyeDomeLighting = EyeDomeLighting()
+    /// Adaptive point size (compute path; 0: off, every point `pointSize`): `AdaptivePointSize`'s
+    /// scale; each point gets ⌈scale·z / w⌉ (depth frames) or ⌈scale / w⌉ (point buffers) pixels,
+    /// clamped to 1…pointSize.
+    public var adaptiveSizeScale: Float = 0
     /// Draw every n-th point of a point buffer (progressive drawing of big clouds while dragging); 1…16.
     public var pointStride = 1
 
@@ -213,7 +220,8 @@ public final class PointCloudRenderer {
         if watchesShaders { compute.kernels.forEach { $0.watchesFiles = true; $0.reloadIfNeeded() } }
         try compute.record(cb, source: source, output: output, camera: camera, pointSize: pointSize, background: clearColor,
                            colorBy: colorBy, colormap: colormap, range: colorRange, stride: stride,
-                           force32Bit: forces32BitAtomics)
+                           force32Bit: forces32BitAtomics, eyeDomeLighting: eyeDomeLighting,
+                           adaptiveScale: adaptiveSizeScale)
     }
 
     /// A 1×1 depth/color stand-in bound where a point buffer has no textures (set layouts are shared).

@@ -93,10 +93,15 @@ public final class ShaderLibrary: @unchecked Sendable {
     }
 
     /// The SPIR-V of `name` (`rosyEffect.comp`), from the cache or compiled now.
+    ///
+    /// A variant of a file is named `file.comp:NAME,NAME2`: the file compiled with `#define NAME 1`
+    /// (and NAME2) after its `#version` line, so one source serves a plain shader and the variants
+    /// that add work only when asked (the point renderer's eye-dome lighting and adaptive size).
     public func shader(named name: String) throws -> CompiledShader {
         var deps: [String: Date] = [:]
-        let source = try expand(name, depth: 0, dependencies: &deps)
-        let stage = try Self.stage(of: name)
+        let variant = Self.variant(name)
+        let source = try expand(variant.file, depth: 0, defines: variant.defines, dependencies: &deps)
+        let stage = try Self.stage(of: variant.file)
         let hash = Self.fnv1a(source + "\n//stage \(stage.rawValue) glslang-c vk1.1 spv1.3")
         let cacheFile = cacheDirectory?.appendingPathComponent(String(format: "%016llx.spv", hash))
         if let cacheFile, let data = try? Data(contentsOf: cacheFile), data.count >= 20, data.count % 4 == 0 {
@@ -128,8 +133,16 @@ public final class ShaderLibrary: @unchecked Sendable {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
-    /// The source of `name` with includes expanded and `#line` directives naming the files.
-    private func expand(_ name: String, depth: Int, dependencies: inout [String: Date]) throws -> String {
+    /// `file.comp:A,B` → the file and the names it defines (none for a plain name).
+    static func variant(_ name: String) -> (file: String, defines: [Substring]) {
+        guard let colon = name.firstIndex(of: ":") else { return (name, []) }
+        return (String(name[..<colon]), name[name.index(after: colon)...].split(separator: ","))
+    }
+
+    /// The source of `name` with includes expanded and `#line` directives naming the files;
+    /// `defines` follow the top file's `#version` line.
+    private func expand(_ name: String, depth: Int, defines: [Substring] = [],
+                        dependencies: inout [String: Date]) throws -> String {
         let url = directory.appendingPathComponent(name)
         guard let text = try? String(contentsOf: url, encoding: .utf8) else {
             throw GPUError.shaderNotFound(name: name, searched: [directory.path])
@@ -151,6 +164,7 @@ public final class ShaderLibrary: @unchecked Sendable {
             } else if depth == 0 && trimmed.hasPrefix("#version") {
                 out.append(String(line))
                 out.append("#extension GL_GOOGLE_cpp_style_line_directive : require")
+                for d in defines { out.append("#define \(d) 1") }
                 out.append("#line \(lineNo + 1) \"\(display)\"")
             } else if trimmed.hasPrefix("#extension GL_GOOGLE_include_directive") {
                 out.append("")  // includes are expanded here; keep the line count

@@ -13,7 +13,7 @@ public enum ViewerAction: Hashable, Sendable {
     case toggleSmoothing
     case resetView, zoomIn, zoomOut, pointSizeDown, pointSizeUp
     case orbitLeft, orbitRight, orbitUp, orbitDown
-    case cycleColorBy, togglePointMethod
+    case cycleColorBy, togglePointMethod, toggleEDL
 }
 
 /// One row of the key table: GLFW key codes (any of them), the label people read, and per view
@@ -94,6 +94,8 @@ public enum KeyBindings {
             KeyBinding(keys: [GLFW_KEY_RIGHT_BRACKET], label: "]", action2D: nil, action3D: .pointSizeUp, help: "3D: bigger points"),
             KeyBinding(keys: [GLFW_KEY_G], label: "G", action2D: nil, action3D: .cycleColorBy, help: "3D: color points by color / depth / height"),
             KeyBinding(keys: [GLFW_KEY_T], label: "T", action2D: nil, action3D: .togglePointMethod, help: "3D: draw points by compute / raster"),
+            KeyBinding(keys: [GLFW_KEY_N], label: "N", action2D: nil, action3D: .toggleEDL,
+                       help: "3D: eye-dome lighting on / off (compute and cpu points)"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
             KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit (during a long PLY load: cancel it)"),

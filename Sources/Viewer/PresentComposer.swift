@@ -70,6 +70,7 @@ final class PresentComposer {
         copiesPictures = PictureCopy.enabled(on: context)
         scene3D = Scene3D.make(context: context, factory: factory)
         if let points = options.points { scene3D?.drawing = points }
+        scene3D?.edlChoice = options.edl
         let printsPicks = options.logReadout || options.logUI
         scene3D?.log = { line in
             guard printsPicks else { return }
@@ -95,7 +96,21 @@ final class PresentComposer {
         var result = Frame()
         processor.picturesByCopy = copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
         let width = Int(extent.width), height = Int(extent.height)
-        if view == .threeD, let scene3D, scene3D.pointList != nil {
+        if view == .threeD, let scene3D, scene3D.pointList != nil, scene3D.drawsOnCPU {
+            do {
+                scene3D.renderer.colormap = settings.colormap
+                let picture = try scene3D.renderPointListOnCPU(width: width, height: height, now: now)
+                if processor.picturesByCopy {
+                    result.picture3D = picture
+                } else {
+                    scene3D.output = try processor.recorder.frame { try processor.recorder.upload(cb, picture) }
+                    mark("upload")
+                }
+                result.drew3D = true
+            } catch {
+                log.notice("frame failed: \(error)", isError: true, seconds: 3)
+            }
+        } else if view == .threeD, let scene3D, scene3D.pointList != nil {
             result.drew3D = recordPointList(cb, scene3D, colormap: settings.colormap, width: width, height: height, now: now)
         } else if let frame = current {
             do {

@@ -30,6 +30,12 @@ final class Scene3D {
     var pointList: PointListState?
     /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
     var usesCPU = false
+    /// Adaptive point size (the panel): the point size is the largest (`AdaptivePointSize.defaultLargest` until [ / ]).
+    var adaptiveSize = false
+    /// `view --edl` / `--no-edl` (nil: eye-dome lighting on for a PLY without colors, else off).
+    var edlChoice: Bool? {
+        didSet { if let e = edlChoice { renderer.eyeDomeLighting.enabled = e } }
+    }
     let cpuRenderer = CPUPointRenderer()
     /// The last picture drawn on the CPU (nil when the GPU drew the last frame: `output` then).
     var picture: PixelBuffer?
@@ -96,6 +102,8 @@ final class Scene3D {
         r.colorBy = renderer.colorBy
         r.colormap = renderer.colormap
         r.clearColor = renderer.clearColor
+        r.eyeDomeLighting = renderer.eyeDomeLighting
+        r.adaptiveSizeScale = renderer.adaptiveSizeScale
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
         try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
                      into: out)
@@ -104,6 +112,8 @@ final class Scene3D {
         return out
     }
     private var cpuTarget: PixelBuffer?
+    /// The CPU picture of a point list, reused.
+    var listTarget: PixelBuffer?
 
     /// What both ways of drawing a depth frame need: its depth in meters, rgba8/bgra8 color, the
     /// intrinsics at the depth's size; sets the camera (first frame), the projection and the point size.
@@ -125,7 +135,8 @@ final class Scene3D {
         focal = f
         cloud = (depth, k)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
-        renderer.pointSize = userPointSize ?? max(1, s.rounded(.up))
+        renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : max(1, s.rounded(.up)))
+        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: f, depthFocal: k.fx) : 0
         return (depthData, depth, color, k)
     }
 
@@ -304,6 +315,11 @@ final class Scene3D {
         case .togglePointMethod:
             drawing = drawing == .compute ? .raster : .compute
             log?("3D points by \(drawing.rawValue)")
+            return
+        case .toggleEDL:
+            renderer.eyeDomeLighting.enabled.toggle()
+            if renderer.eyeDomeLighting.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
+            log?(renderer.eyeDomeLighting.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
             return
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,

@@ -4,8 +4,8 @@ import GPUKit
 
 /// How the 3D view draws points (the panel's "3D points", `view --points`): the GPU's compute
 /// rasterizer, its POINT_LIST pipeline, or DepthKit's `CPUPointRenderer` (the compute path's
-/// picture made on the CPU and copied into the window as 2D CPU pictures are; depth frames only:
-/// a PLY point list lives on the GPU and is drawn by compute).
+/// picture made on the CPU and copied into the window as 2D CPU pictures are; a PLY point list
+/// keeps a host copy for it).
 public enum PointDrawing: String, CaseIterable, Sendable {
     case compute, raster, cpu
 }
@@ -30,8 +30,9 @@ extension Scene3D {
         }
     }
 
-    /// Whether this frame's points are drawn on the CPU: cpu chosen and a depth frame shown.
-    var drawsOnCPU: Bool { usesCPU && pointList == nil }
+    /// Whether this frame's points are drawn on the CPU: cpu chosen (a depth frame, or a point list
+    /// with its host copy).
+    var drawsOnCPU: Bool { usesCPU && (pointList == nil || pointList?.host != nil) }
 
     /// Panel rows under the 2D / 3D choice.
     func panel() {
@@ -45,5 +46,29 @@ extension Scene3D {
             renderer.colorBy = PanelLists.colorByCases[c]
             if renderer.colorBy != .color { renderer.method = .compute }
         }
+    }
+
+    /// The panel's last section, "3D shading" (last, so its rows move nothing above them): adaptive
+    /// point size, eye-dome lighting with strength and radius.
+    func shadingPanel() {
+        guard UI.header("3D shading") else { return }
+        var adaptive = adaptiveSize
+        if UI.checkbox("adaptive point size (size = largest)", &adaptive) {
+            adaptiveSize = adaptive
+            log?(adaptive ? "3D adaptive point size on" : "3D adaptive point size off")
+        }
+        var edl = renderer.eyeDomeLighting
+        if UI.checkbox("eye-dome lighting (N)", &edl.enabled) {
+            if edl.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
+            log?(edl.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
+        }
+        // Always shown, so the panel's layout does not move when the switch flips.
+        UI.slider("EDL strength", &edl.strength, EyeDomeLighting.strengthRange)
+        var radius = Float(edl.radius)
+        if UI.slider("EDL radius (px)", &radius, 1...Float(EyeDomeLighting.radiusRange.upperBound), format: "%.0f") {
+            edl.radius = Int(radius.rounded())
+        }
+        if edl.enabled && drawing == .raster { UI.text("eye-dome lighting needs compute or cpu points (raster does not shade)") }
+        if edl != renderer.eyeDomeLighting { renderer.eyeDomeLighting = edl }
     }
 }

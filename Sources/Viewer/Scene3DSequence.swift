@@ -23,6 +23,7 @@ extension Scene3D {
             list.hasColor = contents.hasColor
         }
         list.positions = contents.cloud.positions
+        list.host = CPUPointList(cloud: contents.cloud)
         pointList = list
         return reused
     }

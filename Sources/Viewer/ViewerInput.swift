@@ -118,6 +118,9 @@ extension ViewerApp {
             case .mixDown: settings.mix = Limits.mix.clamp(settings.mix - 0.1); logUI("mix \(settings.mix)")
             case .resetView, .zoomIn, .zoomOut, .pointSizeDown, .pointSizeUp, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
                 composer.scene3D?.perform(action)
+            case .toggleEDL:
+                composer.scene3D?.perform(action)
+                if let s = composer.scene3D { logUI("3d eye-dome lighting \(s.renderer.eyeDomeLighting.enabled ? "on" : "off")") }
             case .cycleColorBy, .togglePointMethod:
                 composer.scene3D?.perform(action)
                 if let s = composer.scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }

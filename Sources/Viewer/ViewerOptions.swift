@@ -53,6 +53,8 @@ public struct ViewerOptions: Sendable {
     public var pointList: PointListHandoff?
     /// `--points compute|raster|cpu`: how the 3D view draws points (nil: compute).
     public var points: PointDrawing?
+    /// `--edl` / `--no-edl`: the 3D view's eye-dome lighting (nil: on for a PLY without colors, else off).
+    public var edl: Bool?
 
     public init() {}
 }

@@ -174,6 +174,7 @@ extension ViewerApp {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
             for line in ui.texts.panelStatus { UI.text(line) }
         }
+        if let s = composer.scene3D { s.shadingPanel() }
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))

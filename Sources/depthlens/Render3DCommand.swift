@@ -22,7 +22,10 @@ struct Render3DCommand: ParsableCommand {
         faster (remembered in $XDG_CACHE_HOME/depthlens/backend-choice.json). \
         --repeat N renders N times and prints milliseconds per frame (GPU: with and without the readback). \
         --ply FILE renders a point list instead of a depth frame, framed whole (bounding-box center); \
-        without colors it is colored by height.
+        without colors it is colored by height. \
+        --edl shades the picture with eye-dome lighting (compute and cpu: a pixel whose neighbours at \
+        --edl-radius pixels are nearer darkens by exp(-300 * --edl-strength * sum of log2 depth steps / 8)); \
+        on by default for a PLY without colors, --no-edl turns it off.
         """
     )
 
@@ -54,6 +57,14 @@ struct Render3DCommand: ParsableCommand {
     var colorBy: PointCloudColorBy?
     @Option(help: "A PLY point list to render instead of --color/--depth (default size 1280x720).")
     var ply: String?
+    @Flag(inversion: .prefixedNo, help: "Eye-dome lighting (compute and cpu paths). Default: on for a PLY without colors, else off.")
+    var edl: Bool?
+    @Option(name: .customLong("edl-strength"), parsing: .unconditional, help: "Eye-dome lighting strength, 0…5 (default 1).")
+    var edlStrength: Float?
+    @Option(name: .customLong("edl-radius"), parsing: .unconditional, help: "Eye-dome lighting neighbour distance in pixels, 1…8 (default 1).")
+    var edlRadius: Int?
+    @Flag(name: .customLong("adaptive-size"), help: "Adaptive point size (compute and cpu): each point covers its spacing seen from the camera, at most --point-size (default 8) pixels.")
+    var adaptiveSize = false
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
     @Option(help: "Output .png file.")
@@ -76,6 +87,18 @@ struct Render3DCommand: ParsableCommand {
         _ = try backendChoice()
         if colorBy != nil && colorBy != .color && points == .raster {
             throw DepthKitError.invalidArgument("--color-by \(colorBy!.rawValue) needs --points compute")
+        }
+        if let s = edlStrength, !(EyeDomeLighting.strengthRange.contains(s)) {
+            throw DepthKitError.invalidArgument("--edl-strength must be in 0…5, got \(s)")
+        }
+        if let r = edlRadius, !(EyeDomeLighting.radiusRange.contains(r)) {
+            throw DepthKitError.invalidArgument("--edl-radius must be a whole number of pixels in 1…8, got \(r)")
+        }
+        if adaptiveSize && points == .raster {
+            throw DepthKitError.invalidArgument("--adaptive-size needs --points compute or cpu")
+        }
+        if edl == true && points == .raster {
+            throw DepthKitError.invalidArgument("--edl needs --points compute or cpu (the raster path does not shade)")
         }
         guard repeatCount >= 1 else { throw DepthKitError.invalidArgument("--repeat must be at least 1, got \(repeatCount)") }
         try requireFinite(yaw, "--yaw")
@@ -150,16 +173,22 @@ struct Render3DCommand: ParsableCommand {
         let by = colorBy ?? .color
         let range = by == .color ? 0...5
             : PointColorRange.colorRange(by, depthData, depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height))
-        let size = pointSize ?? max(1, (max(Float(w) / Float(depth.width), Float(h) / Float(depth.height))).rounded(.up))
+        let size = pointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest
+            : max(1, (max(Float(w) / Float(depth.width), Float(h) / Float(depth.height))).rounded(.up)))
+        let adaptScale = adaptiveSize
+            ? AdaptivePointSize.scale(outputFocal: k.fx, depthFocal: depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height).fx) : 0
 
+        let lighting = eyeDomeLighting(defaultOn: false)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size
+        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
+        cpu.adaptiveSizeScale = adaptScale
         var gpu: PointCloudRenderer?
         func gpuRenderer(_ method: PointCloudMethod) throws -> PointCloudRenderer {
             if gpu == nil {
                 GPUBackend.select(device: device)
                 let r = try makeRenderer(try GPUContext.shared())
-                r.colorBy = by; r.colorRange = range; r.pointSize = size
+                r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
+                r.adaptiveSizeScale = adaptScale
                 gpu = r
             }
             gpu!.method = method
@@ -202,7 +231,16 @@ struct Render3DCommand: ParsableCommand {
             }
         }
         try ImageIO.write(image, to: out)
-        print("wrote \(out) (\(w)x\(h), yaw \(yaw)°, pitch \(pitch)°, roll \(roll)°, distance \(String(format: "%.3f", camera.distance)) m, point size \(drawnSize)\(path == .cpu ? ", on the CPU" : ""))")
+        print("wrote \(out) (\(w)x\(h), yaw \(yaw)°, pitch \(pitch)°, roll \(roll)°, distance \(String(format: "%.3f", camera.distance)) m, \(adaptiveSize ? "adaptive point size up to" : "point size") \(drawnSize)\(path == .cpu ? ", on the CPU" : "")\(path == .raster ? "" : edlNote(lighting)))")
+    }
+
+    /// `--edl` and its settings; `defaultOn` when neither --edl nor --no-edl is given.
+    func eyeDomeLighting(defaultOn: Bool) -> EyeDomeLighting {
+        EyeDomeLighting(enabled: edl ?? defaultOn, strength: edlStrength ?? 1, radius: edlRadius ?? 1)
+    }
+
+    private func edlNote(_ e: EyeDomeLighting) -> String {
+        e.enabled ? ", eye-dome lighting strength \(e.strength) radius \(e.radius)" : ""
     }
 
     private func printCPUTiming(_ r: CPUPointRenderer, _ w: Int, _ h: Int, source: String, ms: Double) {
@@ -240,16 +278,20 @@ struct Render3DCommand: ParsableCommand {
         let view = PointCloudCamera(view: camera.viewMatrix.floats, projection: projection.floats)
         let by = colorBy ?? (contents.hasColor ? .color : .height)
         let range = PointColorRange.colorRange(by, min: list.bounds.min, max: list.bounds.max)
-        let size = pointSize ?? 1
+        let size = pointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
+        let adaptScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: AdaptivePointSize.spacing(of: contents.cloud.positions)) : 0
 
+        let lighting = eyeDomeLighting(defaultOn: !contents.hasColor)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size
+        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
+        cpu.adaptiveSizeScale = adaptScale
         var gpu: (renderer: PointCloudRenderer, cloud: GPUPointCloud)?
         func gpuParts() throws -> (renderer: PointCloudRenderer, cloud: GPUPointCloud) {
             if let gpu { return gpu }
             GPUBackend.select(device: device)
             let r = try makeRenderer(try GPUContext.shared())
-            r.colorBy = by; r.colorRange = range; r.pointSize = size
+            r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
+            r.adaptiveSizeScale = adaptScale
             let parts = (r, try GPUPointCloud(renderer: r, cloud: contents.cloud))
             gpu = parts
             return parts
@@ -282,7 +324,7 @@ struct Render3DCommand: ParsableCommand {
         }
         try ImageIO.write(image, to: out)
         let drawnSize = pointsPath == .cpu ? cpu.pointSize : gpu!.renderer.pointSize
-        print("wrote \(out) (\(w)x\(h), \(list.count) points colored by \(by.rawValue), distance \(String(format: "%.3f", camera.distance)) m, point size \(drawnSize)\(pointsPath == .cpu ? ", on the CPU" : ""))")
+        print("wrote \(out) (\(w)x\(h), \(list.count) points colored by \(by.rawValue), distance \(String(format: "%.3f", camera.distance)) m, \(adaptiveSize ? "adaptive point size up to" : "point size") \(drawnSize)\(pointsPath == .cpu ? ", on the CPU" : "")\(edlNote(lighting)))")
     }
 
     private static func ms(since start: DispatchTime) -> Double {

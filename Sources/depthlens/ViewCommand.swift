@@ -27,6 +27,8 @@ struct ViewCommand: ParsableCommand {
     var backend = "auto"
     @Option(help: "How the 3D view draws points: compute (default), raster or cpu (the compute path's picture made on the CPU).")
     var points: String?
+    @Flag(inversion: .prefixedNo, help: "3D eye-dome lighting (key N; compute and cpu points). Default: on for a PLY without colors, else off.")
+    var edl: Bool?
     @Option(help: "Vulkan device: index or part of the name (see `depthlens devices`).")
     var device: String?
     @Flag(help: "Present without vsync (MAILBOX or IMMEDIATE when the surface has them).")
@@ -108,6 +110,7 @@ struct ViewCommand: ParsableCommand {
             }
             o.points = p
         }
+        o.edl = edl
         o.vsync = !noVsync
         o.snapshotDir = snapshotDir
         o.paused = paused

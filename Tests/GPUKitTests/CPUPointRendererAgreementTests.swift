@@ -128,4 +128,121 @@ final class CPUPointRendererAgreementTests: PointCloudTestCase {
             }
         }
     }
+
+    /// Pixels whose channels differ by more than `tolerance`, covered pixels, and pixels that differ at all.
+    func within(_ a: PixelBuffer, _ b: PixelBuffer, _ tolerance: Int) -> (over: Int, covered: Int, changed: Int, first: String) {
+        var over = 0, covered = 0, changed = 0
+        var first: [String] = []
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let pa = a.rgba(x: x, y: y), pb = b.rgba(x: x, y: y)
+                if !isClear(a, x, y) || !isClear(b, x, y) { covered += 1 }
+                if pa != pb { changed += 1 }
+                let d = max(abs(Int(pa.0) - Int(pb.0)), abs(Int(pa.1) - Int(pb.1)), abs(Int(pa.2) - Int(pb.2)), abs(Int(pa.3) - Int(pb.3)))
+                if d > tolerance {
+                    over += 1
+                    if first.count < 4 { first.append("(\(x),\(y)) cpu \(pa) gpu \(pb)") }
+                }
+            }
+        }
+        return (over, covered, changed, first.joined(separator: "; "))
+    }
+
+    /// Eye-dome lighting: the CPU picture within 1 LSB of the compute path's (log2 and exp may
+    /// round differently) on the synthetic frame and a PLY list, at two strength/radius settings,
+    /// sizes 1 and 2, and the shading really changes the picture.
+    func testEyeDomeLightingAgreesWithinOneLSB() throws {
+        let frame = SyntheticScene().render(width: 160, height: 120)
+        let depth = frame.depth.depthFloat32(), k = frame.depth.intrinsics
+        let pivot = try XCTUnwrap(PointCloud.orbitPivot(depth: frame.depth))
+        let list = CPUPointList(cloud: PointCloud.unproject(depth: frame.depth, color: frame.color))
+        let gpuList = try GPUPointCloud(renderer: renderer, cloud: PointCloud.unproject(depth: frame.depth, color: frame.color))
+        let (w, h) = (200, 150)
+        let camera = orbit(k, center: pivot, yaw: 0.45, pitch: -0.25, width: w, height: h)
+        let cpu = CPUPointRenderer()
+        defer { renderer.eyeDomeLighting = EyeDomeLighting() }
+        for (strength, radius) in [(Float(1), 1), (Float(0.3), 3)] {
+            let edl = EyeDomeLighting(enabled: true, strength: strength, radius: radius)
+            for size: Float in [1, 2] {
+                renderer.pointSize = size; cpu.pointSize = size
+                renderer.colorBy = .color; cpu.colorBy = .color
+                for force32 in computePaths {
+                    renderer.forces32BitAtomics = force32
+                    for source in ["depth", "ply"] {
+                        let what = "\(source) strength \(strength) radius \(radius) size \(size) 32-bit \(force32)"
+                        func both() throws -> (PixelBuffer, PixelBuffer) {
+                            source == "depth"
+                                ? (try cpu.render(depth: depth, color: frame.color, intrinsics: k, viewProjection: camera.viewProjection, width: w, height: h),
+                                   try renderer.render(depth: depth, color: frame.color, intrinsics: k, camera: camera, width: w, height: h))
+                                : (try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h),
+                                   try renderer.render(cloud: gpuList, camera: camera, width: w, height: h))
+                        }
+                        cpu.eyeDomeLighting = EyeDomeLighting(); renderer.eyeDomeLighting = EyeDomeLighting()
+                        let (plainCPU, _) = try both()
+                        let plain = plainCPU.clone()
+                        cpu.eyeDomeLighting = edl; renderer.eyeDomeLighting = edl
+                        let (mine, theirs) = try both()
+                        let d = within(mine, theirs, 1)
+                        XCTAssertGreaterThan(d.covered, w * h / 20, "\(what): the view is not empty")
+                        XCTAssertEqual(d.over, 0, "\(what): \(d.over) pixels differ by more than 1: \(d.first)")
+                        let shaded = within(mine, plain, 0)
+                        XCTAssertGreaterThan(shaded.changed, w * h / 100, "\(what): EDL darkens edges")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Adaptive point size: the same picture, pixel for pixel, on the synthetic frame (scale from
+    /// the focal lengths, seen from an orbit) and a PLY list (scale from its spacing), largest sizes
+    /// 4 and 7, both atomics paths, with and without eye-dome lighting (then within 1 LSB).
+    func testAdaptivePointSizeMatchesComputePath() throws {
+        let frame = SyntheticScene().render(width: 160, height: 120)
+        let depth = frame.depth.depthFloat32(), k = frame.depth.intrinsics
+        let pivot = try XCTUnwrap(PointCloud.orbitPivot(depth: frame.depth))
+        let cloud = PointCloud.unproject(depth: frame.depth, color: frame.color)
+        let list = CPUPointList(cloud: cloud)
+        let gpuList = try GPUPointCloud(renderer: renderer, cloud: cloud)
+        let (w, h) = (320, 240)
+        let camera = orbit(k, center: pivot, yaw: 0.35, pitch: -0.2, width: w, height: h)
+        let focal = k.scaled(toWidth: w, height: h).fx
+        let depthScale = AdaptivePointSize.scale(outputFocal: focal, depthFocal: k.fx)
+        let listScale = AdaptivePointSize.scale(outputFocal: focal, spacing: AdaptivePointSize.spacing(of: cloud.positions))
+        XCTAssertGreaterThan(listScale, 0)
+        let cpu = CPUPointRenderer()
+        defer { renderer.adaptiveSizeScale = 0; renderer.eyeDomeLighting = EyeDomeLighting() }
+        for largest: Float in [4, 7] {
+            renderer.pointSize = largest; cpu.pointSize = largest
+            for lighting in [false, true] {
+                let edl = EyeDomeLighting(enabled: lighting, strength: 0.5, radius: 2)
+                cpu.eyeDomeLighting = edl; renderer.eyeDomeLighting = edl
+                for force32 in computePaths {
+                    renderer.forces32BitAtomics = force32
+                    let what = "largest \(largest), edl \(lighting), 32-bit \(force32)"
+                    cpu.adaptiveSizeScale = depthScale; renderer.adaptiveSizeScale = depthScale
+                    let mine = try cpu.render(depth: depth, color: frame.color, intrinsics: k, viewProjection: camera.viewProjection, width: w, height: h)
+                    let theirs = try renderer.render(depth: depth, color: frame.color, intrinsics: k, camera: camera, width: w, height: h)
+                    cpu.adaptiveSizeScale = listScale; renderer.adaptiveSizeScale = listScale
+                    let mineList = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                    let theirsList = try renderer.render(cloud: gpuList, camera: camera, width: w, height: h)
+                    if lighting {
+                        for (a, b, src) in [(mine, theirs, "depth"), (mineList, theirsList, "ply")] {
+                            let d = within(a, b, 1)
+                            XCTAssertGreaterThan(d.covered, w * h / 20, "\(src) \(what)")
+                            XCTAssertEqual(d.over, 0, "\(src) \(what): \(d.first)")
+                        }
+                    } else {
+                        assertSame(mine, theirs, "depth \(what)")
+                        assertSame(mineList, theirsList, "ply \(what)")
+                    }
+                }
+                // The sizes matter: the fixed-size picture differs.
+                cpu.adaptiveSizeScale = 0
+                let fixed = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                cpu.adaptiveSizeScale = listScale
+                let adaptive = try cpu.render(points: list, viewProjection: camera.viewProjection, width: w, height: h)
+                XCTAssertGreaterThan(within(fixed, adaptive, 0).changed, w * h / 50, "largest \(largest): adaptive differs from fixed")
+            }
+        }
+    }
 }

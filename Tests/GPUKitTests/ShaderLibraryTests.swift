@@ -81,6 +81,29 @@ final class ShaderLibraryTests: GPUTestCase {
         }
     }
 
+    func testVariantNameDefinesItsNamesAfterVersionAndKeepsLineNumbers() throws {
+        let lib = try ShaderLibrary(directory: shaders, cacheDirectory: nil)
+        let src = "#version 450\nlayout(local_size_x = 1) in;\n#if !defined(DL_A) || !defined(DL_B)\n"
+            + "#error DL_A and DL_B wanted\n#endif\nvoid main() {\n#ifdef DL_C\n    undeclaredThing = 1;\n#endif\n}\n"
+        try src.write(to: shaders.appendingPathComponent("variant.comp"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try lib.shader(named: "variant.comp")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("Shaders/variant.comp:4: error:"), "\(e)")
+        }
+        XCTAssertThrowsError(try lib.shader(named: "variant.comp:DL_A"))
+        let both = try lib.shader(named: "variant.comp:DL_A,DL_B")
+        XCTAssertEqual(both.code.first, 0x0723_0203)
+        XCTAssertThrowsError(try lib.shader(named: "variant.comp:DL_A,DL_B,DL_C")) { e in
+            XCTAssertTrue("\(e)".hasPrefix("Shaders/variant.comp:8: error:"), "\(e)")
+        }
+        // The point renderer's variants compile, and differ from the plain shader.
+        let plain = try lib.shader(named: "pointCloudResolve.comp").code
+        for v in ["DL_RESOLVE_ADAPTIVE", "DL_RESOLVE_EDL", "DL_RESOLVE_ADAPTIVE,DL_RESOLVE_EDL"] {
+            XCTAssertNotEqual(try lib.shader(named: "pointCloudResolve.comp:" + v).code, plain, v)
+        }
+        XCTAssertNotEqual(try lib.shader(named: "pointCloudProject.comp:DL_POINTS_ADAPTIVE").code,
+                          try lib.shader(named: "pointCloudProject.comp").code)
+    }
+
     func testReloadSwapsPipelineAndKeepsOldOnError() throws {
         let lib = try ShaderLibrary(directory: shaders, cacheDirectory: nil)
         let factory = try GPUFilterFactory(context: context, library: lib)

@@ -61,4 +61,51 @@ final class CPUPointsWindowTests: WindowTestCase {
         }
         XCTAssertLessThanOrEqual(snapWorst, 1, "the snapshot is what the window shows")
     }
+
+    /// A PLY point list with `--points cpu`: drawn from its host copy on the CPU and copied in (no
+    /// GPU point pass), the same picture as compute's in the window.
+    func testPLYListOnTheCPUShowsTheComputePicture() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let f = SyntheticScene().render(width: 320, height: 240, time: 0)
+        let ply = path("scene.ply")
+        try PLYWriter.write(PointCloud.unproject(depth: f.depth, color: f.color), to: ply)
+        func run(_ points: String) throws -> (PixelBuffer, String) {
+            let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--points", points, "--no-panel", "--stats",
+                                               "--log-ui", "--size", "640x480"])
+            defer { v.quit() }
+            try v.waitForLine("ui: ready")
+            x.xdotoolMoveAway()
+            try v.waitForFrames(5)
+            // A second's stats after drawing started (the first one may come before any GPU stage).
+            let stats = try v.waitForLine("stats:", after: v.lines.count, timeout: 20)
+            // Two shots in a row agree on the middle band (the overlay's figures above and below change).
+            func band(_ img: PixelBuffer) -> [SIMD3<Int>] {
+                stride(from: 70, to: 425, by: 4).flatMap { y in stride(from: 0, to: 640, by: 4).map { img.rgb($0, y) } }
+            }
+            var previous: [SIMD3<Int>] = []
+            let image = try x.screenshot(saveAs: path("ply-\(points).png")) { img in
+                let now = band(img)
+                defer { previous = now }
+                return now == previous
+            }
+            keep(path("ply-\(points).png"), as: "ply-\(points)")
+            return (image, stats)
+        }
+        let (cpu, cpuStats) = try run("cpu")
+        let (gpu, gpuStats) = try run("compute")
+        XCTAssertTrue(cpuStats.contains(" copy "), "the CPU picture is copied in: \(cpuStats)")
+        XCTAssertFalse(cpuStats.contains("point cloud"), "no GPU point pass: \(cpuStats)")
+        XCTAssertTrue(gpuStats.contains("point cloud"), "compute draws on the GPU: \(gpuStats)")
+        var worst = 0, distinct = Set<SIMD3<Int>>()
+        for y in 70..<425 {
+            for x in 0..<640 {
+                let d = cpu.rgb(x, y) &- gpu.rgb(x, y)
+                worst = max(worst, abs(d.x), abs(d.y), abs(d.z))
+                distinct.insert(cpu.rgb(x, y))
+            }
+        }
+        XCTAssertGreaterThan(distinct.count, 50, "the cloud shows")
+        XCTAssertLessThanOrEqual(worst, 1, "cpu and compute pictures of the PLY differ by \(worst)")
+    }
 }

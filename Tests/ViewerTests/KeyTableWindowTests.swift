@@ -121,6 +121,10 @@ final class KeyTableWindowTests: WindowTestCase {
             "Ctrl+E": (moves("exports", "grow by 1") { $1 == $0 + 1 }, moves("exports", "grow by 1") { $1 == $0 + 1 }),
             "G": (nothing, cycles("colorby", picture: .image)),
             "T": (nothing, cycles("pointsby")),
+            // Eye-dome lighting on (from raster, which does not shade: the drawing goes to compute).
+            "N": (nothing, Effect(check: { b, a in
+                a["edl"] != b["edl"] && a["pointsby"] == "compute" ? nil : "edl \(b["edl"] ?? "-") → \(a["edl"] ?? "-"), points by \(a["pointsby"] ?? "-")"
+            }, picture: .image)),
             "R": (nothing, Effect(setup: ["Left", "Up"], check: { b, a in
                 guard let y = a["yaw"].flatMap(Double.init), let p = a["pitch"].flatMap(Double.init) else { return "no camera" }
                 return abs(y) < 0.05 && abs(p) < 0.05 ? nil : "yaw \(y), pitch \(p) after reset (before: \(b["yaw"] ?? "-"), \(b["pitch"] ?? "-"))"

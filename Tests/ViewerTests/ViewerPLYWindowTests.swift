@@ -44,4 +44,29 @@ final class ViewerPLYWindowTests: WindowTestCase {
         try v.waitForLine("ui: view 3d", after: n, timeout: 5)
         v.quit()
     }
+
+    /// Eye-dome lighting starts on for a PLY without colors and off for a colored one: N flips it
+    /// (`ui: 3d eye-dome lighting off` / `on`), and `--no-edl` overrides the default.
+    func testEyeDomeLightingDefaultFollowsColor() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let f = SyntheticScene().render(width: 160, height: 120, time: 0)
+        let colored = PointCloud.unproject(depth: f.depth, color: f.color)
+        let coloredPath = path("colored.ply"), plainPath = path("plain.ply")
+        try PLYWriter.write(colored, to: coloredPath)
+        var header = "ply\nformat ascii 1.0\nelement vertex \(colored.count)\nproperty float x\nproperty float y\nproperty float z\nend_header\n"
+        for p in colored.positions { header += "\(p.x) \(p.y) \(p.z)\n" }
+        try header.write(toFile: plainPath, atomically: true, encoding: .utf8)
+        for (file, extra, after) in [(plainPath, [String](), "off"), (coloredPath, [], "on"), (plainPath, ["--no-edl"], "on")] {
+            let v = try ViewerRun(x: x, args: ["--source", "ply:\(file)", "--no-panel", "--log-ui", "--size", "320x240"] + extra)
+            defer { if v.process.isRunning { v.process.terminate() } }
+            try v.waitForLine("ui: ready")
+            try v.waitForFrames(3)
+            let n = v.lines.count
+            try v.key("n")
+            let line = try v.waitForLine("ui: 3d eye-dome lighting", after: n, timeout: 10)
+            XCTAssertTrue(line.hasSuffix(after), "\(file) \(extra): \(line)")
+            v.quit()
+        }
+    }
 }

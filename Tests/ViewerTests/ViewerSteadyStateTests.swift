@@ -99,6 +99,12 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try assertSteady(["--view", "3d", "--no-panel", "--points", "cpu"])
     }
 
+    /// Eye-dome lighting on, with the panel (its switch and sliders), points on the CPU and by compute.
+    func testSteadyState3DEyeDomeLighting() throws {
+        try requireOptimized()
+        for points in ["cpu", "compute"] { try assertSteady(["--view", "3d", "--edl", "--points", points]) }
+    }
+
     /// 2D on each backend, with the panel.
     func testSteadyState2DEachBackend() throws {
         try requireOptimized()
@@ -127,5 +133,7 @@ final class ViewerSteadyStateTests: WindowTestCase {
         export.waitUntilExit()
         XCTAssertEqual(export.terminationStatus, 0)
         try assertSteady(["--no-panel"], source: ["--source", "ply:\(ply)"])
+        // Drawn from its host copy on the CPU, with eye-dome lighting and the panel.
+        try assertSteady(["--points", "cpu", "--edl"], source: ["--source", "ply:\(ply)"])
     }
 }

@@ -17,7 +17,10 @@
 //  2. `dl_points_apply_band`: row band b → clears its keys, then takes the minimum of every
 //     chunk's entries for the band. Each pixel has one writer and min does not depend on order:
 //     the result equals the serial one, with no atomics.
-//  3. `dl_points_resolve_band`: row band b → output rows (reads the keys of neighbour bands).
+//  3. `dl_points_resolve_band`: row band b → output rows (reads the keys of neighbour bands);
+//     with eye-dome lighting also each pixel's log2 view depth.
+//  4. `dl_points_edl_band` (eye-dome lighting only): row band b's output rows shaded from the
+//     log depths of phase 3 (reads neighbour bands').
 
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +68,16 @@ typedef struct dl_points_job {
     int32_t back, reach;
     /// rgba8 of empty pixels.
     uint32_t background;
+    /// Eye-dome lighting (DepthKit's `EyeDomeLighting`): 1 on. Neighbours at (±r, 0), (0, ±r),
+    /// (±d, ±d); ndc.z = a + b / w; shade = exp(−Σ max(0, L(p) − L(q)) · factor), L = log2 w.
+    int32_t edl, edl_r, edl_d;
+    float edl_a, edl_b, edl_factor;
+    /// Adaptive point size (adapt_max > 0): each point's size ⌈adapt_scale·z / w⌉ (depth frames) or
+    /// ⌈adapt_scale / w⌉ (point buffers), w its view depth, clamped to 1…adapt_max, kept in its
+    /// color's alpha byte; the resolve's window is adapt_max's and a neighbour counts where its
+    /// own size's square reaches the pixel. Output alpha is 255.
+    float adapt_scale;
+    int32_t adapt_max;
     /// Phases' split: row bands (1…DL_POINTS_MAX_BANDS) and point chunks.
     int32_t bands, chunks;
     /// Points drawn: ⌈count / stride⌉ (depth frames: count).
@@ -77,6 +90,7 @@ typedef struct dl_points_job {
     uint64_t *entry_value;
     int32_t *offsets;        // chunks·(bands + 1): absolute entry index where each band starts
     uint8_t *row_band;       // height: the band of each output row
+    float *log_depth;        // width·height: L of each resolved pixel, +Inf where background (EDL)
 } dl_points_job;
 
 /// Bytes of scratch for this output size, point count and band count.
@@ -90,6 +104,8 @@ void dl_points_project_chunk(void *ctx, int32_t chunk);
 void dl_points_apply_band(void *ctx, int32_t band);
 /// Phase 3, band `band` of `bands`.
 void dl_points_resolve_band(void *ctx, int32_t band);
+/// Phase 4 (EDL on only; after every band's phase 3): band `band`'s output rows shaded.
+void dl_points_edl_band(void *ctx, int32_t band);
 /// All phases, serially on the calling thread (tests).
 void dl_points_run_serial(dl_points_job *job);
 

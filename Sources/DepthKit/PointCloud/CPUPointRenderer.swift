@@ -88,6 +88,12 @@ public final class CPUPointRenderer {
     public var colorRange: ClosedRange<Float> = 0...5
     /// Draw every n-th point of a point list; 1…16.
     public var pointStride = 1
+    /// Eye-dome lighting after the resolve (off by default): `EyeDomeLighting`'s formula, as the
+    /// compute path's pointCloudEDL.comp.
+    public var eyeDomeLighting = EyeDomeLighting()
+    /// Adaptive point size (0: off): `AdaptivePointSize`'s scale; each point gets ⌈scale·z / w⌉
+    /// (depth frames) or ⌈scale / w⌉ (point lists) pixels, w its view depth, clamped to 1…pointSize.
+    public var adaptiveSizeScale: Float = 0
     /// Run the phases on the calling thread only (tests: the banded run must equal it).
     public var runsSerially = false
 
@@ -221,6 +227,17 @@ public final class CPUPointRenderer {
         let w = Self.window(pointSize)
         job.back = Int32(w.back); job.reach = Int32(w.reach)
         job.background = Self.packRGBA(clearColor)
+        if adaptiveSizeScale > 0 && adaptiveSizeScale.isFinite {
+            job.adapt_scale = adaptiveSizeScale
+            job.adapt_max = Int32(s)
+        }
+        let edl = eyeDomeLighting
+        if edl.enabled {
+            let terms = EyeDomeLighting.depthTerms(m)
+            job.edl = 1
+            job.edl_r = Int32(edl.radius); job.edl_d = Int32(edl.diagonal)
+            job.edl_a = terms.a; job.edl_b = terms.b; job.edl_factor = edl.factor
+        }
         job.bands = Int32(min(bandCount(out.height, minimumRowsPerBand: 8), Int(DL_POINTS_MAX_BANDS)))
         return job
     }
@@ -242,6 +259,7 @@ public final class CPUPointRenderer {
             parallelFor(Int(job.chunks), context: &job, dl_points_project_chunk)
             parallelFor(Int(job.bands), context: &job, dl_points_apply_band)
             parallelFor(Int(job.bands), context: &job, dl_points_resolve_band)
+            if job.edl != 0 { parallelFor(Int(job.bands), context: &job, dl_points_edl_band) }
         }
     }
 

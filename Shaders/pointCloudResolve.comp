@@ -1,8 +1,9 @@
 #version 450
 #include "common.glsl"
 // Compute point rasterizer, resolve: output pixel = the color of the nearest point (smallest depth
-// key) that lands on it or, for point size s > 1, in the s×s window [−⌊s/2⌋, ⌊(s−1)/2⌋] on both
-// axes around it, else the background: the depth test of s×s squares, as the raster path's point
+// key) that lands on it or, for point size s > 1, in the s×s window [−⌊(s−1)/2⌋, ⌊s/2⌋] on both
+// axes around it (a point landed at x covers [x − ⌊s/2⌋, x + ⌊(s−1)/2⌋]: for even s, with
+// landing on the nearest pixel, the pixel centers within s/2 of it), else the background: the depth test of s×s squares, as the raster path's point
 // sprites get it (a nearer point's square hides a farther point's own pixel). Reads keys and colors as 32-bit
 // words: 64-bit layout (little endian) key of pixel i at 2i+1, color at 2i; 32-bit layout key at
 // i, color at W·H + i. Variants (ShaderLibrary's "name:DEFINE,…"; the plain one runs neither):
@@ -41,7 +42,7 @@ void main() {
 #ifdef DL_RESOLVE_ADAPTIVE
     {
         // Adaptive sizes: the window of the largest size; a neighbour at offset (dx, dy) covers
-        // this pixel when both lie in its own size's window [−⌊s/2⌋, ⌊(s−1)/2⌋]; neighbours
+        // this pixel when both lie in its own size's window [−⌊(s−1)/2⌋, ⌊s/2⌋]; neighbours
         // outside the picture are skipped (no clamping: offsets must be true).
         for (int dy = -params.radius; dy <= params.reach; dy++) {
             int y = p.y + dy;
@@ -53,24 +54,24 @@ void main() {
                 uint k = keyAt(j);
                 if (k < best) {
                     int s = int(colorAt(j) >> 24);
-                    if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) { best = k; at = j; }
+                    if (dx >= -((s - 1) / 2) && dx <= s / 2 && dy >= -((s - 1) / 2) && dy <= s / 2) { best = k; at = j; }
                 }
             }
         }
     }
 #else
-    if (params.radius == 1 && params.reach == 0) {
-        // Point size 2 (the default): the window is the pixel and its left and upper neighbors,
+    if (params.radius == 0 && params.reach == 1) {
+        // Point size 2 (the default): the window is the pixel and its right and lower neighbors,
         // read unrolled in the general loop's order (rows top to bottom, left to right), so ties
         // resolve alike.
-        uint up = uint(max(p.y - 1, 0) * params.size.x), row = uint(p.y * params.size.x);
-        uint left = uint(max(p.x - 1, 0)), x = uint(p.x);
-        uint k = keyAt(up + left);
-        if (k < best) { best = k; at = up + left; }
-        k = keyAt(up + x);
-        if (k < best) { best = k; at = up + x; }
-        k = keyAt(row + left);
-        if (k < best) { best = k; at = row + left; }
+        uint down = uint(min(p.y + 1, params.size.y - 1) * params.size.x), row = uint(p.y * params.size.x);
+        uint right = uint(min(p.x + 1, params.size.x - 1)), x = uint(p.x);
+        uint k = keyAt(row + right);
+        if (k < best) { best = k; at = row + right; }
+        k = keyAt(down + x);
+        if (k < best) { best = k; at = down + x; }
+        k = keyAt(down + right);
+        if (k < best) { best = k; at = down + right; }
     } else if (params.radius > 0 || params.reach > 0) {
         // Neighbors clamped to the image: a clamped one is still within the radius, so no branches.
         int r = params.radius;

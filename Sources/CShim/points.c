@@ -318,7 +318,7 @@ INLINE void resolve_row_body(const dl_points_job *j, int32_t y, const int shaded
                     uint64_t v = nr[xx];
                     if ((uint32_t)(v >> 32) < best) {
                         int32_t s = (int32_t)((uint32_t)v >> 24);
-                        if (dx >= -(s / 2) && dx <= (s - 1) / 2 && dy >= -(s / 2) && dy <= (s - 1) / 2) {
+                        if (dx >= -((s - 1) / 2) && dx <= s / 2 && dy >= -((s - 1) / 2) && dy <= s / 2) {
                             best = (uint32_t)(v >> 32); at = v;
                         }
                     }
@@ -333,18 +333,18 @@ INLINE void resolve_row_body(const dl_points_job *j, int32_t y, const int shaded
             o[x] = (uint32_t)(v >> 32) == 0xFFFFFFFFu ? bg : (uint32_t)v;
             if (ld) ld[x] = log_depth(j, (uint32_t)(v >> 32));
         }
-    } else if (r == 1 && q == 0) {
-        // Point size 2: the pixel, then up-left, up, left (the general loop's order).
-        const uint64_t *up = keys + (int64_t)(y > 0 ? y - 1 : 0) * w;
+    } else if (r == 0 && q == 1) {
+        // Point size 2: the pixel, then right, down, down-right (the general loop's order).
+        const uint64_t *down = keys + (int64_t)(y < h - 1 ? y + 1 : h - 1) * w;
         for (int32_t x = 0; x < w; x++) {
-            int32_t l = x > 0 ? x - 1 : 0;
+            int32_t rt = x < w - 1 ? x + 1 : w - 1;
             uint64_t at = row[x];
             uint32_t best = (uint32_t)(at >> 32);
-            uint64_t v = up[l];
+            uint64_t v = row[rt];
             if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
-            v = up[x];
+            v = down[x];
             if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
-            v = row[l];
+            v = down[rt];
             if ((uint32_t)(v >> 32) < best) { best = (uint32_t)(v >> 32); at = v; }
             o[x] = best == 0xFFFFFFFFu ? bg : (uint32_t)at;
             if (ld) ld[x] = log_depth(j, best);

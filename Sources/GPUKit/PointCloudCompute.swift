@@ -269,11 +269,12 @@ final class PointCloudCompute {
     }
 
     /// The s×s window an empty pixel searches for the nearest point, as offsets [−back, reach] on
-    /// both axes: s = round(pointSize) pixels, back ⌊s/2⌋, reach ⌊(s−1)/2⌋ (s = 2: the pixel and
-    /// its left/upper neighbors, 4 reads rather than 9).
+    /// both axes: s = round(pointSize) pixels, back ⌊(s−1)/2⌋, reach ⌊s/2⌋, so a point landed at x
+    /// covers [x − ⌊s/2⌋, x + ⌊(s−1)/2⌋] (s = 2: the pixel and its right/lower neighbors, 4 reads
+    /// rather than 9).
     static func window(_ pointSize: Float) -> (back: Int, reach: Int) {
         let s = max(1, Int(pointSize.rounded()))
-        return (s / 2, (s - 1) / 2)
+        return ((s - 1) / 2, s / 2)
     }
 
     /// Whether points land on the pixel nearest their position rather than the one they fall in:

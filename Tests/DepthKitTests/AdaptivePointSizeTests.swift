@@ -33,10 +33,10 @@ final class AdaptivePointSizeTests: XCTestCase {
         r.pointSize = 8
         // The point unprojected from (10, 8) falls at f = (10.5, 8.5); the largest size 8 is even, so
         // it lands on the nearest pixel (11, 9). Scale 6: at w = 2 it is ⌈3⌉ = 3 px (window [−1, 1]:
-        // 10…12); at w = 4, ⌈1.5⌉ = 2 px (a neighbour at offset [−1, 0] covers: 11…12); at w = 50,
-        // ⌈0.12⌉ → 1 px.
+        // 10…12); at w = 4, ⌈1.5⌉ = 2 px (it covers [x − 1, x]: 10…11, the pixel centers within 1 of
+        // 10.5, the tie at 9.5 / 11.5 going left); at w = 50, ⌈0.12⌉ → 1 px.
         r.adaptiveSizeScale = 6
-        for (z, expected) in [(Float(2), square(10...12, 8...10)), (Float(4), square(11...12, 9...10)), (Float(50), square(11...11, 9...9))] {
+        for (z, expected) in [(Float(2), square(10...12, 8...10)), (Float(4), square(10...11, 8...9)), (Float(50), square(11...11, 9...9))] {
             let l = CPUPointList(count: 1) { _ in (self.k.unproject(u: 10, v: 8, depth: z), self.red) }
             let out = try r.render(points: l, viewProjection: projection(), width: k.width, height: k.height)
             XCTAssertEqual(covered(out), expected, "z \(z)")
@@ -53,17 +53,17 @@ final class AdaptivePointSizeTests: XCTestCase {
 
     func testANearPointsSquareHidesAFarOnesOnlyWhereItReaches() throws {
         // Near point (w 2, 3 px) from (10, 8) lands on (11, 9) and covers 10…12 × 8…10; the far point
-        // (w 4, ⌈1.5⌉ = 2 px) from (11, 8) lands on (12, 9) and reaches 12…13 × 9…10: the near square
-        // hides the far point's own pixel (12, 9) and (12, 10); the far one shows at 13 × 9…10.
+        // (w 4, ⌈1.5⌉ = 2 px) from (12, 9) lands on (13, 10) and reaches 12…13 × 9…10: the near square
+        // hides the far one's (12, 9) and (12, 10); the far one shows at 13 × 9…10, its own pixel included.
         let r = CPUPointRenderer()
         r.pointSize = 8; r.adaptiveSizeScale = 6
         let blue: UInt32 = 0xFFFF_0000
         let l = CPUPointList(count: 2) { i in
-            i == 0 ? (self.k.unproject(u: 10, v: 8, depth: 2), self.red) : (self.k.unproject(u: 11, v: 8, depth: 4), blue)
+            i == 0 ? (self.k.unproject(u: 10, v: 8, depth: 2), self.red) : (self.k.unproject(u: 12, v: 9, depth: 4), blue)
         }
         let out = try r.render(points: l, viewProjection: projection(), width: k.width, height: k.height)
         XCTAssertEqual(covered(out), square(10...12, 8...10).union(square(12...13, 9...10)))
-        XCTAssertEqual(out.rgba(x: 12, y: 9).0, 255, "near red over the far point's own pixel")
+        XCTAssertEqual(out.rgba(x: 12, y: 9).0, 255, "near red over the far point's square")
         XCTAssertEqual(out.rgba(x: 13, y: 9).2, 255, "far blue where red does not reach")
         XCTAssertEqual(out.rgba(x: 13, y: 10).2, 255)
     }

@@ -61,7 +61,7 @@ final class CPUPointRendererTests: XCTestCase {
         }
     }
 
-    /// Odd sizes: the square [−⌊s/2⌋, ⌊(s−1)/2⌋]² around the pixel, clipped at the image's edge.
+    /// Odd sizes: the centered square [−⌊s/2⌋, ⌊s/2⌋]² around the pixel, clipped at the image's edge.
     func testOddSizesDrawCenteredSquares() throws {
         let k = CameraIntrinsics.default(width: 16, height: 12)
         let r = CPUPointRenderer()
@@ -74,19 +74,22 @@ final class CPUPointRendererTests: XCTestCase {
         XCTAssertEqual(drawn(try render(r, list(k, [(5, 7, 2, Self.red)]), k)), square(4...6, 6...8, Self.red))
     }
 
-    /// Even sizes land on the nearest pixel ⌊f + ½⌋ (a point a quarter pixel right of and below
-    /// pixel (5, 7)'s center, f = (5.75, 7.75), lands on (6, 8)), and output pixel p takes the points
-    /// landed in [p − s/2, p + s/2 − 1]: pixels L − s/2 + 1 … L + s/2.
-    func testEvenSizesLandOnTheNearestPixel() throws {
+    /// Even sizes land on the nearest pixel ⌊f + ½⌋ and cover the pixel centers within s/2 of the
+    /// point (as a raster point sprite does): a point a quarter pixel right of and below pixel
+    /// (5, 7)'s center, f = (5.75, 7.75), covers centers 5.5 and 6.5 (pixels 5…6) across and 7…8 down
+    /// at size 2; centers 4.5…7.5 (pixels 4…7) and 6…9 at size 4.
+    func testEvenSizesCoverThePixelCentersWithinHalfTheSize() throws {
         let k = CameraIntrinsics.default(width: 16, height: 12)
         let r = CPUPointRenderer()
         r.pointSize = 2
-        XCTAssertEqual(drawn(try render(r, list(k, [(5.25, 7.25, 2, Self.red)]), k)), square(6...7, 8...9, Self.red))
+        XCTAssertEqual(drawn(try render(r, list(k, [(5.25, 7.25, 2, Self.red)]), k)), square(5...6, 7...8, Self.red))
+        // A quarter pixel left of and above the center: pixels 4…5 and 6…7.
+        XCTAssertEqual(drawn(try render(r, list(k, [(4.75, 6.75, 2, Self.red)]), k)), square(4...5, 6...7, Self.red))
         r.pointSize = 4
-        XCTAssertEqual(drawn(try render(r, list(k, [(5.25, 7.25, 2, Self.red)]), k)), square(5...8, 7...10, Self.red))
-        // Past the last column's center: ⌊15.75 + ½⌋ = 16 is clamped to 15.
+        XCTAssertEqual(drawn(try render(r, list(k, [(5.25, 7.25, 2, Self.red)]), k)), square(4...7, 6...9, Self.red))
+        // Past the last column's center: ⌊15.75 + ½⌋ = 16 is clamped to 15, covering 14…15.
         r.pointSize = 2
-        XCTAssertEqual(drawn(try render(r, list(k, [(15.25, 3.25, 2, Self.red)]), k)), square(15...15, 4...5, Self.red))
+        XCTAssertEqual(drawn(try render(r, list(k, [(15.25, 3.25, 2, Self.red)]), k)), square(14...15, 3...4, Self.red))
     }
 
     /// The nearest point of a pixel wins whatever the order; equal depths: the smaller rgba word.

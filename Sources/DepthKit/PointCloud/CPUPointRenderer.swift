@@ -62,8 +62,8 @@ public final class CPUPointList {
 /// and pointCloudResolve.comp) on the CPU, with the same picture. Every point is projected with the
 /// shader's float operations in lavapipe's order and lands on one output pixel, where the nearest
 /// point (smallest depth key, then smallest color: the compute path's 64-bit atomicMin) is kept;
-/// each output pixel then takes the nearest point within the s×s square [−⌊s/2⌋, ⌊(s−1)/2⌋]² around
-/// it (s = point size rounded; own pixel first, then rows top to bottom, left to right, strictly
+/// each output pixel then takes the nearest point within the s×s window [−⌊(s−1)/2⌋, ⌊s/2⌋]² around
+/// it (s = point size rounded; a point covers [−⌊s/2⌋, ⌊(s−1)/2⌋]² around its pixel; own pixel first, then rows top to bottom, left to right, strictly
 /// nearer replaces), or the background. Even sizes land on the nearest pixel (⌊f + ½⌋).
 ///
 /// The loops are points.c (CShim): points are projected in chunks on the worker pool and sorted
@@ -180,10 +180,11 @@ public final class CPUPointRenderer {
 
     // MARK: Shared
 
-    /// The s×s square as offsets [−back, reach]: s = round(pointSize), back ⌊s/2⌋, reach ⌊(s−1)/2⌋.
+    /// The s×s window a pixel searches for points, as offsets [−back, reach]: s = round(pointSize),
+    /// back ⌊(s−1)/2⌋, reach ⌊s/2⌋ (a point landed at x covers [x − ⌊s/2⌋, x + ⌊(s−1)/2⌋]).
     public static func window(_ pointSize: Float) -> (back: Int, reach: Int) {
         let s = max(1, Int(pointSize.rounded()))
-        return (s / 2, (s - 1) / 2)
+        return ((s - 1) / 2, s / 2)
     }
 
     /// rgba8 of a color in [0, 1] (NaN → 0), as the compute path packs its background.

@@ -381,16 +381,75 @@ void dl_points_resolve_band(void *ctx, int32_t band) {
     for (int32_t y = lo; y < hi; y++) resolve_row(j, y);
 }
 
+/// EDL's neighbour sum for pixels x0 ..< x0 + n of an interior row (every neighbour inside the
+/// picture): Σ max(0, L(p) − L(q)) in the shader's order. Branch-free, so it vectorizes: a background
+/// neighbour (L = +Inf) gives −Inf, which adds 0 as the shader's skip does; pixels that are themselves
+/// background get a meaningless sum the caller ignores.
+INLINE void edl_sums_body(const float *row, int32_t w, int32_t r, int32_t d, int32_t n, float *sums) {
+    const float *up_r = row - (int64_t)r * w, *dn_r = row + (int64_t)r * w;
+    const float *up_d = row - (int64_t)d * w, *dn_d = row + (int64_t)d * w;
+    for (int32_t i = 0; i < n; i++) {
+        float lp = row[i], sum = 0.0f, diff;
+#define DL_EDL_ADD(q) diff = lp - (q); sum = sum + (0.0f < diff ? diff : 0.0f);
+        DL_EDL_ADD(row[i + r]) DL_EDL_ADD(row[i - r]) DL_EDL_ADD(dn_r[i]) DL_EDL_ADD(up_r[i])
+        DL_EDL_ADD(dn_d[i + d]) DL_EDL_ADD(dn_d[i - d]) DL_EDL_ADD(up_d[i + d]) DL_EDL_ADD(up_d[i - d])
+#undef DL_EDL_ADD
+        sums[i] = sum;
+    }
+}
+static void edl_sums_base(const float *row, int32_t w, int32_t r, int32_t d, int32_t n, float *sums) {
+    edl_sums_body(row, w, r, d, n, sums);
+}
+DL_P_AVX2 static void edl_sums_avx2(const float *row, int32_t w, int32_t r, int32_t d, int32_t n, float *sums) {
+    edl_sums_body(row, w, r, d, n, sums);
+}
+DL_P_AVX512 static void edl_sums_avx512(const float *row, int32_t w, int32_t r, int32_t d, int32_t n, float *sums) {
+    edl_sums_body(row, w, r, d, n, sums);
+}
+
+/// One covered pixel's shading: rgb·exp(−sum·factor) rounded, alpha kept (sum 0: unchanged).
+INLINE void edl_shade(uint32_t *px, float sum, float factor) {
+    if (sum == 0.0f) return;   // shade 1: unchanged
+    float shade = expf(-(sum * factor));
+    uint32_t c = *px;
+    uint32_t cr = (uint32_t)((float)(c & 255u) * shade + 0.5f);
+    uint32_t cg = (uint32_t)((float)(c >> 8 & 255u) * shade + 0.5f);
+    uint32_t cb = (uint32_t)((float)(c >> 16 & 255u) * shade + 0.5f);
+    *px = (c & 0xFF000000u) | cb << 16 | cg << 8 | cr;
+}
+
 /// pointCloudEDL.comp for one output row: covered pixels shaded by exp(−Σ max(0, L(p) − L(q)) · factor)
-/// over the 8 neighbours in the shader's order, skipping those outside or background.
+/// over the 8 neighbours in the shader's order, skipping those outside or background. Pixels whose
+/// neighbours all lie inside take the vectorized sums; the picture's margins check each neighbour.
 static void edl_row(const dl_points_job *j, int32_t y) {
     const int32_t w = j->width, h = j->height, r = j->edl_r, d = j->edl_d;
     const int32_t ox[8] = {r, -r, 0, 0, d, -d, d, -d}, oy[8] = {0, 0, r, -r, d, d, -d, -d};
     const float *L = j->log_depth;
+    const float *row = L + (int64_t)y * w;
     const float factor = j->edl_factor;
     uint32_t *o = j->out + (int64_t)y * j->out_stride;
+    const int32_t m = r > d ? r : d;
+    const int interior = y >= m && y < h - m && w > 2 * m;
+    const int32_t x0 = interior ? m : w, x1 = interior ? w - m : w;
     for (int32_t x = 0; x < w; x++) {
-        float lp = L[(int64_t)y * w + x];
+        if (x == x0) {
+            // The interior run in chunks: sums vectorized, then the covered pixels shaded.
+            float sums[256];
+            const int path = dl_kernels_path();
+            for (int32_t c = x0; c < x1; c += 256) {
+                int32_t n = x1 - c < 256 ? x1 - c : 256;
+                switch (path) {
+                case DL_PATH_AVX512: edl_sums_avx512(row + c, w, r, d, n, sums); break;
+                case DL_PATH_AVX2: edl_sums_avx2(row + c, w, r, d, n, sums); break;
+                default: edl_sums_base(row + c, w, r, d, n, sums); break;
+                }
+                for (int32_t i = 0; i < n; i++)
+                    if (row[c + i] < 3.0e38f) edl_shade(&o[c + i], sums[i], factor);
+            }
+            x = x1 - 1;
+            continue;
+        }
+        float lp = row[x];
         if (!(lp < 3.0e38f)) continue;
         float sum = 0.0f;
         for (int k = 0; k < 8; k++) {
@@ -401,13 +460,7 @@ static void edl_row(const dl_points_job *j, int32_t y) {
             float diff = lp - lq;
             sum = sum + (0.0f < diff ? diff : 0.0f);
         }
-        if (sum == 0.0f) continue;   // shade 1: unchanged
-        float shade = expf(-(sum * factor));
-        uint32_t c = o[x];
-        uint32_t cr = (uint32_t)((float)(c & 255u) * shade + 0.5f);
-        uint32_t cg = (uint32_t)((float)(c >> 8 & 255u) * shade + 0.5f);
-        uint32_t cb = (uint32_t)((float)(c >> 16 & 255u) * shade + 0.5f);
-        o[x] = (c & 0xFF000000u) | cb << 16 | cg << 8 | cr;
+        edl_shade(&o[x], sum, factor);
     }
 }
 

@@ -132,6 +132,12 @@ void dl_alloc_trace(int limit, int driver_too);
 /// snprintf's length.
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
                       float z, float px, float py, float pz);
+/// The viewer's readout of a point of a loaded cloud (the 3D view's hover on a PLY point list):
+/// "point 12  2.000 m  x -0.300 y 0.050 z 2.000 m  rgb 255 0 0" — its index in the file, its depth
+/// along the view (millimeters under 1 m), its position, and its color when the cloud has colors
+/// (`has_color` 0: no rgb part), after `prefix`, into `out` (readout_text.c). Returns snprintf's length.
+int dl_format_point_readout(char *out, size_t size, const char *prefix, long index, float depth,
+                            float px, float py, float pz, int has_color, int r, int g, int b);
 // The playback timeline's line: frame index of count, the frame's timestamp (the recording's own
 // clock), and seconds since the first frame of the recording's duration (duration ≤ 0: unknown).
 int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration);

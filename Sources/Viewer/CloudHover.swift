@@ -70,16 +70,13 @@ final class PointIDMap {
         self.width = width
         self.height = height
         guard n > 0, let keys else { return }
-        keys.update(repeating: Self.empty, count: n)
-        let w = Float(width), h = Float(height)
-        positions.withUnsafeBufferPointer { p in
-            for i in 0..<min(p.count, Int(UInt32.max)) {
-                guard let s = Self.project(p[i], m, width: w, height: h) else { continue }
-                let u = (s.x + 0.5).rounded(.down), v = (s.y + 0.5).rounded(.down)
-                guard u >= 0, v >= 0, u < w, v < h else { continue }
-                let at = Int(v) * width + Int(u)
-                let key = UInt64(s.w.bitPattern) << 32 | UInt64(i)
-                if key < keys[at] { keys[at] = key }
+        // One pass in C (point_id_map.c): seconds for 2 M points in a debug build's Swift.
+        let stride = MemoryLayout<SIMD3<Float>>.stride / MemoryLayout<Float>.stride
+        withUnsafeBytes(of: m) { mb in
+            positions.withUnsafeBufferPointer { p in
+                guard let base = p.baseAddress else { return keys.update(repeating: Self.empty, count: n) }
+                dl_point_id_map(UnsafeRawPointer(base).assumingMemoryBound(to: Float.self), p.count, stride,
+                                mb.baseAddress!.assumingMemoryBound(to: Float.self), width, height, keys)
             }
         }
     }

@@ -1,3 +1,4 @@
+import CShim
 import DepthKit
 import GPUKit
 @testable import Viewer
@@ -121,6 +122,34 @@ final class CloudHoverTests: XCTestCase {
         XCTAssertEqual(hover.readout?.index, 2)
         XCTAssertNil(hover.readout?.color)
         XCTAssertEqual(hover.builds, 3)
+    }
+}
+
+extension CloudHoverTests {
+    /// The frame loop's part with the cursor and the view still (a readout shown): no allocation,
+    /// the update and the overlay's stack-formatted text included.
+    func testStillCursorAllocatesNothing() throws {
+        let hover = CloudHover()
+        let points = [p2, p1, p0]
+        let colors: [SIMD3<UInt8>] = [SIMD3(1, 2, 3), SIMD3(4, 5, 6), SIMD3(7, 8, 9)]
+        let view = CloudHover.View(matrix: vp, width: 640, height: 480, generation: hover.generation)
+        hover.update(view: view, positions: points, colors: colors, x: 344.5, y: 227, active: true)
+        hover.update(view: view, positions: points, colors: colors, x: 344.5, y: 227, active: true)
+        XCTAssertTrue(hover.waitForMap(view, timeout: 20))
+        var length = 0
+        func frame() {
+            hover.update(view: view, positions: points, colors: colors, x: 344.5, y: 227, active: true)
+            hover.readout?.withText(prefix: "") { length += strlen($0) }
+        }
+        for _ in 0..<3 { frame() }
+        XCTAssertEqual(hover.readout?.index, 2)
+        dl_alloc_counting(1)
+        let before = dl_alloc_count()
+        for _ in 0..<100 { frame() }
+        let allocations = dl_alloc_count() - before
+        dl_alloc_counting(0)
+        XCTAssertEqual(allocations, 0, "allocations in 100 still frames")
+        XCTAssertEqual(length, 103 * "point 2  2.000 m  x 0.100 y -0.050 z 2.000 m  rgb 7 8 9".utf8.count)
     }
 }
 

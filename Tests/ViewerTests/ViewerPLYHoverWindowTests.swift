@@ -40,7 +40,7 @@ final class ViewerPLYHoverWindowTests: WindowTestCase {
         XCTAssertTrue(first.hasSuffix("x -0.300 y 0.050 z 2.000 m  rgb 255 0 0"), first)
         // The readout is drawn too: the overlay's yellow text appears at the top left.
         _ = try x.screenshot(saveAs: path("hover.png")) { s in
-            (0..<120).contains { yy in (0..<400).contains { xx in
+            (0..<200).contains { yy in (0..<460).contains { xx in
                 let c = s.rgb(xx, yy); return c.x > 200 && c.y > 200 && c.z < 190 && c.z > 100 } }
         }
         keep(path("hover.png"), as: shot)

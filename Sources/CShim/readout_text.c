@@ -12,6 +12,17 @@ int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y
     return snprintf(out, size, "%s(%ld, %ld)  %s  x %.3f y %.3f z %.3f m", prefix, x, y, depth, (double)px, (double)py, (double)pz);
 }
 
+int dl_format_point_readout(char *out, size_t size, const char *prefix, long index, float depth,
+                            float px, float py, float pz, int has_color, int r, int g, int b) {
+    char d[32];
+    if (depth < 1) snprintf(d, sizeof d, "%.0f mm", (double)depth * 1000);
+    else snprintf(d, sizeof d, "%.3f m", (double)depth);
+    if (!has_color)
+        return snprintf(out, size, "%spoint %ld  %s  x %.3f y %.3f z %.3f m", prefix, index, d, (double)px, (double)py, (double)pz);
+    return snprintf(out, size, "%spoint %ld  %s  x %.3f y %.3f z %.3f m  rgb %d %d %d", prefix, index, d,
+                    (double)px, (double)py, (double)pz, r, g, b);
+}
+
 int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration) {
     if (duration > 0)
         return snprintf(out, size, "frame %ld of %ld   t %.6f s   %.3f / %.3f s", index, count, timestamp, elapsed, duration);

@@ -116,6 +116,7 @@ public enum KeyBindings {
     /// Mouse gestures, listed with the keys.
     public static let mouse: [(String, String)] = [
         ("hover / click", "2D: depth (mm under 1 m, m above) and 3D position of the pixel"),
+        ("hover", "3D, PLY cloud: the nearest point's index, depth, x y z and color"),
         ("left-drag", "3D: orbit"),
         ("right-drag, Shift+left-drag", "3D: roll"),
         ("middle-drag, Ctrl+left-drag", "3D: pan"),

@@ -15,6 +15,8 @@ struct PointListState {
     var hasColor: Bool
     /// The points on the host, for picking (`PointPicker`; 12 bytes a point, the loaded array kept).
     var positions: [SIMD3<Float>] = []
+    /// Their colors, for the hover readout (empty for a cloud without colors).
+    var colors: [SIMD3<UInt8>] = []
     /// `AdaptivePointSize.spacing` of the cloud (meters), estimated on the first draw with adaptive
     /// size (not at load: it is a scan of thousands of points); a sequence keeps its first file's,
     /// as it keeps its home view.
@@ -48,10 +50,11 @@ extension Scene3D {
         camera = nil
         cloud = nil
         picks.removeAll()
+        cloudHover.pointsChanged()
         guard let contents else { return }
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
         pointList = PointListState(cloud: cloud, hasColor: contents.hasColor, positions: contents.cloud.positions,
-                                   host: CPUPointList(cloud: contents.cloud))
+                                   colors: contents.hasColor ? contents.cloud.colors : [], host: CPUPointList(cloud: contents.cloud))
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
         renderer.eyeDomeLighting.enabled = edlChoice ?? !contents.hasColor   // shape without color reads by its shading

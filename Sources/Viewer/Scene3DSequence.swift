@@ -23,6 +23,8 @@ extension Scene3D {
             list.hasColor = contents.hasColor
         }
         list.positions = contents.cloud.positions
+        list.colors = contents.hasColor ? contents.cloud.colors : []
+        cloudHover.pointsChanged()
         list.host = CPUPointList(cloud: contents.cloud)
         pointList = list
         return reused

@@ -42,6 +42,11 @@ extension ViewerApp {
         let (cx, cy) = window.cursor
         if view == .threeD {
             if !imguiMouse { composer.scene3D?.drag(x: cx, y: cy, window: window) }
+            // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
+            if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
+                print("hover: \(r.text)")
+                fflush(stdout)
+            }
         } else {
             ui.hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)
         }

@@ -57,7 +57,7 @@ struct ViewCommand: ParsableCommand {
     var stats = false
     @Flag(help: "Upload and run the kernels for every displayed frame, even an unchanged one (for timing).")
     var reprocess = false
-    @Flag(help: "Print the depth readout to stdout on each click.")
+    @Flag(help: "Print the depth readout to stdout on each click (and, in the 3D view of a PLY cloud, each new hover readout).")
     var logReadout = false
     @Flag(help: "Print UI events and panel layout to stdout (for tests).")
     var logUi = false

@@ -132,6 +132,19 @@ void dl_alloc_trace(int limit, int driver_too);
 /// snprintf's length.
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
                       float z, float px, float py, float pz);
+/// The viewer's readout of a point of a loaded cloud (the 3D view's hover on a PLY point list):
+/// "point 12  2.000 m  x -0.300 y 0.050 z 2.000 m  rgb 255 0 0" — its index in the file, its depth
+/// along the view (millimeters under 1 m), its position, and its color when the cloud has colors
+/// (`has_color` 0: no rgb part), after `prefix`, into `out` (readout_text.c). Returns snprintf's length.
+int dl_format_point_readout(char *out, size_t size, const char *prefix, long index, float depth,
+                            float px, float py, float pz, int has_color, int r, int g, int b);
+/// The hover readout's id map of a point list (point_id_map.c, Viewer's `PointIDMap`): fills the
+/// `width`×`height` `keys` with, per pixel, (bits of the clip w << 32 | index) of the point nearest
+/// the eye whose projection through the column-major 4×4 `m` lands on that pixel (pixel centers on
+/// integers: u = ⌊(x/w + 1)/2·width⌋), UINT64_MAX where none. `xyz`: `count` points, point i's
+/// x y z at `xyz + i·stride`. At most 2³² − 1 points are mapped.
+void dl_point_id_map(const float *xyz, size_t count, size_t stride, const float *m, long width, long height,
+                     uint64_t *keys);
 // The playback timeline's line: frame index of count, the frame's timestamp (the recording's own
 // clock), and seconds since the first frame of the recording's duration (duration ≤ 0: unknown).
 int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration);

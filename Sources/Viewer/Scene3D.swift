@@ -39,6 +39,8 @@ final class Scene3D {
     let cpuRenderer = CPUPointRenderer()
     /// The last picture drawn on the CPU (nil when the GPU drew the last frame: `output` then).
     var picture: PixelBuffer?
+    /// `--spin`: when the camera was last turned (ViewerSpin.swift).
+    var spunAt: Double?
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 

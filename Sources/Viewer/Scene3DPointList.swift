@@ -28,6 +28,8 @@ struct PointListState {
     /// When the last draw started, whether it drew every point, the camera it drew.
     var lastDraw: (time: Double, full: Bool, camera: OrbitCamera)?
     var stride = 1
+    /// Seconds the upload to the GPU and the host copy for the CPU renderer took (`--stats` prints them).
+    var loadSeconds = (upload: 0.0, host: 0.0)
 
     /// The stride of the next draw: every point while still; while moving, every n-th point once a
     /// whole draw took over the budget (n = ⌈ms / budget⌉, at most 16); else the current one.
@@ -49,9 +51,13 @@ extension Scene3D {
         cloud = nil
         picks.removeAll()
         guard let contents else { return }
+        let t0 = monotonicSeconds()
         let cloud = try GPUPointCloud(renderer: renderer, cloud: contents.cloud)
+        let t1 = monotonicSeconds()
+        let host = CPUPointList(cloud: contents.cloud)
         pointList = PointListState(cloud: cloud, hasColor: contents.hasColor, positions: contents.cloud.positions,
-                                   host: CPUPointList(cloud: contents.cloud))
+                                   host: host)
+        pointList?.loadSeconds = (t1 - t0, monotonicSeconds() - t1)
         renderer.method = .compute
         renderer.colorBy = contents.hasColor ? .color : .height
         renderer.eyeDomeLighting.enabled = edlChoice ?? !contents.hasColor   // shape without color reads by its shading

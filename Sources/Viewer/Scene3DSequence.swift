@@ -24,6 +24,8 @@ extension Scene3D {
         }
         list.positions = contents.cloud.positions
         list.host = CPUPointList(cloud: contents.cloud)
+        try makeSubsets(&list, contents.cloud)
+        list.drawnKey = nil   // refilled in place: the same buffer, new points
         pointList = list
         return reused
     }

@@ -13,6 +13,7 @@ extension ViewerApp {
             }
             return
         }
+        scene3D.redrawsAlways = options.reprocess || options.watchShaders
         try scene3D.setPointList(contents)
         if let list = scene3D.pointList {
             view = .threeD

@@ -43,6 +43,8 @@ final class Scene3D {
     var spunAt: Double?
     /// `--reprocess` / `--watch-shaders`: a still point list is drawn again every frame (timing).
     var redrawsAlways = false
+    /// The GPU's picture of a point list moving at a stride, at half the window's size (Scene3DPointList.swift).
+    var movingTarget: PixelBuffer?
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 

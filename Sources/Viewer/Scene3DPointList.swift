@@ -164,17 +164,21 @@ extension Scene3D {
     func recordPointList(_ cb: VkCommandBuffer, recorder: GPUFrameRecorder, width: Int, height: Int,
                          now: Double, mark: (String) -> Void) throws {
         guard pointList != nil else { return }
-        if target?.width != width || target?.height != height {
-            target = PixelBuffer(width: width, height: height, format: .rgba8)
-        }
-        let out = try recorder.target(for: target!)
         let key = preparePointList(width: width, height: height, now: now, onCPU: false)
+        // A moving view at a stride is drawn at half the window's size (the present pass scales it up).
+        let half = key.width != width
+        var buffer = half ? movingTarget : target
+        if buffer?.width != key.width || buffer?.height != key.height {
+            buffer = PixelBuffer(width: key.width, height: key.height, format: .rgba8)
+            if half { movingTarget = buffer } else { target = buffer }
+        }
+        let out = try recorder.target(for: buffer!)
         if !redrawsAlways, output === out, pointList!.drawnKey == key { return }
         let list = pointList!
         let (fromSubset, stride) = list.source(stride: list.stride)
         renderer.pointStride = stride
         try renderer.record(cb: cb, recorder: recorder, cloud: fromSubset ? list.subset! : list.cloud, output: out,
-                            camera: pointCloudCamera(viewProjection))
+                            camera: pointCloudCamera(key.viewProjection))
         mark("point cloud")
         drew(key, now: now)
         output = out
@@ -203,7 +207,8 @@ extension Scene3D {
         r.eyeDomeLighting = renderer.eyeDomeLighting
         r.adaptiveSizeScale = renderer.adaptiveSizeScale
         r.pointStride = stride
-        try r.render(points: fromSubset ? list.hostSubset! : host, viewProjection: pointCloudCamera(viewProjection).viewProjection, into: out)
+        try r.render(points: fromSubset ? list.hostSubset! : host, viewProjection: pointCloudCamera(key.viewProjection).viewProjection,
+                     into: out)
         drew(key, now: now)
         output = nil
         picture = out
@@ -239,21 +244,28 @@ extension Scene3D {
                                             budgetMs: Self.frameBudgetMs, current: list.stride, maxStride: list.maxStride)
         list.drawn = list.drawnPoints(stride: list.stride)
         let planes = framing.planes(distance: cam.distance)
-        let proj = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height,
-                                      near: planes.near, far: planes.far)
-        viewProjection = proj * cam.viewMatrix
+        // The window's framing (picking and the overlay use it); the GPU draws a moving view at a
+        // stride at half that size, through the same camera (the compute pass's per-pixel cost).
+        viewProjection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height,
+                                            near: planes.near, far: planes.far) * cam.viewMatrix
         extent = (width, height)
         focal = k.fx
+        var draw = (width: width, height: height, k: k, viewProjection: viewProjection)
+        if !onCPU, list.stride > 1, width >= 2, height >= 2 {
+            let w = (width + 1) / 2, h = (height + 1) / 2, kh = CameraIntrinsics.default(width: w, height: h)
+            draw = (w, h, kh, Matrix4.projection(fx: kh.fx, fy: kh.fy, cx: kh.cx, cy: kh.cy, width: w, height: h,
+                                                 near: planes.near, far: planes.far) * cam.viewMatrix)
+        }
         renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
         if adaptiveSize && list.spacing == nil { list.spacing = AdaptivePointSize.spacing(of: list.positions) }
-        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: list.spacing ?? 0) : 0
+        renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: draw.k.fx, spacing: list.spacing ?? 0) : 0
         if renderer.colorBy != .color {
             renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, min: list.cloud.bounds.min, max: list.cloud.bounds.max)
         }
         pointList = list
         return PointListState.DrawKey(
-            cloud: ObjectIdentifier(list.cloud), count: list.cloud.count, onCPU: onCPU, viewProjection: viewProjection,
-            width: width, height: height, stride: list.stride, pointSize: renderer.pointSize, colorBy: renderer.colorBy,
+            cloud: ObjectIdentifier(list.cloud), count: list.cloud.count, onCPU: onCPU, viewProjection: draw.viewProjection,
+            width: draw.width, height: draw.height, stride: list.stride, pointSize: renderer.pointSize, colorBy: renderer.colorBy,
             colormap: renderer.colormap, colorRange: renderer.colorRange, clearColor: renderer.clearColor,
             eyeDomeLighting: renderer.eyeDomeLighting, adaptiveSizeScale: renderer.adaptiveSizeScale,
             atomicBits: renderer.atomicBits)

@@ -141,19 +141,19 @@ extension Scene3D {
     }
 
     /// Every `subsetStep`-th point of `cloud` on the GPU and the host, for a cloud of at least
-    /// `subsetMinimum` points (else none).
+    /// `subsetMinimum` points (else none). The GPU buffer of the last subset is refilled in place
+    /// when the new one fits (a PLY sequence's files; the frame in flight was waited for).
     func makeSubsets(_ list: inout PointListState, _ cloud: PointCloud) throws {
-        list.subset = nil
-        list.hostSubset = nil
-        guard cloud.count >= PointListState.subsetMinimum else { return }
-        let step = PointListState.subsetStep, n = (cloud.count + step - 1) / step
-        let positions = cloud.positions, colors = cloud.colors
-        func point(_ i: Int) -> (SIMD3<Float>, UInt32) {
-            let c = colors[i * step]
-            return (positions[i * step], UInt32(c.x) | UInt32(c.y) << 8 | UInt32(c.z) << 16 | 0xFF00_0000)
+        guard cloud.count >= PointListState.subsetMinimum else {
+            list.subset = nil
+            list.hostSubset = nil
+            return
         }
-        list.subset = try GPUPointCloud(renderer: renderer, count: n, point: point)
-        list.hostSubset = CPUPointList(count: n, point: point)
+        let step = PointListState.subsetStep
+        let picked = Swift.stride(from: 0, to: cloud.count, by: step)
+        let sub = PointCloud(positions: picked.map { cloud.positions[$0] }, colors: picked.map { cloud.colors[$0] })
+        if let s = list.subset, try s.replace(with: sub) {} else { list.subset = try GPUPointCloud(renderer: renderer, cloud: sub) }
+        list.hostSubset = CPUPointList(cloud: sub)
     }
 
     /// True while a mouse drag is held (the view moves under the user).

@@ -7,8 +7,13 @@ import Foundation
 public final class PointListHandoff: @unchecked Sendable {
     private let lock = NSLock()
     private var contents: PLYContents?
+    /// How long the CLI took to read and parse the file (`--stats` prints it).
+    public let readSeconds: Double?
 
-    public init(_ contents: PLYContents) { self.contents = contents }
+    public init(_ contents: PLYContents, readSeconds: Double? = nil) {
+        self.contents = contents
+        self.readSeconds = readSeconds
+    }
 
     /// The contents on the first call, nil after.
     func take() -> PLYContents? {

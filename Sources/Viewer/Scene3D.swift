@@ -41,6 +41,12 @@ final class Scene3D {
     var picture: PixelBuffer?
     /// The hover readout of a point list (CloudHover.swift).
     let cloudHover = CloudHover()
+    /// `--spin`: when the camera was last turned (ViewerSpin.swift).
+    var spunAt: Double?
+    /// `--reprocess` / `--watch-shaders`: a still point list is drawn again every frame (timing).
+    var redrawsAlways = false
+    /// The GPU's picture of a point list moving at a stride, at half the window's size (Scene3DPointList.swift).
+    var movingTarget: PixelBuffer?
 
     init(renderer: PointCloudRenderer) { self.renderer = renderer }
 
@@ -201,7 +207,7 @@ final class Scene3D {
         let parts = OverlayParts(
             camera: camera.map { SIMD4($0.distance, $0.pose.yaw, $0.pose.pitch, $0.pose.roll) },
             pointSize: renderer.pointSize, method: renderer.method, atomicBits: renderer.atomicBits,
-            colorBy: renderer.colorBy, onCPU: drawsOnCPU, drawn: pointList.map { SIMD2(renderer.drawnPoints($0.cloud), $0.cloud.count) },
+            colorBy: renderer.colorBy, onCPU: drawsOnCPU, drawn: pointList.map { SIMD2($0.drawn, $0.cloud.count) },
             measured: measuredDistance, picks: picks.count)
         if let memo = overlayMemo, memo.parts == parts { return memo.lines }
         var lines: [String] = []

@@ -26,6 +26,8 @@ extension Scene3D {
         list.colors = contents.hasColor ? contents.cloud.colors : []
         cloudHover.pointsChanged()
         list.host = CPUPointList(cloud: contents.cloud)
+        try makeSubsets(&list, contents.cloud)
+        list.drawnKey = nil   // refilled in place: the same buffer, new points
         pointList = list
         return reused
     }

@@ -124,6 +124,7 @@ public final class ViewerApp {
         glfwPollEvents()
         let now = monotonicSeconds()
         handleInput(now: now)
+        spinView(now: now)
         if window.shouldClose || stats.exitDue(options, now: now) || StopSignals.pending != nil { return false }
         guard try readySwapchain() else { return true }
 
@@ -156,6 +157,7 @@ public final class ViewerApp {
 
         let shownCount = stats.frameShown()
         if shownCount == 3 { logUI("ready") }
+        reportFirstFrame()
         // Tests wait for frames to be drawn instead of sleeping (`--log-ui` only).
         log.frame(shownCount)
         if let source = session.source { capture.frameShown(shown, frame: session.current, source: source, view: view, settings: settings) }
@@ -163,7 +165,7 @@ public final class ViewerApp {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
-                print("stats: \(stats.perSecond.line)")
+                print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? ""))
                 fflush(stdout)
             }
         }

@@ -55,6 +55,11 @@ public struct ViewerOptions: Sendable {
     public var points: PointDrawing?
     /// `--edl` / `--no-edl`: the 3D view's eye-dome lighting (nil: on for a PLY without colors, else off).
     public var edl: Bool?
+    /// `--spin DEG`: the 3D view orbits by itself at this many degrees a second (benchmarks of a moving view).
+    public var spinDegreesPerSecond: Double?
+    /// When `depthlens view` started (`monotonicSeconds()`): `--stats` prints a point list's load
+    /// times from here.
+    public var startedAt: Double?
 
     public init() {}
 }

@@ -13,9 +13,16 @@ extension ViewerApp {
             }
             return
         }
+        scene3D.redrawsAlways = options.reprocess || options.watchShaders
         try scene3D.setPointList(contents)
         if let list = scene3D.pointList {
             view = .threeD
+            if options.stats {
+                let read = stats.framesShown == 0 ? options.pointList?.readSeconds : nil
+                print("load: \(list.cloud.count) points:" + (read.map { String(format: " read and parse %.2f s,", $0) } ?? "")
+                      + String(format: " GPU upload %.2f s, host copy %.2f s", list.loadSeconds.upload, list.loadSeconds.host))
+                fflush(stdout)
+            }
             logUI("point list \(list.cloud.count) points, \(list.hasColor ? "colored" : "colored by height")")
         } else if let q = session.sequence {
             view = .threeD

@@ -65,6 +65,8 @@ struct ViewCommand: ParsableCommand {
     var exitAfter: Double?
     @Option(help: "Quit after this many displayed frames; with --stats, print the steady-state line (allocations, RSS) at the end; with --log-ui a last 'ui: exit' line.")
     var exitAfterFrames: Int?
+    @Option(help: ArgumentHelp("Orbit the 3D view by itself at this many degrees a second (the view moves every frame, as under a drag: for timing a moving view; a drag still works).", valueName: "deg/s"))
+    var spin: Double?
     @Flag(help: "Print the key table (Markdown) and exit.")
     var keys = false
     @Flag(help: "Ctrl+R records RGB-D (color, 16-bit depth, calibration) as Matroska instead of the filtered view as H.264.")
@@ -88,10 +90,13 @@ struct ViewCommand: ParsableCommand {
             return
         }
         var o = ViewerOptions()
+        o.startedAt = monotonicSeconds()
         o.source = source
         if case .ply(let path) = try SourceSpec(parsing: source) {
             // Read before the window opens: a bad PLY is one line and exit 1, with no window.
-            o.pointList = PointListHandoff(try PLYLoading.load(path))
+            let t = monotonicSeconds()
+            let contents = try PLYLoading.load(path)
+            o.pointList = PointListHandoff(contents, readSeconds: monotonicSeconds() - t)
             o.view = .threeD
         } else if case let .plySequence(directory, pattern) = try SourceSpec(parsing: source) {
             // Listed before the window opens: an empty folder is one line and exit 1, with no window.
@@ -144,6 +149,10 @@ struct ViewCommand: ParsableCommand {
             throw DepthKitError.invalidArgument("--exit-after-frames must be a positive number of frames, got \(exitAfterFrames)")
         }
         o.exitAfterFrames = exitAfterFrames
+        if let spin, !(spin.isFinite && abs(spin) <= 3600) {
+            throw DepthKitError.invalidArgument("--spin must be degrees a second between -3600 and 3600, got \(spin)")
+        }
+        o.spinDegreesPerSecond = spin
         o.smoothing = try smoothing.settings()
         o.align = try AlignMode.named(align)
         o.recordRGBD = recordRgbd

@@ -71,8 +71,9 @@ final class CPUPointsWindowTests: WindowTestCase {
         let ply = path("scene.ply")
         try PLYWriter.write(PointCloud.unproject(depth: f.depth, color: f.color), to: ply)
         func run(_ points: String) throws -> (PixelBuffer, String) {
+            // --reprocess: a still point list is drawn every frame (else once, then shown again).
             let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--points", points, "--no-panel", "--stats",
-                                               "--log-ui", "--size", "640x480"])
+                                               "--reprocess", "--log-ui", "--size", "640x480"])
             defer { v.quit() }
             try v.waitForLine("ui: ready")
             x.xdotoolMoveAway()

@@ -1,0 +1,24 @@
+import Capture
+import Foundation
+
+/// `view --spin DEG`: the 3D view orbits by itself, so a moving view can be timed without a mouse
+/// (scripts/bench-view3d), and `--stats` reports a point list's load times.
+extension ViewerApp {
+    /// Turns the 3D camera about its center by the rate × the time since the last frame (the
+    /// first frame of a camera only starts the clock). A drag still moves the view on top.
+    func spinView(now: Double) {
+        guard let rate = options.spinDegreesPerSecond, view == .threeD, let scene3D = composer.scene3D else { return }
+        defer { scene3D.spunAt = now }
+        guard let last = scene3D.spunAt, var camera = scene3D.camera else { return }
+        camera.orbit(yaw: Float((now - last) * rate * .pi / 180), pitch: 0)
+        scene3D.camera = camera
+    }
+
+    /// With `--stats` and `--source ply:FILE`, after the first frame was presented: how long since
+    /// `view` started (the load's stages are printed by `showPointList`).
+    func reportFirstFrame() {
+        guard options.stats, options.pointList != nil, stats.framesShown == 1, let start = options.startedAt else { return }
+        print(String(format: "load: first frame presented %.2f s after start", monotonicSeconds() - start))
+        fflush(stdout)
+    }
+}

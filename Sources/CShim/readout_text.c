@@ -28,3 +28,29 @@ int dl_format_timeline(char *out, size_t size, long index, long count, double ti
         return snprintf(out, size, "frame %ld of %ld   t %.6f s   %.3f / %.3f s", index, count, timestamp, elapsed, duration);
     return snprintf(out, size, "frame %ld of %ld   t %.6f s", index, count, timestamp);
 }
+
+int dl_format_camera_line(char *out, size_t size, float distance, float yaw_deg, float pitch_deg, float roll_deg,
+                          float point_size) {
+    return snprintf(out, size, "distance %.2f m, yaw %.0f deg, pitch %.0f deg, roll %.0f deg, points %.0f px",
+                    (double)distance, (double)yaw_deg, (double)pitch_deg, (double)roll_deg, (double)point_size);
+}
+
+/// n with a comma every three digits (n >= 0) into out; returns the length.
+static int grouped(char *out, size_t size, long n) {
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%ld", n < 0 ? 0 : n);
+    size_t at = 0;
+    for (int i = 0; i < len && at + 1 < size; i++) {
+        if (i > 0 && (len - i) % 3 == 0 && at + 2 < size) out[at++] = ',';
+        out[at++] = digits[i];
+    }
+    if (size > 0) out[at < size ? at : size - 1] = 0;
+    return (int)at;
+}
+
+int dl_format_drawn_points(char *out, size_t size, long drawn, long total) {
+    char a[40], b[40];
+    grouped(a, sizeof a, drawn);
+    grouped(b, sizeof b, total);
+    return snprintf(out, size, "drawing %s of %s points%s", a, b, drawn < total ? " (moving)" : "");
+}

@@ -1,3 +1,4 @@
+import CShim
 import CGLFW
 import CVulkan
 import Capture
@@ -191,36 +192,48 @@ final class Scene3D {
         return best?.p
     }
 
-    /// What the overlay lines are made from; compared each frame (no allocation) so the lines are
-    /// rebuilt only when one of them changes (steady state: no allocation per frame).
+    /// What the overlay's steady lines are made from; compared each frame (no allocation) so they are
+    /// rebuilt only when one of them changes. The camera line and the drawn-points line change every
+    /// frame while the view moves, so they are formatted on the stack instead (`withOverlayLines`).
     private struct OverlayParts: Equatable {
-        var camera: SIMD4<Float>?   // distance, yaw, pitch, roll (radians)
-        var pointSize: Float
         var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy, onCPU: Bool
-        var drawn: SIMD2<Int>?      // points drawn, of the point list's total
         var measured: Float?
         var picks: Int
     }
-    private var overlayMemo: (parts: OverlayParts, lines: [String])?
+    private var overlayMemo: (parts: OverlayParts, points: String, picks: String?)?
 
-    var overlayLines: [String] {
-        let parts = OverlayParts(
-            camera: camera.map { SIMD4($0.distance, $0.pose.yaw, $0.pose.pitch, $0.pose.roll) },
-            pointSize: renderer.pointSize, method: renderer.method, atomicBits: renderer.atomicBits,
-            colorBy: renderer.colorBy, onCPU: drawsOnCPU, drawn: pointList.map { SIMD2($0.drawn, $0.cloud.count) },
-            measured: measuredDistance, picks: picks.count)
-        if let memo = overlayMemo, memo.parts == parts { return memo.lines }
-        var lines: [String] = []
-        if let c = camera {
-            lines.append(String(format: "distance %.2f m, yaw %.0f°, pitch %.0f°, roll %.0f°, points %.0f px",
-                                c.distance, c.pose.yaw * 180 / .pi, c.pose.pitch * 180 / .pi, c.pose.roll * 180 / .pi,
-                                renderer.pointSize).replacingOccurrences(of: "°", with: " deg"))
-            lines.append(pointsLine)
-            if let d = drawnPointsLine { lines.append(d) }
+    /// The overlay's lines in order, each as a C string: the camera, how points are drawn, how many
+    /// of a point list (while a camera is set), then the picks. Nothing is allocated while only the
+    /// camera or the points drawn change (a moving view).
+    func withOverlayLines(_ body: (UnsafePointer<CChar>) -> Void) {
+        let parts = OverlayParts(method: renderer.method, atomicBits: renderer.atomicBits, colorBy: renderer.colorBy,
+                                 onCPU: drawsOnCPU, measured: measuredDistance, picks: picks.count)
+        if overlayMemo?.parts != parts {
+            let picksLine: String? = measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) }
+                ?? (picks.count == 1 ? "picked 1 point; click a second one to measure" : nil)
+            overlayMemo = (parts, pointsLine, picksLine)
         }
-        if let d = measuredDistance { lines.append(String(format: "distance between the picks: %.0f mm", d * 1000)) }
-        else if picks.count == 1 { lines.append("picked 1 point; click a second one to measure") }
-        overlayMemo = (parts, lines)
+        guard let memo = overlayMemo else { return }
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { buf in
+            if let c = camera {
+                let degrees = 180 / Float.pi
+                _ = dl_format_camera_line(buf.baseAddress, buf.count, c.distance, c.pose.yaw * degrees,
+                                          c.pose.pitch * degrees, c.pose.roll * degrees, renderer.pointSize)
+                body(buf.baseAddress!)
+                memo.points.withCString(body)
+                if let list = pointList {
+                    _ = dl_format_drawn_points(buf.baseAddress, buf.count, list.drawn, list.cloud.count)
+                    body(buf.baseAddress!)
+                }
+            }
+            memo.picks?.withCString(body)
+        }
+    }
+
+    /// The overlay's lines as Strings (tests, logs).
+    var overlayLines: [String] {
+        var lines: [String] = []
+        withOverlayLines { lines.append(String(cString: $0)) }
         return lines
     }
 

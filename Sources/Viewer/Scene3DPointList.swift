@@ -1,3 +1,4 @@
+import CShim
 import CGLFW
 import CVulkan
 import Capture
@@ -278,13 +279,14 @@ extension Scene3D {
     /// "drawing 250,000 of 2,000,000 points" (nil without a point list).
     var drawnPointsLine: String? {
         guard let list = pointList else { return nil }
-        let total = list.cloud.count
-        return "drawing \(Self.grouped(list.drawn)) of \(Self.grouped(total)) points" + (list.drawn < total ? " (moving)" : "")
+        return Self.drawnPointsText(drawn: list.drawn, total: list.cloud.count)
     }
 
-    static func grouped(_ n: Int) -> String {
-        var s = String(n), out = ""
-        while s.count > 3 { out = "," + s.suffix(3) + out; s.removeLast(3) }
-        return s + out
+    /// "drawing 62,500 of 2,000,000 points (moving)": the overlay's line (dl_format_drawn_points).
+    static func drawnPointsText(drawn: Int, total: Int) -> String {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 96) { buf in
+            _ = dl_format_drawn_points(buf.baseAddress, buf.count, drawn, total)
+            return String(cString: buf.baseAddress!)
+        }
     }
 }

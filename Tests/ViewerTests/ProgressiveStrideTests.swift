@@ -62,9 +62,10 @@ final class ProgressiveStrideTests: XCTestCase {
         XCTAssertEqual(PointListState.drawnPoints(count: 2_000_000, stride: 32, hasSubset: false), 125_000)
     }
 
-    func testGroupedCounts() {
-        XCTAssertEqual(Scene3D.grouped(250_000), "250,000")
-        XCTAssertEqual(Scene3D.grouped(2_000_000), "2,000,000")
-        XCTAssertEqual(Scene3D.grouped(999), "999")
+    func testDrawnPointsLineGroupsItsCounts() {
+        XCTAssertEqual(Scene3D.drawnPointsText(drawn: 250_000, total: 250_000), "drawing 250,000 of 250,000 points")
+        XCTAssertEqual(Scene3D.drawnPointsText(drawn: 62_500, total: 2_000_000), "drawing 62,500 of 2,000,000 points (moving)")
+        XCTAssertEqual(Scene3D.drawnPointsText(drawn: 999, total: 1_000), "drawing 999 of 1,000 points (moving)")
+        XCTAssertEqual(Scene3D.drawnPointsText(drawn: 0, total: 20_000_000), "drawing 0 of 20,000,000 points (moving)")
     }
 }

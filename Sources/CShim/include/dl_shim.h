@@ -145,6 +145,11 @@ int dl_format_point_readout(char *out, size_t size, const char *prefix, long ind
 /// x y z at `xyz + i·stride`. At most 2³² − 1 points are mapped.
 void dl_point_id_map(const float *xyz, size_t count, size_t stride, const float *m, long width, long height,
                      uint64_t *keys);
+/// The 3D overlay's camera line: "distance 1.50 m, yaw 30 deg, pitch 0 deg, roll 0 deg, points 2 px".
+int dl_format_camera_line(char *out, size_t size, float distance, float yaw_deg, float pitch_deg, float roll_deg,
+                          float point_size);
+/// "drawing 123,456 of 2,000,000 points (moving)" (" (moving)" when drawn < total).
+int dl_format_drawn_points(char *out, size_t size, long drawn, long total);
 // The playback timeline's line: frame index of count, the frame's timestamp (the recording's own
 // clock), and seconds since the first frame of the recording's duration (duration ≤ 0: unknown).
 int dl_format_timeline(char *out, size_t size, long index, long count, double timestamp, double elapsed, double duration);

@@ -151,11 +151,23 @@ final class Scene3D {
 
     /// The renderer's camera for `m`, made again (an array of 16 floats) only when the view moved.
     private var lastCamera: (matrix: Matrix4, camera: PointCloudCamera)?
+    /// A moving view gets a new matrix every frame: its floats are written into the last camera's
+    /// array (unique once the last frame's copies are gone), so turning allocates nothing.
     func pointCloudCamera(_ m: Matrix4) -> PointCloudCamera {
-        if let last = lastCamera, last.matrix == m { return last.camera }
-        let c = PointCloudCamera(viewProjection: m.floats)
-        lastCamera = (m, c)
-        return c
+        guard var last = lastCamera else {
+            let c = PointCloudCamera(viewProjection: m.floats)
+            lastCamera = (m, c)
+            return c
+        }
+        if last.matrix == m { return last.camera }
+        lastCamera = nil   // the one reference left is `last`'s: the write below is in place
+        last.camera.viewProjection.withUnsafeMutableBufferPointer { f in
+            func put(_ i: Int, _ c: SIMD4<Float>) { f[4 * i] = c.x; f[4 * i + 1] = c.y; f[4 * i + 2] = c.z; f[4 * i + 3] = c.w }
+            put(0, m.c0); put(1, m.c1); put(2, m.c2); put(3, m.c3)
+        }
+        last.matrix = m
+        lastCamera = last
+        return last.camera
     }
 
     /// Where a world point lands in the window (nil behind the eye).

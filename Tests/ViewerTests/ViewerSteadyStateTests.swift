@@ -135,5 +135,8 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try assertSteady(["--no-panel"], source: ["--source", "ply:\(ply)"])
         // Drawn from its host copy on the CPU, with eye-dome lighting and the panel.
         try assertSteady(["--points", "cpu", "--edl"], source: ["--source", "ply:\(ply)"])
+        // Turning by itself (`--spin`): a moving view, its overlay lines new every frame.
+        try assertSteady(["--spin", "40"], source: ["--source", "ply:\(ply)"])
+        try assertSteady(["--spin", "40", "--points", "cpu"], source: ["--source", "ply:\(ply)"])
     }
 }

@@ -166,8 +166,9 @@ final class PresentComposer {
     /// Makes this frame's 3D picture on the CPU now, while the last frame's commands and present
     /// may still run (the loop checked `drawsAhead`); `process` then copies it in. A failure is
     /// left for `process`, which tries again and says so.
-    func drawAhead(frame current: FrameSet?, settings: ViewSettings, extent: VkExtent2D, now: Double) {
-        guard let scene3D else { return }
+    func drawAhead(frame current: FrameSet?, view: ViewerOptions.View, settings: ViewSettings, extent: VkExtent2D, now: Double) {
+        // The panel may have changed the view or the drawing since `drawsAhead`.
+        guard view == .threeD, let scene3D, scene3D.drawsOnCPU else { return }
         if scene3D.pointList == nil && current == nil { return }
         aheadPicture = try? renderOnCPU(scene3D, frame: scene3D.pointList == nil ? current : nil, settings: settings,
                                         width: Int(extent.width), height: Int(extent.height), now: now)

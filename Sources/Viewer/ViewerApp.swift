@@ -147,7 +147,7 @@ public final class ViewerApp {
             imgui.newFrame()
             buildUI(now: now)
             stats.lap("ui")
-            composer.drawAhead(frame: session.current, settings: settings, extent: swapchain.extent, now: now)
+            composer.drawAhead(frame: session.current, view: view, settings: settings, extent: swapchain.extent, now: now)
             stats.lap("kernels")
         }
         try sync.finishPresent()

@@ -4,7 +4,9 @@ import Foundation
 /// and `--stats` (one line a second on stdout).
 struct FrameStats {
     /// CPU stages of one displayed frame, in order: "acquire" is vkAcquireNextImageKHR, "ui" the
-    /// ImGui frame, "record" the window's render pass, "submit" vkQueueSubmit, "present" vkQueuePresentKHR.
+    /// ImGui frame, "record" the window's render pass, "submit" handing the frame to the present
+    /// thread (`FramePresenter`: vkQueueSubmit and vkQueuePresentKHR run there), "present" waiting
+    /// for that thread to finish the last frame's (with `DEPTHLENS_PRESENT_THREAD=0` both run in "submit").
     static let stages = ["source", "upload", "kernels", "acquire", "ui", "record", "submit", "present", "gpu wait"]
 
     private var windowStart: Double

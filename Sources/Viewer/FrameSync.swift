@@ -6,13 +6,18 @@ import GPUKit
 /// `CommandStream`, which submits through `GPUContext.submit` under the queue lock), the
 /// semaphore an acquired image is waited on and one "render finished" semaphore per swapchain
 /// image. Each frame: `waitForFrame` (the previous frame's fence; its GPU timestamps go to the
-/// statistics), `acquire`, `beginFrame`, `mark`s between the stages, `endFrame`, `submit`,
-/// `present`. `oneShot` records and runs a command buffer of its own between frames (font upload,
-/// snapshot, video frame). The semaphores are destroyed on deinit, the stream's objects by it.
+/// statistics), `acquire`, `beginFrame`, `mark`s between the stages, `endFrame`,
+/// `submitAndPresent` (handed to `FramePresenter`'s thread: `finishPresent` waits for it, and
+/// `waitForFrame` and `acquire` do so first). `oneShot` records and runs a command buffer of its
+/// own between frames (font upload, snapshot, video frame). The semaphores are destroyed on deinit, the stream's objects by it.
 final class FrameSync {
     let context: GPUContext
     private let stream: CommandStream
     private let stats: ViewerStats
+    /// The last present, running on its own thread while the loop makes the next frame.
+    let presenter: FramePresenter
+    /// The swapchain the pending present is for (its result marks it for recreation).
+    private var presentingOn: Swapchain?
     private let acquireSemaphore: VkSemaphore
     /// One per swapchain image: presentation may still wait on the previous one when the next frame signals.
     private var renderDone: [VkSemaphore] = []
@@ -24,11 +29,20 @@ final class FrameSync {
         self.context = context
         self.stats = stats
         stream = try CommandStream(context: context, timestamps: Self.timestampCount)
-        acquireSemaphore = try Commands.semaphore(context)
+        let acquired = try Commands.semaphore(context)
+        acquireSemaphore = acquired
+        // The frame waits for the acquired image at the color output stage (and at transfer when
+        // a copy writes it), and signals the image's "render finished" semaphore.
+        presenter = FramePresenter(context: context) { [stream] transfer, signal in
+            let stages = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
+            try stream.submit(wait: acquired, waitStages: stages, signal: signal)
+        }
+        stats.presenter = presenter
         labels.reserveCapacity(Int(Self.timestampCount))
     }
 
     deinit {
+        presenter.stop()
         _ = try? stream.wait()
         vkDeviceWaitIdle(context.device)   // presentation may still wait on a semaphore
         renderDone.forEach { vkDestroySemaphore(context.device, $0, nil) }
@@ -43,6 +57,7 @@ final class FrameSync {
     /// Waits for the frame in flight (if any) and adds its GPU timestamps to the statistics.
     /// Vulkan: `vkWaitForFences`, `vkGetQueryPoolResults`.
     func waitForFrame() throws {
+        try finishPresent()   // the frame may not be submitted yet
         guard try stream.wait() else { return }
         if labels.count >= 2 {
             stream.timestampIntervals(count: labels.count) { i, ms in stats.perSecond.add(gpu: labels[i], ms: ms) }
@@ -54,6 +69,7 @@ final class FrameSync {
     /// swapchain marked for recreation) when there is none or it is out of date.
     /// Vulkan: `vkAcquireNextImageKHR`.
     func acquire(from swapchain: Swapchain) throws -> UInt32? {
+        try finishPresent()
         guard let sc = swapchain.handle else { swapchain.needsRecreate = true; return nil }
         var imageIndex: UInt32 = 0
         let acquired = vkAcquireNextImageKHR(context.device, sc, UInt64.max, acquireSemaphore, nil, &imageIndex)
@@ -83,20 +99,30 @@ final class FrameSync {
 
     func endFrame() throws { try stream.end() }
 
-    /// Submits the frame: waits for the acquired image at the color output stage (and at transfer
-    /// when a copy writes it, `transfer`), signals the image's "render finished" semaphore.
-    func submit(image: UInt32, transfer: Bool) throws {
-        let stages = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
-        try stream.submit(wait: acquireSemaphore, waitStages: stages, signal: renderDone[Int(image)])
+    /// Submits the frame and presents `image` once it rendered, both on the present thread
+    /// (`FramePresenter`): returns at once, and `finishPresent` (called by `waitForFrame`,
+    /// `acquire` and the next `submitAndPresent`) takes the result.
+    func submitAndPresent(image: UInt32, on swapchain: Swapchain, transfer: Bool) throws {
+        try finishPresent()
+        guard let handle = swapchain.handle else {
+            // Nothing to present to: the frame is still submitted (its fence is waited for).
+            let stages = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
+            try stream.submit(wait: acquireSemaphore, waitStages: stages, signal: nil)
+            swapchain.needsRecreate = true
+            return
+        }
+        presentingOn = swapchain
+        presenter.start(handle, image: image, transfer: transfer, wait: renderDone[Int(image)])
     }
 
-    /// Presents `image` once its frame rendered; an out-of-date or suboptimal swapchain is marked
-    /// for recreation. Vulkan: `vkQueuePresentKHR` (under the queue lock).
-    func present(image: UInt32, on swapchain: Swapchain) throws {
-        guard let handle = swapchain.handle else { swapchain.needsRecreate = true; return }
-        let presented = context.present(handle, image: image, wait: renderDone[Int(image)])
+    /// Waits for the present in flight, if any: an out-of-date or suboptimal swapchain is marked
+    /// for recreation, another failure thrown.
+    func finishPresent() throws {
+        guard let presented = try presenter.finish() else { return }
+        let swapchain = presentingOn
+        presentingOn = nil
         if presented == VK_ERROR_OUT_OF_DATE_KHR || presented == VK_SUBOPTIMAL_KHR {
-            swapchain.needsRecreate = true
+            swapchain?.needsRecreate = true
         } else {
             try vkCheck(presented, "vkQueuePresentKHR")
         }

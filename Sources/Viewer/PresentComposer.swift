@@ -56,6 +56,10 @@ final class PresentComposer {
     /// The last 2D output (presented again while the frame and settings hold) and what it was made from.
     private(set) var lastOutput: FrameProcessor.Output?
     private(set) var processedKey: ProcessedKey?
+    /// The picture `drawAhead` made for the coming `process`.
+    private var aheadPicture: PixelBuffer?
+    /// The last `process` gave a 3D picture to copy in (`drawsAhead`).
+    private var lastCopiedPicture = false
 
     init(context: GPUContext, swapchain: Swapchain, options: ViewerOptions, sync: FrameSync, log: ViewerLog) throws {
         self.sync = sync
@@ -96,10 +100,13 @@ final class PresentComposer {
         var result = Frame()
         processor.picturesByCopy = copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
         let width = Int(extent.width), height = Int(extent.height)
+        // A picture made ahead (`drawAhead`) for this frame, taken once.
+        let ahead = aheadPicture
+        aheadPicture = nil
+        defer { lastCopiedPicture = result.picture3D != nil }
         if view == .threeD, let scene3D, scene3D.pointList != nil, scene3D.drawsOnCPU {
             do {
-                scene3D.renderer.colormap = settings.colormap
-                let picture = try scene3D.renderPointListOnCPU(width: width, height: height, now: now)
+                let picture = try ahead ?? renderOnCPU(scene3D, frame: nil, settings: settings, width: width, height: height, now: now)
                 if processor.picturesByCopy {
                     result.picture3D = picture
                 } else {
@@ -116,8 +123,7 @@ final class PresentComposer {
             do {
                 if view == .threeD, let scene3D, scene3D.drawsOnCPU {
                     // Made on the CPU: copied into the window as 2D CPU pictures are (else drawn from a texture).
-                    scene3D.renderer.colormap = settings.colormap
-                    let picture = try scene3D.renderOnCPU(frame: frame, width: width, height: height)
+                    let picture = try ahead ?? renderOnCPU(scene3D, frame: frame, settings: settings, width: width, height: height, now: now)
                     if processor.picturesByCopy {
                         result.picture3D = picture
                     } else {
@@ -146,6 +152,34 @@ final class PresentComposer {
         }
         lastOutput = result.output ?? lastOutput
         return result
+    }
+
+    /// Whether this frame's 3D picture is to be made on the CPU before the loop waits for the
+    /// last frame (`drawAhead`): the picture is made on the CPU and copied in, and so was the last
+    /// frame's, whose commands then read only their own copy of the picture, the swapchain image
+    /// and ImGui's buffers, nothing the source, the panel or this drawing changes.
+    func drawsAhead(view: ViewerOptions.View, copyFormat: PixelFormat?) -> Bool {
+        guard view == .threeD, lastCopiedPicture, let scene3D, scene3D.drawsOnCPU else { return false }
+        return copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
+    }
+
+    /// Makes this frame's 3D picture on the CPU now, while the last frame's commands and present
+    /// may still run (the loop checked `drawsAhead`); `process` then copies it in. A failure is
+    /// left for `process`, which tries again and says so.
+    func drawAhead(frame current: FrameSet?, view: ViewerOptions.View, settings: ViewSettings, extent: VkExtent2D, now: Double) {
+        // The panel may have changed the view or the drawing since `drawsAhead`.
+        guard view == .threeD, let scene3D, scene3D.drawsOnCPU else { return }
+        if scene3D.pointList == nil && current == nil { return }
+        aheadPicture = try? renderOnCPU(scene3D, frame: scene3D.pointList == nil ? current : nil, settings: settings,
+                                        width: Int(extent.width), height: Int(extent.height), now: now)
+    }
+
+    /// The 3D picture drawn on the CPU: the point list's (`frame` nil) or `frame`'s depth points.
+    private func renderOnCPU(_ scene3D: Scene3D, frame: FrameSet?, settings: ViewSettings, width: Int, height: Int,
+                             now: Double) throws -> PixelBuffer {
+        scene3D.renderer.colormap = settings.colormap
+        guard let frame else { return try scene3D.renderPointListOnCPU(width: width, height: height, now: now) }
+        return try scene3D.renderOnCPU(frame: frame, width: width, height: height, reuse: !alwaysProcess)
     }
 
     /// The PLY point list in 3D; false (with a notice) when it failed.

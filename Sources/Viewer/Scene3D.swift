@@ -98,8 +98,10 @@ final class Scene3D {
     }
 
     /// Draws `frame`'s points on the CPU (`CPUPointRenderer`, the compute path's picture) into a
-    /// reused `width`×`height` picture, for the window to copy in.
-    func renderOnCPU(frame: FrameSet, width: Int, height: Int) throws -> PixelBuffer {
+    /// reused `width`×`height` picture, for the window to copy in. With `reuse`, a picture drawn
+    /// from the same frame, camera, size and settings as the last one is not drawn again (a still
+    /// view of a paused or slower source); `view --reprocess` draws every frame.
+    func renderOnCPU(frame: FrameSet, width: Int, height: Int, reuse: Bool = false) throws -> PixelBuffer {
         let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
         let out: PixelBuffer
         if let p = picture ?? cpuTarget, p.width == width, p.height == height { out = p } else {
@@ -113,13 +115,41 @@ final class Scene3D {
         r.clearColor = renderer.clearColor
         r.eyeDomeLighting = renderer.eyeDomeLighting
         r.adaptiveSizeScale = renderer.adaptiveSizeScale
+        let key = CPUDrawKey(frame, viewProjection: viewProjection, renderer: r, into: out)
+        if reuse, picture === out, lastCPUDraw == key { return out }
+        lastCPUDraw = nil   // not valid while drawing (a failed draw leaves no picture to reuse)
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
         try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
                      into: out)
         output = nil
         picture = out
+        lastCPUDraw = key
         return out
     }
+
+    /// What a depth frame's CPU picture was drawn from: the frame's buffers and their generations,
+    /// the camera's matrix, the renderer's settings and the picture (`renderOnCPU`'s `reuse`).
+    struct CPUDrawKey: Equatable {
+        let depth: ObjectIdentifier?, depthGeneration: UInt64, color: ObjectIdentifier, colorGeneration: UInt64, index: Int
+        let viewProjection: Matrix4
+        let pointSize: Float, colorBy: PointCloudColorBy, colormap: Colormap, clearColor: SIMD4<Float>
+        let edl: EyeDomeLighting, adaptiveSizeScale: Float, pointStride: Int
+        let picture: ObjectIdentifier, width: Int, height: Int
+
+        init(_ f: FrameSet, viewProjection: Matrix4, renderer r: CPUPointRenderer, into out: PixelBuffer) {
+            let d = f.depth?.map
+            depth = d.map { ObjectIdentifier($0) }
+            depthGeneration = d?.generation ?? 0
+            color = ObjectIdentifier(f.color)
+            colorGeneration = f.color.generation
+            index = f.index
+            self.viewProjection = viewProjection
+            pointSize = r.pointSize; colorBy = r.colorBy; colormap = r.colormap; clearColor = r.clearColor
+            edl = r.eyeDomeLighting; adaptiveSizeScale = r.adaptiveSizeScale; pointStride = r.pointStride
+            picture = ObjectIdentifier(out); width = out.width; height = out.height
+        }
+    }
+    private var lastCPUDraw: CPUDrawKey?
     private var cpuTarget: PixelBuffer?
     /// The CPU picture of a point list, reused.
     var listTarget: PixelBuffer?

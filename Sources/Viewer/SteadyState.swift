@@ -13,8 +13,9 @@ struct SteadyState {
     private var ownFrames = 0
     private var last: Counts = (0, 0)
 
-    /// After each frame: `frame` frames shown so far, `allocations` the loop thread's total counts.
-    mutating func frameDone(frame: Int, allocations: Counts) {
+    /// After each frame: `frame` frames shown so far, `allocations` the loop's total counts: the
+    /// loop thread's and, of them, `offThread` the present thread's (`FramePresenter`).
+    mutating func frameDone(frame: Int, allocations: Counts, offThread: Counts = (0, 0)) {
         var seen = allocations
         defer { last = seen }
         if let start, frame > start.frame {
@@ -26,7 +27,8 @@ struct SteadyState {
             // environment dictionary (about 120 allocations, once).
             let traceLimit = AllocationCounter.traceLimit
             let rss = AllocationCounter.residentMiB()
-            let now = AllocationCounter.counts
+            let loop = AllocationCounter.counts
+            let now = (loop.own &+ offThread.own, loop.driver &+ offThread.driver)
             start = (frame, now, rss)
             seen = now
             if traceLimit > 0 { AllocationCounter.trace(traceLimit) }

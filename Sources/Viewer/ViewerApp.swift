@@ -8,8 +8,9 @@ import GPUKit
 /// `depthlens view`: the window people live in, a coordinator of the owners that do the work.
 /// One frame in flight (`FrameSync`): wait for the previous frame's fence, poll the source
 /// (`SourceSession`), acquire, record (the picture, then the window's pass: `PresentComposer`,
-/// with ImGui on top), submit, present. Nothing is read back except for a snapshot or a video
-/// (`ViewerCapture`). The keys and the panel change `settings` and `view` and call the owners.
+/// with ImGui on top), submit and present (on the present thread, `FramePresenter`, while the
+/// next frame begins; a 3D picture made on the CPU is drawn before the wait, see `runFrame`).
+/// Nothing is read back except for a snapshot or a video (`ViewerCapture`). The keys and the panel change `settings` and `view` and call the owners.
 public final class ViewerApp {
     let options: ViewerOptions
     let window: Window
@@ -96,6 +97,7 @@ public final class ViewerApp {
     deinit {
         thermal.stop()
         session.cameras.stop()
+        try? sync.finishPresent()
         vkDeviceWaitIdle(swapchain.context.device)
     }
 
@@ -107,6 +109,7 @@ public final class ViewerApp {
         while try runFrame() {}
         capture.stopRecording()
         export.finish()
+        try sync.finishPresent()
         try sync.waitForFrame()
         vkDeviceWaitIdle(swapchain.context.device)
         let steadyLine = stats.finish()
@@ -129,19 +132,39 @@ public final class ViewerApp {
         guard try readySwapchain() else { return true }
 
         stats.startLaps()
-        try sync.waitForFrame()
-        stats.lap("gpu wait")
+        // A 3D picture made on the CPU is made before waiting for the last frame when that one
+        // was such a picture too (`PresentComposer.drawsAhead`): the CPU draws this frame while
+        // lavapipe runs the last one's copy and pass and the present thread hands it to X.
+        let ahead = composer.drawsAhead(view: view, copyFormat: swapchain.copyFormat)
+        if !ahead {
+            try sync.waitForFrame()
+            stats.lap("gpu wait")
+        }
         if let limit = thermal.poll(), limit != session.depthRateLimit { session.limitDepthRate(limit) }
         session.poll(settings: &settings, stats: &stats.perSecond)
         pollPointLists()
         stats.lap("source")
+        if ahead {
+            imgui.newFrame()
+            buildUI(now: now)
+            stats.lap("ui")
+            composer.drawAhead(frame: session.current, view: view, settings: settings, extent: swapchain.extent, now: now)
+            stats.lap("kernels")
+        }
+        try sync.finishPresent()
+        stats.lap("present")
+        if ahead {
+            try sync.waitForFrame()
+            stats.lap("gpu wait")
+        }
         composer.present.reloadIfNeeded()
         guard let image = try sync.acquire(from: swapchain) else { return true }
         stats.lap("acquire")
-
-        imgui.newFrame()
-        buildUI(now: now)
-        stats.lap("ui")
+        if !ahead {
+            imgui.newFrame()
+            buildUI(now: now)
+            stats.lap("ui")
+        }
 
         let cb = try sync.beginFrame()
         var shown = composer.process(cb, frame: session.current, view: view, settings: settings, extent: swapchain.extent,
@@ -150,10 +173,10 @@ public final class ViewerApp {
         composer.draw(cb, &shown, swapchain: swapchain, image: image, area: imageArea, imgui: imgui)
         try sync.endFrame()
         stats.lap("record")
-        try sync.submit(image: image, transfer: shown.touchedByTransfer)
+        // Submitted and presented on the present thread; finished in the next frame (after its
+        // picture is made when that is drawn ahead).
+        try sync.submitAndPresent(image: image, on: swapchain, transfer: shown.touchedByTransfer)
         stats.lap("submit")
-        try sync.present(image: image, on: swapchain)
-        stats.lap("present")
 
         let shownCount = stats.frameShown()
         if shownCount == 3 { logUI("ready") }
@@ -184,6 +207,7 @@ public final class ViewerApp {
             return false
         }
         guard swapchain.needsRecreate || Int(swapchain.extent.width) != fw || Int(swapchain.extent.height) != fh else { return true }
+        try sync.finishPresent()
         try sync.waitForFrame()
         vkDeviceWaitIdle(swapchain.context.device)
         guard try swapchain.recreate(width: fw, height: fh) else { glfwWaitEventsTimeout(0.05); return false }

@@ -17,6 +17,15 @@ final class ViewerStats {
     private var lapStart: Counts = (0, 0)
     private var lapTime: UInt64 = 0
     private var lastTitle = 0.0
+    /// The present thread, whose allocations count as the loop's (the present was the loop's work).
+    var presenter: FramePresenter?
+
+    /// The loop thread's counts plus the present thread's as of its last finished present.
+    private var counts: Counts {
+        let a = AllocationCounter.counts
+        guard let p = presenter?.counts else { return a }
+        return (a.own &+ p.own, a.driver &+ p.driver)
+    }
 
     init(now: Double) {
         startTime = now
@@ -31,7 +40,7 @@ final class ViewerStats {
     }
 
     /// At the top of the loop: the frame's allocations count from here.
-    func beginFrame() { frameStart = AllocationCounter.counts }
+    func beginFrame() { frameStart = counts }
 
     /// The stages' clock starts (their allocations count from the frame's start).
     func startLaps() {
@@ -41,7 +50,7 @@ final class ViewerStats {
 
     /// The time and allocations since the last lap are `stage`'s.
     func lap(_ stage: String) {
-        let t = DispatchTime.now().uptimeNanoseconds, a = AllocationCounter.counts
+        let t = DispatchTime.now().uptimeNanoseconds, a = counts
         perSecond.add(stage: stage, ms: Double(t - lapTime) / 1e6)
         perSecond.add(stage: stage, allocations: a.own &- lapStart.own, driver: a.driver &- lapStart.driver)
         lapTime = t
@@ -69,9 +78,9 @@ final class ViewerStats {
     /// At the end of a shown frame: its allocations and the steady state. When a new second's
     /// figures are ready, `newSecond` runs, its own allocations not counted (it measures, it is not the frame).
     func endFrame(_ newSecond: () -> Void) {
-        let a = AllocationCounter.counts
+        let a = counts
         perSecond.add(allocations: a.own &- frameStart.own, driver: a.driver &- frameStart.driver)
-        steady.frameDone(frame: framesShown, allocations: a)
+        steady.frameDone(frame: framesShown, allocations: a, offThread: presenter?.counts ?? (0, 0))
         AllocationCounter.uncounted {
             if perSecond.frameDone(now: monotonicSeconds()) { newSecond() }
         }
@@ -86,7 +95,7 @@ final class ViewerStats {
 
     /// The steady-state line for `--stats` (after the loop; counting stops here).
     func finish() -> String? {
-        let a = AllocationCounter.counts
+        let a = counts
         AllocationCounter.counting(false)
         return steady.line(frames: framesShown, allocations: a)
     }

@@ -73,7 +73,7 @@ final class PresentComposer {
         processor = FrameProcessor(factory: factory)
         copiesPictures = PictureCopy.enabled(on: context)
         scene3D = Scene3D.make(context: context, factory: factory)
-        if let points = options.points { scene3D?.drawing = points }
+        scene3D?.drawing = options.points ?? (context.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? .cpu : .compute)
         scene3D?.edlChoice = options.edl
         let printsPicks = options.logReadout || options.logUI
         scene3D?.log = { line in

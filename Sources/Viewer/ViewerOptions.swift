@@ -51,7 +51,8 @@ public struct ViewerOptions: Sendable {
     public var exportDir: String?
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?
-    /// `--points compute|raster|cpu`: how the 3D view draws points (nil: compute).
+    /// `--points compute|raster|cpu`: how the 3D view draws points (nil: cpu on a CPU Vulkan device
+    /// such as lavapipe, where the CPU renderer is 3–5× faster than lavapipe's compute, else compute).
     public var points: PointDrawing?
     /// `--edl` / `--no-edl`: the 3D view's eye-dome lighting (nil: on for a PLY without colors, else off).
     public var edl: Bool?

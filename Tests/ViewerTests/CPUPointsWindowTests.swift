@@ -6,11 +6,11 @@ import XCTest
 /// window as 2D CPU pictures are (a "copy" GPU stage, no "point cloud" one) show the picture the
 /// compute path draws; a snapshot in 3D writes that picture. Validation is on in both runs.
 final class CPUPointsWindowTests: WindowTestCase {
-    private func shot(_ x: XServer, points: String, name: String, snapshot: Bool = false) throws -> (PixelBuffer, String, String?) {
+    private func shot(_ x: XServer, points: String?, name: String, snapshot: Bool = false) throws -> (PixelBuffer, String, String?) {
         let pair = try PairFiles(directory: dir)
-        let snaps = path("snaps-\(points)")
-        let v = try ViewerRun(x: x, args: ["--source", pair.source, "--view", "3d", "--points", points, "--no-panel", "--stats",
-                                           "--log-ui", "--size", "640x480", "--snapshot-dir", snaps])
+        let snaps = path("snaps-\(points ?? "default")")
+        let v = try ViewerRun(x: x, args: ["--source", pair.source, "--view", "3d"] + (points.map { ["--points", $0] } ?? [])
+                                           + ["--no-panel", "--stats", "--log-ui", "--size", "640x480", "--snapshot-dir", snaps])
         defer { v.quit() }
         try v.waitForLine("ui: ready")
         let stats = try v.waitForLine("stats:", timeout: 20)
@@ -28,6 +28,15 @@ final class CPUPointsWindowTests: WindowTestCase {
             snap = String(line.dropFirst("snapshot: ".count)) + "_filtered.png"
         }
         return (image, stats, snap)
+    }
+
+    /// Without --points, a CPU Vulkan device (lavapipe, as here) draws points on the CPU: 3–5× faster there.
+    func testLavapipeDrawsPointsOnTheCPUByDefault() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let (_, stats, _) = try shot(x, points: nil, name: "points-default")
+        XCTAssertTrue(stats.contains(" copy "), "the CPU picture is copied in: \(stats)")
+        XCTAssertFalse(stats.contains("point cloud"), "no GPU point pass: \(stats)")
     }
 
     func testCPUPointsShowTheComputePicture() throws {

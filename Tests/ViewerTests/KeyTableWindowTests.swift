@@ -162,7 +162,9 @@ final class KeyTableWindowTests: WindowTestCase {
         let seq = try writeSequence(frames: 25)
         let snaps = path("snaps")
         let v = try ViewerRun(x: x, args: ["--source", "tum:\(seq)", "--paused", "--frame", "10", "--mode", "original",
-                                           "--log-ui", "--snapshot-dir", snaps, "--size", "1280x720"])
+                                           "--log-ui", "--snapshot-dir", snaps, "--size", "1280x720",
+                                           // T toggles compute and raster: start from compute, as on a GPU (lavapipe's default is cpu)
+                                           "--points", "compute"])
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready", timeout: 120)
         let panel = try rect(v.waitForLine("layout: panel ", timeout: 60))

@@ -22,7 +22,8 @@ final class ViewerPLYStillWindowTests: WindowTestCase {
 
         // Still: a second that began after the first frame was presented has no point pass.
         do {
-            let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--no-panel", "--stats", "--log-ui", "--size", "640x480"])
+            let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--no-panel", "--stats", "--log-ui", "--size", "640x480",
+                                               "--points", "compute"])   // the GPU's "point cloud" stage says when it drew
             defer { v.quit() }
             let load = try v.waitForLine("load: \(cloud.count) points:")
             XCTAssertTrue(load.contains("read and parse") && load.contains("GPU upload") && load.contains("host copy"), load)
@@ -43,7 +44,7 @@ final class ViewerPLYStillWindowTests: WindowTestCase {
         // Spinning: drawn every frame, the picture turns.
         do {
             let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--no-panel", "--stats", "--log-ui", "--size", "640x480",
-                                               "--spin", "90"])
+                                               "--spin", "90", "--points", "compute"])
             defer { v.quit() }
             try v.waitForLine("ui: ready")
             x.xdotoolMoveAway()

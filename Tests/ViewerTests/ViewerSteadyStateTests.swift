@@ -90,7 +90,7 @@ final class ViewerSteadyStateTests: WindowTestCase {
     /// push constants and descriptor sets are held inline, and the thermal zones are read on
     /// their own thread.
     func testSteadyState3D() throws {
-        try assertSteady(["--view", "3d", "--no-panel"])
+        try assertSteady(["--view", "3d", "--no-panel", "--points", "compute"])
     }
 
     /// The 3D view's points drawn on the CPU and copied into the window (`--points cpu`).
@@ -132,11 +132,11 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try export.run()
         export.waitUntilExit()
         XCTAssertEqual(export.terminationStatus, 0)
-        try assertSteady(["--no-panel"], source: ["--source", "ply:\(ply)"])
+        try assertSteady(["--no-panel", "--points", "compute"], source: ["--source", "ply:\(ply)"])
         // Drawn from its host copy on the CPU, with eye-dome lighting and the panel.
         try assertSteady(["--points", "cpu", "--edl"], source: ["--source", "ply:\(ply)"])
         // Turning by itself (`--spin`): a moving view, its overlay lines new every frame.
-        try assertSteady(["--spin", "40"], source: ["--source", "ply:\(ply)"])
+        try assertSteady(["--spin", "40", "--points", "compute"], source: ["--source", "ply:\(ply)"])
         try assertSteady(["--spin", "40", "--points", "cpu"], source: ["--source", "ply:\(ply)"])
     }
 }

@@ -87,7 +87,14 @@ struct PointListState {
                        current: Int, maxStride: Int) -> Int {
         guard moving else { return 1 }
         let target = 0.9 * budgetMs
-        func clamped(_ v: Double) -> Int { min(maxStride, max(1, Int(v.rounded(.up)))) }
+        // With a subset (maxStride > 16), strides 2…15 are not offered: they read the whole buffer
+        // with gaps, as many cache lines as every point (16-byte points, 64-byte lines), so they cost
+        // nearly a whole draw, and frames measured there misled the model into a large F (20 M
+        // points orbiting on compute: stuck at 5 M points drawn, 4.8 FPS). From 16 the subset is read.
+        func clamped(_ v: Double) -> Int {
+            let n = min(maxStride, max(1, Int(v.rounded(.up))))
+            return maxStride > 16 && n > 1 && n < 16 ? 16 : n
+        }
         guard let full = lastFullMs else { return current }
         guard current > 1, let m = lastMoving, m.stride == current else {
             return current == 1 && full > budgetMs ? clamped(full / target) : current

@@ -36,13 +36,25 @@ final class ProgressiveStrideTests: XCTestCase {
         XCTAssertEqual(stride(full: 130, last: (30, 8), current: 8), 8)
         // At 4 it took 60: C = 70 / (3/4) = 93.3, F = 36.7 over the target: goal 1.2 F = 44,
         // n = ⌈93.3 / 7.33⌉ = 13 (not the largest: fewer points would buy little).
-        XCTAssertEqual(stride(full: 130, last: (60, 4), current: 4, max: 256), 13)
+        XCTAssertEqual(stride(full: 130, last: (60, 4), current: 4), 13)
         // Cheap moving frames lower it: whole 100, at 16 it took 8: C = 92 / (15/16) = 98.1, F = 1.9,
         // n = ⌈98.1 / 27.8⌉ = 4.
         XCTAssertEqual(stride(full: 100, last: (8, 16), current: 16), 4)
         // Never past the largest, never below 1 (a moving frame no cheaper than the whole: C = 0).
         XCTAssertEqual(stride(full: 10_000, last: (2_000, 2), current: 2), 16)
         XCTAssertEqual(stride(full: 40, last: (45, 2), current: 2), 1)
+    }
+
+    func testWithASubsetStridesBelowSixteenAreNotOffered() {
+        // A cloud with a subset (largest stride 256): ⌈310 / 29.7⌉ = 11 → 16, the subset read whole.
+        XCTAssertEqual(stride(full: 310, current: 1, max: 256), 16)
+        // A moving frame at 4 as dear as a whole draw would give n = 5; 16 instead.
+        XCTAssertEqual(stride(full: 310, last: (200, 4), current: 4, max: 256), 16)
+        // Measured at 16: 310 whole, 40 at 16: C = 270 / (15/16) = 288, F = 22, n = ⌈288 / 7.7⌉ = 38.
+        XCTAssertEqual(stride(full: 310, last: (40, 16), current: 16, max: 256), 38)
+        // Within budget it stays whole; without a subset 2…15 remain.
+        XCTAssertEqual(stride(full: 20, current: 1, max: 256), 1)
+        XCTAssertEqual(stride(full: 132, current: 1), 5)
     }
 
     func testTheSubsetServesStridesFromSixteen() throws {

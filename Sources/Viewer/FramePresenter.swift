@@ -41,6 +41,8 @@ final class FramePresenter: @unchecked Sendable {
     /// A present was handed over and not finished yet (the loop's own).
     private(set) var pending = false
     private var started = false
+    /// Whether the frame handed over last went to the thread (`start`'s `threaded`).
+    private var onThread = false
 
     init(context: GPUContext, submit: @escaping (_ transfer: Bool, _ signal: VkSemaphore) throws -> Void) {
         self.context = context
@@ -53,14 +55,17 @@ final class FramePresenter: @unchecked Sendable {
     /// Submits the recorded frame (`transfer`: a copy writes the image), signaling `wait` when it
     /// is done, and presents `image` of `swapchain` once `wait` is signaled: on the thread (the result comes with
     /// `finish`), or here when not threaded (then `finish` returns it).
-    func start(_ swapchain: VkSwapchainKHR, image: UInt32, transfer: Bool, wait: VkSemaphore) {
+    /// `threaded` false runs this frame here (a GPU-drawn point list: its progressive stride is
+    /// measured frame to frame, which a frame still in flight would make one frame late).
+    func start(_ swapchain: VkSwapchainKHR, image: UInt32, transfer: Bool, wait: VkSemaphore, threaded: Bool = FramePresenter.threaded) {
         precondition(!pending, "a frame is still being submitted and presented")
         self.swapchain = swapchain
         self.image = image
         self.transfer = transfer
         self.wait = wait
         pending = true
-        if Self.threaded {
+        onThread = threaded
+        if threaded {
             if !started { started = true; startThread() }
             go.signal()
         } else {
@@ -72,7 +77,7 @@ final class FramePresenter: @unchecked Sendable {
     /// present's result (nil: none pending).
     func finish() throws -> VkResult? {
         guard pending else { return nil }
-        if Self.threaded {
+        if onThread {
             done.wait()
             finishedCounts = threadCounts
         }

@@ -102,7 +102,7 @@ final class FrameSync {
     /// Submits the frame and presents `image` once it rendered, both on the present thread
     /// (`FramePresenter`): returns at once, and `finishPresent` (called by `waitForFrame`,
     /// `acquire` and the next `submitAndPresent`) takes the result.
-    func submitAndPresent(image: UInt32, on swapchain: Swapchain, transfer: Bool) throws {
+    func submitAndPresent(image: UInt32, on swapchain: Swapchain, transfer: Bool, threaded: Bool = FramePresenter.threaded) throws {
         try finishPresent()
         guard let handle = swapchain.handle else {
             // Nothing to present to: the frame is still submitted (its fence is waited for).
@@ -112,7 +112,7 @@ final class FrameSync {
             return
         }
         presentingOn = swapchain
-        presenter.start(handle, image: image, transfer: transfer, wait: renderDone[Int(image)])
+        presenter.start(handle, image: image, transfer: transfer, wait: renderDone[Int(image)], threaded: threaded)
     }
 
     /// Waits for the present in flight, if any: an out-of-date or suboptimal swapchain is marked

@@ -175,7 +175,12 @@ public final class ViewerApp {
         stats.lap("record")
         // Submitted and presented on the present thread; finished in the next frame (after its
         // picture is made when that is drawn ahead).
-        try sync.submitAndPresent(image: image, on: swapchain, transfer: shown.touchedByTransfer)
+        // A point list the GPU draws presents here: its stride controller times each draw from one
+        // frame's start to the next, which the thread would shift by a frame (a 20 M-point cloud
+        // orbiting then swung between every point and the subset: 4.8 FPS rather than 34).
+        let listOnGPU = view == .threeD && composer.scene3D.map { $0.pointList != nil && !$0.drawsOnCPU } == true
+        try sync.submitAndPresent(image: image, on: swapchain, transfer: shown.touchedByTransfer,
+                                  threaded: FramePresenter.threaded && !listOnGPU)
         stats.lap("submit")
 
         let shownCount = stats.frameShown()

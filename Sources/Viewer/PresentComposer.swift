@@ -104,16 +104,19 @@ final class PresentComposer {
         let ahead = aheadPicture
         aheadPicture = nil
         defer { lastCopiedPicture = result.picture3D != nil }
+        // A 3D picture made on the CPU: copied into the window as 2D CPU pictures are (else uploaded).
+        func show(_ picture: PixelBuffer, _ scene3D: Scene3D) throws {
+            if processor.picturesByCopy {
+                result.picture3D = picture
+            } else {
+                scene3D.output = try processor.recorder.frame { try processor.recorder.upload(cb, picture) }
+                mark("upload")
+            }
+            result.drew3D = true
+        }
         if view == .threeD, let scene3D, scene3D.pointList != nil, scene3D.drawsOnCPU {
             do {
-                let picture = try ahead ?? renderOnCPU(scene3D, frame: nil, settings: settings, width: width, height: height, now: now)
-                if processor.picturesByCopy {
-                    result.picture3D = picture
-                } else {
-                    scene3D.output = try processor.recorder.frame { try processor.recorder.upload(cb, picture) }
-                    mark("upload")
-                }
-                result.drew3D = true
+                try show(ahead ?? renderOnCPU(scene3D, frame: nil, settings: settings, width: width, height: height, now: now), scene3D)
             } catch {
                 log.notice("frame failed: \(error)", isError: true, seconds: 3)
             }
@@ -122,15 +125,7 @@ final class PresentComposer {
         } else if let frame = current {
             do {
                 if view == .threeD, let scene3D, scene3D.drawsOnCPU {
-                    // Made on the CPU: copied into the window as 2D CPU pictures are (else drawn from a texture).
-                    let picture = try ahead ?? renderOnCPU(scene3D, frame: frame, settings: settings, width: width, height: height, now: now)
-                    if processor.picturesByCopy {
-                        result.picture3D = picture
-                    } else {
-                        scene3D.output = try processor.recorder.frame { try processor.recorder.upload(cb, picture) }
-                        mark("upload")
-                    }
-                    result.drew3D = true
+                    try show(ahead ?? renderOnCPU(scene3D, frame: frame, settings: settings, width: width, height: height, now: now), scene3D)
                 } else if view == .threeD, let scene3D {
                     scene3D.renderer.colormap = settings.colormap
                     try processor.recorder.frame {

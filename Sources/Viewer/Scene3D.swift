@@ -101,13 +101,9 @@ final class Scene3D {
     /// reused `width`×`height` picture, for the window to copy in. With `reuse`, a picture drawn
     /// from the same frame, camera, size and settings as the last one is not drawn again (a still
     /// view of a paused or slower source); `view --reprocess` draws every frame.
-    func renderOnCPU(frame: FrameSet, width: Int, height: Int, reuse: Bool = false) throws -> PixelBuffer {
-        let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
-        let out: PixelBuffer
-        if let p = picture ?? cpuTarget, p.width == width, p.height == height { out = p } else {
-            out = PixelBuffer(width: width, height: height, format: .rgba8)
-        }
-        cpuTarget = out
+    /// The CPU renderer with the GPU renderer's settings (point size, colors, shading; the point
+    /// list's color range and stride are the caller's).
+    func cpuRendererWithGPUSettings() -> CPUPointRenderer {
         let r = cpuRenderer
         r.pointSize = renderer.pointSize
         r.colorBy = renderer.colorBy
@@ -115,6 +111,17 @@ final class Scene3D {
         r.clearColor = renderer.clearColor
         r.eyeDomeLighting = renderer.eyeDomeLighting
         r.adaptiveSizeScale = renderer.adaptiveSizeScale
+        return r
+    }
+
+    func renderOnCPU(frame: FrameSet, width: Int, height: Int, reuse: Bool = false) throws -> PixelBuffer {
+        let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
+        let out: PixelBuffer
+        if let p = picture ?? cpuTarget, p.width == width, p.height == height { out = p } else {
+            out = PixelBuffer(width: width, height: height, format: .rgba8)
+        }
+        cpuTarget = out
+        let r = cpuRendererWithGPUSettings()
         let key = CPUDrawKey(frame, viewProjection: viewProjection, renderer: r, into: out)
         if reuse, picture === out, lastCPUDraw == key { return out }
         lastCPUDraw = nil   // not valid while drawing (a failed draw leaves no picture to reuse)

@@ -210,14 +210,8 @@ extension Scene3D {
         listTarget = out
         let list = pointList!
         let (fromSubset, stride) = list.source(stride: list.stride)
-        let r = cpuRenderer
-        r.pointSize = renderer.pointSize
-        r.colorBy = renderer.colorBy
-        r.colormap = renderer.colormap
+        let r = cpuRendererWithGPUSettings()
         r.colorRange = renderer.colorRange
-        r.clearColor = renderer.clearColor
-        r.eyeDomeLighting = renderer.eyeDomeLighting
-        r.adaptiveSizeScale = renderer.adaptiveSizeScale
         r.pointStride = stride
         try r.render(points: fromSubset ? list.hostSubset! : host, viewProjection: pointCloudCamera(key.viewProjection).viewProjection,
                      into: out)

@@ -105,9 +105,8 @@ final class PointCloudCompute {
     private var resolves: (ComputeKernel?, ComputeKernel?, ComputeKernel?, ComputeKernel?) = (nil, nil, nil, nil)
     private var edl: ComputeKernel?
     private var frame: KernelBuffer?
-    /// Bytes of keys and colors in `frame`; `frameHasLogDepth`: room after them for EDL's log depth.
-    private var frameBytes = 0
-    private var frameHasLogDepth = false
+    /// Bytes `frame` holds: keys and colors (8 a pixel), then EDL's log depth (4 a pixel) when lit.
+    private var frameCapacity = 0
     private let emptyPoints: KernelBuffer
     private let pointsPerInvocation: Int
     static let pushSize = 120
@@ -201,11 +200,13 @@ final class PointCloudCompute {
         let wide = passes.project64 != nil && !force32Bit
         let pixels = output.width * output.height
         let bytes = pixels * 8   // 64-bit words, or 32-bit keys then 32-bit colors: the same size
-        // With eye-dome lighting, then 4 bytes a pixel of log depth (kept once made).
-        if frame == nil || frameBytes != bytes || (lighting && !frameHasLogDepth) {
-            frame = try KernelBuffer(cache: cache, size: bytes + (lighting ? pixels * 4 : 0))
-            frameBytes = bytes
-            frameHasLogDepth = lighting
+        // With eye-dome lighting, then 4 bytes a pixel of log depth. The buffer is kept while it is
+        // big enough: a point list moving at a stride is drawn at half size and still at full size,
+        // and remaking it at each switch allocated (and grew the resident set) mid-orbit.
+        let needed = bytes + (lighting ? pixels * 4 : 0)
+        if frame == nil || frameCapacity < needed {
+            frame = try KernelBuffer(cache: cache, size: needed)
+            frameCapacity = needed
         }
         let frame = frame!
         vkCmdFillBuffer(cb, frame.buffer.buffer, 0, VkDeviceSize(bytes), 0xFFFF_FFFF)

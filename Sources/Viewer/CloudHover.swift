@@ -20,15 +20,9 @@ public struct CloudReadout: Equatable, Sendable {
     func withText<R>(prefix: StaticString, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 192) { buf in
             let c = SIMD3<Int32>(truncatingIfNeeded: color ?? .zero)
-            prefix.withUTF8Buffer { pre in
-                pre.withMemoryRebound(to: CChar.self) { pre in
-                    withUnsafeTemporaryAllocation(of: CChar.self, capacity: pre.count + 1) { cpre in
-                        _ = cpre.initialize(from: pre)
-                        cpre[pre.count] = 0
-                        _ = dl_format_point_readout(buf.baseAddress, buf.count, cpre.baseAddress, index, depth,
-                                                    position.x, position.y, position.z, color == nil ? 0 : 1, c.x, c.y, c.z)
-                    }
-                }
+            withCString(prefix) { pre in
+                _ = dl_format_point_readout(buf.baseAddress, buf.count, pre, index, depth,
+                                            position.x, position.y, position.z, color == nil ? 0 : 1, c.x, c.y, c.z)
             }
             return try body(buf.baseAddress!)
         }
@@ -48,15 +42,6 @@ final class PointIDMap {
     static let empty = UInt64.max
 
     deinit { keys?.deallocate() }
-
-    /// Where `p` lands: window pixel coordinates (pixel centers on integers, as `Scene3D.screen`)
-    /// and the clip w; nil behind the eye.
-    @inline(__always)
-    static func project(_ p: SIMD3<Float>, _ m: Matrix4, width: Float, height: Float) -> (x: Float, y: Float, w: Float)? {
-        let c = m * SIMD4(p, 1)
-        guard c.w > 1e-6 else { return nil }
-        return ((c.x / c.w + 1) / 2 * width - 0.5, (c.y / c.w + 1) / 2 * height - 0.5, c.w)
-    }
 
     /// Fills the map for `positions` seen through `m` in a `width`×`height` window (storage is
     /// reused while the window's size does not grow).
@@ -100,10 +85,8 @@ final class PointIDMap {
                     let key = keys[v * width + u]
                     guard key != Self.empty else { continue }
                     let i = Int(key & 0xFFFF_FFFF)
-                    guard i < p.count, let s = Self.project(p[i], m, width: w, height: h) else { continue }
-                    let d2 = (s.x - tx) * (s.x - tx) + (s.y - ty) * (s.y - ty)
-                    guard d2 <= r2 else { continue }
-                    let score = d2 + s.w * 1e-3
+                    guard i < p.count, let s = PointPicker.project(p[i], m, width: w, height: h),
+                          let score = PointPicker.score(s, x: tx, y: ty, radius2: r2) else { continue }
                     if best == nil || score < best!.score || (score == best!.score && i < best!.index) { best = (score, i, s.w) }
                 }
             }

@@ -33,15 +33,9 @@ public struct DepthReadout: Equatable, Sendable {
     func withText<R>(prefix: StaticString, _ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
         try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { buf in
             let p = position ?? .zero
-            prefix.withUTF8Buffer { pre in
-                pre.withMemoryRebound(to: CChar.self) { pre in
-                    withUnsafeTemporaryAllocation(of: CChar.self, capacity: pre.count + 1) { cpre in
-                        _ = cpre.initialize(from: pre)
-                        cpre[pre.count] = 0
-                        _ = dl_format_readout(buf.baseAddress, buf.count, cpre.baseAddress, x, y, depth == nil || position == nil ? 0 : 1,
-                                              depth ?? 0, p.x, p.y, p.z)
-                    }
-                }
+            withCString(prefix) { pre in
+                _ = dl_format_readout(buf.baseAddress, buf.count, pre, x, y, depth == nil || position == nil ? 0 : 1,
+                                      depth ?? 0, p.x, p.y, p.z)
             }
             return try body(buf.baseAddress!)
         }
@@ -50,5 +44,17 @@ public struct DepthReadout: Equatable, Sendable {
     /// Depth for people: "734 mm" under 1 m, "1.234 m" from 1 m on.
     public static func format(_ meters: Float) -> String {
         meters < 1 ? String(format: "%.0f mm", meters * 1000) : String(format: "%.3f m", meters)
+    }
+}
+
+/// `s` as a NUL-terminated C string on the stack (a `StaticString` need not end in NUL), for the
+/// readouts' C formatters: nothing allocated.
+func withCString<R>(_ s: StaticString, _ body: (UnsafePointer<CChar>) -> R) -> R {
+    s.withUTF8Buffer { utf8 in
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: utf8.count + 1) { c in
+            for (i, b) in utf8.enumerated() { c[i] = CChar(bitPattern: b) }
+            c[utf8.count] = 0
+            return body(c.baseAddress!)
+        }
     }
 }

@@ -209,9 +209,7 @@ final class Scene3D {
 
     /// Where a world point lands in the window (nil behind the eye).
     func screen(_ p: SIMD3<Float>) -> (Float, Float)? {
-        let c = viewProjection * SIMD4(p, 1)
-        guard c.w > 1e-6 else { return nil }
-        return ((c.x / c.w + 1) / 2 * Float(extent.width) - 0.5, (c.y / c.w + 1) / 2 * Float(extent.height) - 0.5)
+        PointPicker.project(p, viewProjection, width: Float(extent.width), height: Float(extent.height)).map { ($0.x, $0.y) }
     }
 
     /// The cloud point drawn nearest to window point (x, y), within 8 px, preferring the nearest to the eye
@@ -222,19 +220,16 @@ final class Scene3D {
         }
         guard let (d, k) = cloud else { return nil }
         var best: (score: Float, p: SIMD3<Float>)?
-        let tx = Float(x), ty = Float(y)
+        let tx = Float(x), ty = Float(y), w = Float(extent.width), h = Float(extent.height)
+        let r2 = PointPicker.radius * PointPicker.radius
         for v in 0..<d.height {
             let row = d.row(v, as: Float.self)
             for u in 0..<d.width {
                 let z = row[u]
                 guard isValidDepth(z) else { continue }
                 let p = k.unproject(u: Float(u), v: Float(v), depth: z)
-                let c = viewProjection * SIMD4(p, 1)
-                guard c.w > 1e-6 else { continue }
-                let sx = (c.x / c.w + 1) / 2 * Float(extent.width) - 0.5, sy = (c.y / c.w + 1) / 2 * Float(extent.height) - 0.5
-                let d2 = (sx - tx) * (sx - tx) + (sy - ty) * (sy - ty)
-                guard d2 <= 64 else { continue }
-                let score = d2 + c.w * 1e-3
+                guard let s = PointPicker.project(p, viewProjection, width: w, height: h),
+                      let score = PointPicker.score(s, x: tx, y: ty, radius2: r2) else { continue }
                 if best == nil || score < best!.score { best = (score, p) }
             }
         }

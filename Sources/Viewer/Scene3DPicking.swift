@@ -14,6 +14,22 @@ enum PointPicker {
     /// The point within `radius` pixels of window point (x, y) whose projection is nearest the
     /// cursor, ties (within a few hundredths of a pixel², weighted by distance) going to the point
     /// nearer the eye: score = d² + w·1e-3, as `Scene3D.pick` scores depth pixels. nil when none.
+    /// Where `p` lands: window pixel coordinates (pixel centers on integers) and the clip w; nil
+    /// behind the eye. `Scene3D.screen`, the picks and the hover map all place points so.
+    @inline(__always)
+    static func project(_ p: SIMD3<Float>, _ m: Matrix4, width: Float, height: Float) -> (x: Float, y: Float, w: Float)? {
+        let c = m * SIMD4(p, 1)
+        guard c.w > 1e-6 else { return nil }
+        return ((c.x / c.w + 1) / 2 * width - 0.5, (c.y / c.w + 1) / 2 * height - 0.5, c.w)
+    }
+
+    /// A projected point's score for window point (x, y): d² + w·1e-3, nil beyond the radius.
+    @inline(__always)
+    static func score(_ s: (x: Float, y: Float, w: Float), x: Float, y: Float, radius2: Float) -> Float? {
+        let d2 = (s.x - x) * (s.x - x) + (s.y - y) * (s.y - y)
+        return d2 <= radius2 ? d2 + s.w * 1e-3 : nil
+    }
+
     static func nearest(_ positions: [SIMD3<Float>], viewProjection m: Matrix4, width: Int, height: Int,
                         x: Double, y: Double) -> SIMD3<Float>? {
         let n = positions.count
@@ -24,14 +40,9 @@ enum PointPicker {
         positions.withUnsafeBufferPointer { p in
             var i = 0
             while i < n {
-                let c = m * SIMD4(p[i], 1)
-                if c.w > 1e-6 {
-                    let sx = (c.x / c.w + 1) / 2 * w - 0.5, sy = (c.y / c.w + 1) / 2 * h - 0.5
-                    let d2 = (sx - tx) * (sx - tx) + (sy - ty) * (sy - ty)
-                    if d2 <= r2 {
-                        let score = d2 + c.w * 1e-3
-                        if best == nil || score < best!.score { best = (score, i) }
-                    }
+                if let s = project(p[i], m, width: w, height: h), let score = score(s, x: tx, y: ty, radius2: r2),
+                   best == nil || score < best!.score {
+                    best = (score, i)
                 }
                 i += stride
             }

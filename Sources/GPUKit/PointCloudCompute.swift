@@ -99,10 +99,10 @@ final class PointCloudCompute {
     private let plain: Passes
     /// The DL_POINTS_ADAPTIVE variants, made on the first draw with adaptive size.
     private var adaptivePasses: Passes?
-    /// Resolve variants by `resolveIndex` (plain, adaptive, EDL, both), made on first use; the plain
-    /// one is the shader without either #define, so eye-dome lighting and adaptive size cost
-    /// nothing when off.
-    private var resolves: (ComputeKernel?, ComputeKernel?, ComputeKernel?, ComputeKernel?) = (nil, nil, nil, nil)
+    /// Resolve variants by index (`resolveKernel`: plain, adaptive, EDL, both), made on first use;
+    /// the plain one is the shader without either #define, so eye-dome lighting and adaptive size
+    /// cost nothing when off.
+    private var resolves = [ComputeKernel?](repeating: nil, count: 4)
     private var edl: ComputeKernel?
     private var frame: KernelBuffer?
     /// Bytes `frame` holds: keys and colors (8 a pixel), then EDL's log depth (4 a pixel) when lit.
@@ -125,7 +125,7 @@ final class PointCloudCompute {
         self.cache = cache
         self.library = library
         plain = try Self.passes(context: context, cache: cache, library: library, adaptive: false)
-        resolves.0 = try Self.resolveKernel(context: context, cache: cache, library: library, index: 0)
+        resolves[0] = try Self.resolveKernel(context: context, cache: cache, library: library, index: 0)
         emptyPoints = try KernelBuffer(cache: cache, size: 16)
         pointsPerInvocation = Int(DL_POINTS_PER_INVOCATION)
     }
@@ -151,23 +151,15 @@ final class PointCloudCompute {
     }
 
     private func resolve(_ index: Int) throws -> ComputeKernel {
-        func made(_ k: inout ComputeKernel?) throws -> ComputeKernel {
-            if let k { return k }
-            let n = try Self.resolveKernel(context: context, cache: cache, library: library, index: index)
-            k = n
-            return n
-        }
-        switch index {
-        case 0: return try made(&resolves.0)
-        case 1: return try made(&resolves.1)
-        case 2: return try made(&resolves.2)
-        default: return try made(&resolves.3)
-        }
+        if let k = resolves[index] { return k }
+        let k = try Self.resolveKernel(context: context, cache: cache, library: library, index: index)
+        resolves[index] = k
+        return k
     }
 
     /// Every kernel made so far (for --watch-shaders).
     var kernels: [ComputeKernel] {
-        plain.all + (adaptivePasses?.all ?? []) + [resolves.0, resolves.1, resolves.2, resolves.3, edl].compactMap { $0 }
+        plain.all + (adaptivePasses?.all ?? []) + (resolves + [edl]).compactMap { $0 }
     }
 
     /// What one draw needs besides the camera: the point source's sets and push words.

@@ -34,8 +34,7 @@ final class FrameSync {
         // The frame waits for the acquired image at the color output stage (and at transfer when
         // a copy writes it), and signals the image's "render finished" semaphore.
         presenter = FramePresenter(context: context) { [stream] transfer, signal in
-            let stages = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
-            try stream.submit(wait: acquired, waitStages: stages, signal: signal)
+            try stream.submit(wait: acquired, waitStages: Self.waitStages(transfer: transfer), signal: signal)
         }
         stats.presenter = presenter
         labels.reserveCapacity(Int(Self.timestampCount))
@@ -106,13 +105,18 @@ final class FrameSync {
         try finishPresent()
         guard let handle = swapchain.handle else {
             // Nothing to present to: the frame is still submitted (its fence is waited for).
-            let stages = VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
-            try stream.submit(wait: acquireSemaphore, waitStages: stages, signal: nil)
+            try stream.submit(wait: acquireSemaphore, waitStages: Self.waitStages(transfer: transfer), signal: nil)
             swapchain.needsRecreate = true
             return
         }
         presentingOn = swapchain
         presenter.start(handle, image: image, transfer: transfer, wait: renderDone[Int(image)], threaded: threaded)
+    }
+
+    /// Where a frame waits for its acquired image: the color output stage, and transfer when a copy
+    /// writes the image.
+    static func waitStages(transfer: Bool) -> VkPipelineStageFlags {
+        VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT.rawValue | (transfer ? VK_PIPELINE_STAGE_TRANSFER_BIT.rawValue : 0)
     }
 
     /// Waits for the present in flight, if any: an out-of-date or suboptimal swapchain is marked

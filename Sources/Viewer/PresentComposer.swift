@@ -98,7 +98,7 @@ final class PresentComposer {
             for n in processor.autoNotes.dropFirst(before) { log.notice(n, seconds: 10) }
         }
         var result = Frame()
-        processor.picturesByCopy = copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
+        processor.picturesByCopy = picturesByCopy(copyFormat: copyFormat)
         let width = Int(extent.width), height = Int(extent.height)
         // A picture made ahead (`drawAhead`) for this frame, taken once.
         let ahead = aheadPicture
@@ -155,7 +155,12 @@ final class PresentComposer {
     /// and ImGui's buffers, nothing the source, the panel or this drawing changes.
     func drawsAhead(view: ViewerOptions.View, copyFormat: PixelFormat?) -> Bool {
         guard view == .threeD, lastCopiedPicture, let scene3D, scene3D.drawsOnCPU else { return false }
-        return copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
+        return picturesByCopy(copyFormat: copyFormat)
+    }
+
+    /// Whether CPU pictures are copied into the swapchain image (rather than uploaded and drawn).
+    private func picturesByCopy(copyFormat: PixelFormat?) -> Bool {
+        copiesPictures && copyFormat != nil && processor.recorder.canCopyPictures
     }
 
     /// Makes this frame's 3D picture on the CPU now, while the last frame's commands and present

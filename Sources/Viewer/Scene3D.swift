@@ -122,7 +122,7 @@ final class Scene3D {
         }
         cpuTarget = out
         let r = cpuRendererWithGPUSettings()
-        let key = CPUDrawKey(frame, viewProjection: viewProjection, renderer: r, into: out)
+        let key = CPUDrawKey(frame, viewProjection: viewProjection, look: PointLook(renderer), stride: r.pointStride, into: out)
         if reuse, picture === out, lastCPUDraw == key { return out }
         lastCPUDraw = nil   // not valid while drawing (a failed draw leaves no picture to reuse)
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
@@ -139,11 +139,10 @@ final class Scene3D {
     struct CPUDrawKey: Equatable {
         let depth: ObjectIdentifier?, depthGeneration: UInt64, color: ObjectIdentifier, colorGeneration: UInt64, index: Int
         let viewProjection: Matrix4
-        let pointSize: Float, colorBy: PointCloudColorBy, colormap: Colormap, clearColor: SIMD4<Float>
-        let edl: EyeDomeLighting, adaptiveSizeScale: Float, pointStride: Int
+        let look: PointLook, pointStride: Int
         let picture: ObjectIdentifier, width: Int, height: Int
 
-        init(_ f: FrameSet, viewProjection: Matrix4, renderer r: CPUPointRenderer, into out: PixelBuffer) {
+        init(_ f: FrameSet, viewProjection: Matrix4, look: PointLook, stride: Int, into out: PixelBuffer) {
             let d = f.depth?.map
             depth = d.map { ObjectIdentifier($0) }
             depthGeneration = d?.generation ?? 0
@@ -151,12 +150,23 @@ final class Scene3D {
             colorGeneration = f.color.generation
             index = f.index
             self.viewProjection = viewProjection
-            pointSize = r.pointSize; colorBy = r.colorBy; colormap = r.colormap; clearColor = r.clearColor
-            edl = r.eyeDomeLighting; adaptiveSizeScale = r.adaptiveSizeScale; pointStride = r.pointStride
+            self.look = look; pointStride = stride
             picture = ObjectIdentifier(out); width = out.width; height = out.height
         }
     }
     private var lastCPUDraw: CPUDrawKey?
+
+    /// The renderer settings a point picture is made with, both ways of drawing (the CPU renderer
+    /// takes the GPU renderer's, `cpuRendererWithGPUSettings`): part of both pictures' keys.
+    struct PointLook: Equatable {
+        let pointSize: Float, colorBy: PointCloudColorBy, colormap: Colormap, clearColor: SIMD4<Float>
+        let eyeDomeLighting: EyeDomeLighting, adaptiveSizeScale: Float
+
+        init(_ r: PointCloudRenderer) {
+            pointSize = r.pointSize; colorBy = r.colorBy; colormap = r.colormap; clearColor = r.clearColor
+            eyeDomeLighting = r.eyeDomeLighting; adaptiveSizeScale = r.adaptiveSizeScale
+        }
+    }
     private var cpuTarget: PixelBuffer?
     /// The CPU picture of a point list, reused.
     var listTarget: PixelBuffer?

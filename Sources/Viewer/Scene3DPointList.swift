@@ -66,13 +66,8 @@ struct PointListState {
         var viewProjection: Matrix4
         var width: Int, height: Int
         var stride: Int
-        var pointSize: Float
-        var colorBy: PointCloudColorBy
-        var colormap: Colormap
+        var look: Scene3D.PointLook
         var colorRange: ClosedRange<Float>
-        var clearColor: SIMD4<Float>
-        var eyeDomeLighting: EyeDomeLighting
-        var adaptiveSizeScale: Float
         var atomicBits: Int
     }
 
@@ -271,10 +266,8 @@ extension Scene3D {
         pointList = list
         return PointListState.DrawKey(
             cloud: ObjectIdentifier(list.cloud), count: list.cloud.count, onCPU: onCPU, viewProjection: draw.viewProjection,
-            width: draw.width, height: draw.height, stride: list.stride, pointSize: renderer.pointSize, colorBy: renderer.colorBy,
-            colormap: renderer.colormap, colorRange: renderer.colorRange, clearColor: renderer.clearColor,
-            eyeDomeLighting: renderer.eyeDomeLighting, adaptiveSizeScale: renderer.adaptiveSizeScale,
-            atomicBits: renderer.atomicBits)
+            width: draw.width, height: draw.height, stride: list.stride, look: Scene3D.PointLook(renderer),
+            colorRange: renderer.colorRange, atomicBits: renderer.atomicBits)
     }
 
     /// "drawing 250,000 of 2,000,000 points" (nil without a point list).

@@ -31,6 +31,16 @@ enum AllocationCounter {
         return try body()
     }
 
+    /// This thread's own allocations while `body` runs `times` times (given 0…times−1): the
+    /// per-frame checks of the unit tests.
+    static func ownAllocations(running times: Int, _ body: (Int) throws -> Void) rethrows -> UInt64 {
+        counting(true)
+        defer { counting(false) }
+        let before = count
+        for i in 0..<times { try body(i) }
+        return count &- before
+    }
+
     /// Resident set size in MiB, from /proc/self/statm (pages), read into a stack buffer.
     static func residentMiB() -> Double {
         let fd = open("/proc/self/statm", O_RDONLY)

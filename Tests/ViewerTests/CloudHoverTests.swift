@@ -143,11 +143,7 @@ extension CloudHoverTests {
         }
         for _ in 0..<3 { frame() }
         XCTAssertEqual(hover.readout?.index, 2)
-        dl_alloc_counting(1)
-        let before = dl_alloc_count()
-        for _ in 0..<100 { frame() }
-        let allocations = dl_alloc_count() - before
-        dl_alloc_counting(0)
+        let allocations = AllocationCounter.ownAllocations(running: 100) { _ in frame() }
         XCTAssertEqual(allocations, 0, "allocations in 100 still frames")
         XCTAssertEqual(length, 103 * "point 2  2.000 m  x 0.100 y -0.050 z 2.000 m  rgb 7 8 9".utf8.count)
     }

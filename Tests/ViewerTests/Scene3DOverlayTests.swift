@@ -40,11 +40,7 @@ final class Scene3DOverlayTests: XCTestCase {
             s.withOverlayLines { length += strlen($0) }
         }
         for i in 0..<3 { frame(i) }
-        dl_alloc_counting(1)
-        let before = dl_alloc_count()
-        for i in 0..<100 { frame(i) }
-        let allocations = dl_alloc_count() - before
-        dl_alloc_counting(0)
+        let allocations = AllocationCounter.ownAllocations(running: 100, frame)
         XCTAssertEqual(allocations, 0, "allocations in 100 moving frames")
         XCTAssertGreaterThan(length, 103 * 100)
     }

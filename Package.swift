@@ -60,13 +60,16 @@ let package = Package(
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "CShimTests", dependencies: ["CShim"]),
-        .testTarget(name: "DepthKitTests", dependencies: ["DepthKit"]),
-        .testTarget(name: "GPUKitTests", dependencies: ["GPUKit", "DepthKit", "CShim"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "CaptureTesting", "DepthKit"]),
-        .testTarget(name: "CaptureTestingTests", dependencies: ["CaptureTesting", "Capture"]),
-        .testTarget(name: "ViewerTests", dependencies: ["Viewer", "CaptureTesting"]),
-        .testTarget(name: "depthlensTests", dependencies: ["DepthKit", "Capture"]),
+        /// What every test target shares (paths, a process runner with a deadline, the Python references,
+        /// seeded random numbers, temporary folders); never part of the product.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CShimTests", dependencies: ["TestSupport", "CShim"]),
+        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit"]),
+        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CShim"]),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"]),
+        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"]),
+        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"]),
+        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"]),
     ],
     swiftLanguageModes: [.v5]
 )

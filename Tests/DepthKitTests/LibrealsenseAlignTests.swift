@@ -1,8 +1,9 @@
 import XCTest
 import Foundation
+import TestSupport
 @testable import DepthKit
 
-/// DepthAligner against librealsense itself: pyrealsense2 (PyPI, in a venv under .build/rsvenv,
+/// DepthAligner against librealsense itself: pyrealsense2 (PyPI, in the reference venv under .build/pyref,
 /// made here when missing) plays the D435 test recording headless, aligns its first depth frame
 /// to color with `rs.align(rs.stream.color)` and writes the raw depth, the aligned depth and the
 /// intrinsics and extrinsics it used (scripts/rs-align-reference.py). depthlens aligns the same
@@ -12,37 +13,12 @@ final class LibrealsenseAlignTests: XCTestCase {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs a command, returning its exit status and output; killed after `timeout` seconds.
     private func run(_ args: [String], timeout: TimeInterval) throws -> (Int32, String) {
-        let log = NSTemporaryDirectory() + "rs-align-\(getpid())-\(UUID().uuidString).log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        defer { try? handle.close() }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = args
-        p.standardOutput = handle
-        p.standardError = handle
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        if p.isRunning { p.terminate(); p.waitUntilExit(); return (-1, "timed out after \(Int(timeout)) s: \(args.joined(separator: " "))") }
-        p.waitUntilExit()
-        return (p.terminationStatus, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        let r = try TestProcess.run(args, timeout: timeout)
+        return (r.status, r.output)
     }
 
-    /// The venv's python with pyrealsense2 and numpy, made on first use (as scripts/test does).
-    private func python() throws -> String {
-        let venv = Self.root.appendingPathComponent(".build/rsvenv").path
-        let py = venv + "/bin/python"
-        if try run([py, "-c", "import pyrealsense2, numpy"], timeout: 60).0 == 0 { return py }
-        var (status, out) = try run(["python3", "-m", "venv", venv], timeout: 120)
-        XCTAssertEqual(status, 0, "python3 -m venv \(venv): \(out)")
-        (status, out) = try run([venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "pyrealsense2", "numpy"], timeout: 600)
-        XCTAssertEqual(status, 0, "pip install pyrealsense2 numpy: \(out)")
-        return py
-    }
+    private func python() throws -> String { try PythonReference.python(importing: ["pyrealsense2", "numpy"]) }
 
     private func recording() throws -> String {
         let candidates: [String?] = [ProcessInfo.processInfo.environment["DEPTHLENS_D435_BAG"],

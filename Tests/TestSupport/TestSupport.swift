@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+
+/// What every test target shares: the repository's paths, a child-process runner with a deadline,
+/// the Python reference environment, seeded random numbers and temporary folders.
+
+/// The repository's folders, found from this file's place in the tree.
+public enum Repo {
+    /// The repository root (the folder holding Package.swift).
+    public static let root: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    /// `Tests/Fixtures/NAME`.
+    public static func fixture(_ name: String) -> String { root.appendingPathComponent("Tests/Fixtures/\(name)").path }
+    /// The shared real data (`../shared/data/NAME` beside the checkout), else `DEPTHLENS_SHARED_DATA/NAME`.
+    /// Fails the test (never skips) when the file is in neither place.
+    public static func sharedData(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        var candidates = [root.appendingPathComponent("../shared/data/\(name)").standardizedFileURL.path]
+        if let dir = ProcessInfo.processInfo.environment["DEPTHLENS_SHARED_DATA"] { candidates.insert(dir + "/" + name, at: 0) }
+        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) { return found }
+        XCTFail("shared data \(name) not found in \(candidates)", file: file, line: line)
+        throw CocoaError(.fileNoSuchFile)
+    }
+}
+
+/// The result of a child process: its exit status and everything it printed (stdout and stderr).
+public struct ProcessOutcome: Sendable {
+    public var status: Int32
+    public var output: String
+    /// True when the deadline ended it (its status is then -1).
+    public var timedOut: Bool
+}
+
+/// Runs child processes for tests.
+public enum TestProcess {
+    /// Runs `args` (looked up on PATH through /usr/bin/env), output to a temporary file so a chatty
+    /// child never blocks; killed after `timeout` seconds, which is a failure of the calling test.
+    @discardableResult
+    public static func run(_ args: [String], cwd: String? = nil, environment: [String: String] = [:],
+                           timeout: TimeInterval = 600, file: StaticString = #filePath, line: UInt = #line) throws -> ProcessOutcome {
+        let log = NSTemporaryDirectory() + "depthlens-test-\(getpid())-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        defer { try? handle.close() }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = args
+        p.standardOutput = handle
+        p.standardError = handle
+        if let cwd { p.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        try p.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        let output = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        if p.isRunning {
+            p.terminate()
+            p.waitUntilExit()
+            XCTFail("timed out after \(Int(timeout)) s: \(args.joined(separator: " "))", file: file, line: line)
+            return ProcessOutcome(status: -1, output: output(), timedOut: true)
+        }
+        p.waitUntilExit()
+        return ProcessOutcome(status: p.terminationStatus, output: output(), timedOut: false)
+    }
+}
+
+/// The independent references from PyPI, in one venv under `.build/pyref` (scripts/test makes it;
+/// a test makes it too when it is missing). The package list is `scripts/pyref-requirements.txt`.
+public enum PythonReference {
+    public static var venv: String { Repo.root.appendingPathComponent(".build/pyref").path }
+    public static var requirements: String { Repo.root.appendingPathComponent("scripts/pyref-requirements.txt").path }
+
+    /// The venv's python with every module in `modules` importable; installs the requirements
+    /// when one is missing. A failed install fails the test (never a skip).
+    public static func python(importing modules: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let py = venv + "/bin/python"
+        let probe = "import " + modules.joined(separator: ", ")
+        if FileManager.default.isExecutableFile(atPath: py),
+           try TestProcess.run([py, "-c", probe], timeout: 120, file: file, line: line).status == 0 { return py }
+        var r = try TestProcess.run(["python3", "-m", "venv", venv], timeout: 300, file: file, line: line)
+        XCTAssertEqual(r.status, 0, "python3 -m venv \(venv): \(r.output)", file: file, line: line)
+        r = try TestProcess.run([venv + "/bin/pip", "install", "-q", "--disable-pip-version-check", "-r", requirements],
+                                timeout: 1200, file: file, line: line)
+        XCTAssertEqual(r.status, 0, "pip install -r \(requirements): \(r.output)", file: file, line: line)
+        r = try TestProcess.run([py, "-c", probe], timeout: 120, file: file, line: line)
+        XCTAssertEqual(r.status, 0, "\(probe) in \(venv): \(r.output)", file: file, line: line)
+        return py
+    }
+}
+
+/// Deterministic pseudo-random numbers (SplitMix64) so failures reproduce.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E3779B97F4A7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A fresh temporary folder, removed when the value goes away.
+public final class TemporaryFolder {
+    public let path: String
+    public init(_ label: String = "depthlens-test") {
+        path = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    /// `path/name`.
+    public func file(_ name: String) -> String { path + "/" + name }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}

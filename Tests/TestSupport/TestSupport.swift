@@ -65,9 +65,12 @@ public enum TestProcess {
 }
 
 /// The independent references from PyPI, in one venv under `.build/pyref` (scripts/test makes it;
-/// a test makes it too when it is missing). The package list is `scripts/pyref-requirements.txt`.
+/// a test makes it too when it is missing; `DEPTHLENS_PYREF` names another). The package list is
+/// `scripts/pyref-requirements.txt`.
 public enum PythonReference {
-    public static var venv: String { Repo.root.appendingPathComponent(".build/pyref").path }
+    public static var venv: String {
+        ProcessInfo.processInfo.environment["DEPTHLENS_PYREF"] ?? Repo.root.appendingPathComponent(".build/pyref").path
+    }
     public static var requirements: String { Repo.root.appendingPathComponent("scripts/pyref-requirements.txt").path }
 
     /// The venv's python with every module in `modules` importable; installs the requirements

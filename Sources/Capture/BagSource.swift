@@ -32,7 +32,10 @@ import Foundation
 /// timestamp librealsense records), seconds. A bag with depth but no color or infrared plays depth
 /// with a black rgba8 color image of the depth size (FrameSet.color is not optional) and says so in
 /// `warnings`; a bag with color only plays color without depth.
-public final class BagSource: FrameSource, PlaybackControl {
+///
+/// **Streams on their own clocks** (`RecordedStreams`, what `convert` writes): the color, depth and
+/// infrared streams playback uses, each with every frame once under its own header stamp.
+public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
     public let path: String
     public var name: String { "bag:\(path)" }
     /// Intrinsics of the color frames (the color camera's, from the recording when it has them).
@@ -71,7 +74,11 @@ public final class BagSource: FrameSource, PlaybackControl {
     private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var loopSetting = false
     private var fpsSetting: Double?
-    private var cachedColor: (index: Int, buffer: PixelBuffer)?
+    private var cachedColor: (topic: String, index: Int, buffer: PixelBuffer)?
+    /// The streams `RecordedStreams` offers (color, depth, infrared, those the bag has), and
+    /// their header stamps once read.
+    private var exportable: [Stream] = []
+    private var recorded: [RecordedStream]?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
 
@@ -133,6 +140,8 @@ public final class BagSource: FrameSource, PlaybackControl {
         }
         self.lead = lead
         self.other = other
+        exportable = [images.first { $0.role == .color }, depth, images.first { $0.role == .infrared }].compactMap { $0 }
+        recorded = nil
         depthIsLead = lead.role == .depth
         let t0 = lead.refs[0].time.seconds
         frameTimes = lead.refs.map { $0.time.seconds - t0 }
@@ -223,6 +232,8 @@ public final class BagSource: FrameSource, PlaybackControl {
         lead = nil
         other = nil
         pairs = []
+        exportable = []
+        recorded = nil
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
@@ -454,7 +465,7 @@ public final class BagSource: FrameSource, PlaybackControl {
     private func decodeColor(_ s: Stream, index j: Int, image given: ROSMessage.Image?) throws -> PixelBuffer {
         // A color frame paired with several lead frames is decoded once and its buffer shared
         // (frames are read-only to consumers, as TUMSource's depth kept across frames).
-        if let c = cachedColor, c.index == j { return c.buffer }
+        if let c = cachedColor, c.index == j, c.topic == s.topic { return c.buffer }
         guard let bag else { throw CaptureError.invalidState("\(name): not started") }
         let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
         try checkFrame(image, s)
@@ -492,7 +503,7 @@ public final class BagSource: FrameSource, PlaybackControl {
                 out.markModified()
             }
         }
-        cachedColor = (j, out)
+        cachedColor = (s.topic, j, out)
         return out
     }
 
@@ -563,4 +574,62 @@ public final class BagSource: FrameSource, PlaybackControl {
     public var isFinished: Bool { bag != nil && clock.isFinished }
     /// The lead stream's recorded rate (librealsense's stream info), else the median frame interval.
     public var nominalFrameRate: Double? { lead?.fps }
+}
+
+// MARK: RecordedStreams
+
+extension BagSource {
+    public func recordedStreams() throws -> [RecordedStream] {
+        if let recorded { return recorded }
+        guard let bag else { throw CaptureError.invalidState("\(name): streams before start()") }
+        // Header stamps, read in file order (each chunk decompressed once).
+        var stamps = exportable.map { [Double](repeating: 0, count: $0.refs.count) }
+        let order = exportable.indices.flatMap { s in exportable[s].refs.indices.map { (s, $0) } }.sorted { a, b in
+            let ra = exportable[a.0].refs[a.1], rb = exportable[b.0].refs[b.1]
+            return (ra.chunk, ra.offset) < (rb.chunk, rb.offset)
+        }
+        do {
+            for (s, i) in order {
+                let stream = exportable[s]
+                stamps[s][i] = try ROSMessage.stamp(try bag.data(of: stream.refs[i]), bag: path, topic: stream.topic).seconds
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+        let list = exportable.enumerated().map { s, stream in
+            let kind: StreamKind
+            switch stream.role {
+            case .color: kind = .color
+            case .depth: kind = .depth
+            case .infrared: kind = .ir
+            }
+            return RecordedStream(kind: kind, name: stream.topic, width: stream.width, height: stream.height, timestamps: stamps[s])
+        }
+        recorded = list
+        return list
+    }
+
+    /// The lead stream's header stamps (playback steps through its frames).
+    public func playbackTimestamps() throws -> [Double] {
+        let streams = try recordedStreams()
+        guard let lead, let i = exportable.firstIndex(where: { $0.topic == lead.topic }) else { return [] }
+        return streams[i].timestamps
+    }
+
+    public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
+        guard let bag else { throw CaptureError.invalidState("\(name): decodeFrame before start()") }
+        guard exportable.indices.contains(stream), exportable[stream].refs.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let s = exportable[stream]
+        do {
+            let image = try ROSMessage.image(try bag.data(of: s.refs[index]), bag: path, topic: s.topic)
+            switch s.role {
+            case .depth: return .depth(try decodeDepth(image, index: index))
+            case .color, .infrared: return .image(try decodeColor(s, index: index, image: image))
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
 }

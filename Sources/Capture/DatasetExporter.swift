@@ -68,17 +68,37 @@ public struct ExportProgress: Sendable {
 /// What an export wrote.
 public struct ExportSummary: Sendable {
     public var directory: String
+    /// Units listed: frames (a color/depth pair) from a source read as frames, single images from
+    /// one read stream by stream (`RecordedStreams`).
     public var framesWritten: Int
     public var plyWritten: Int
+    /// Images written per stream (color, depth, ir).
+    public var imagesWritten: [StreamKind: Int] = [:]
+    /// True when the streams were written each on its own clock (`RecordedStreams`).
+    public var byStream = false
     /// Set when a stop signal ended the export early (everything written is complete and listed).
     public var stoppedBy: Int32?
     public var warnings: [String]
 }
 
 /// Writes a recording as a TUM-layout folder — `rgb/T.png`, `depth/T.png` (16-bit, the
-/// recording's own units), `rgb.txt`, `depth.txt`, `associations.txt` (the pairing the viewer
-/// uses), `calibration.json` (the `info --json` calibration) and, with `ply`, `ply/T.ply` per depth
-/// frame with the real intrinsics and colors — that `tum:DIR` reopens with the same frames.
+/// recording's own units), `ir/T.png`, `rgb.txt`, `depth.txt`, `ir.txt`, `associations.txt`,
+/// `calibration.json` (the `info --json` calibration) and, with `ply`, `ply/T.ply` per depth frame
+/// with the real intrinsics and colors — that `tum:DIR` reopens with the same frames.
+///
+/// **Streams on their own clocks.** A source that offers `RecordedStreams` (bag, mkv, tum) is
+/// written stream by stream: every color frame once under its own stamp, every depth frame once
+/// under its own (IR likewise, with `ir`); associations.txt pairs each depth frame with the written
+/// color frame nearest in time. The selection applies to each stream: `time` keeps the frames
+/// stamped within it, `frames` A:B the frames nearest in time to playback frames A…B (every frame
+/// belongs to the playback frame it is nearest; so consecutive ranges split a recording without
+/// overlap), `every` N every N-th of each stream's selected frames. Without a color stream the
+/// IR stream is written as color (as the viewer shows it) unless `ir` is asked for too. Other
+/// sources (synthetic, live, still) are written frame by frame as they deliver them.
+///
+/// **A pipeline.** The calling thread reads the source (decoding is sequential in every source)
+/// while worker threads align, encode and write the PNGs, `activeCores` of them; at most
+/// `framesInFlight` frames are decoded and not yet listed, and frames are listed in order.
 ///
 /// Every file is written atomically and listed once complete; on an error, a stop signal or a
 /// cancel, the index files are finished with what was written before the export returns or throws.
@@ -93,6 +113,10 @@ public final class DatasetExporter {
     /// Depth aligned to color before writing (`--align color`): depth at the color size, and
     /// calibration.json says depth is seen by the color camera.
     public var alignment = DepthAlignmentStage(mode: .none)
+    /// Threads that encode and write (at least 1).
+    public var workers = max(1, activeCores)
+    /// Frames decoded and not yet listed, at most (memory: a 4K rgba8 frame is 33 MB).
+    public var framesInFlight = max(2, activeCores) + 2
     /// Frames the folder's index files list once `run` returned or threw (on a full disk, fewer
     /// than were written: the newest unlisted ones are deleted so the index fits).
     public private(set) var framesListed = 0
@@ -123,61 +147,183 @@ public final class DatasetExporter {
     /// it returns the signal number to report, 0 for a plain cancel, nil to go on.
     public func run(shouldStop: () -> Int32? = { StopSignals.pending },
                     progress: (ExportProgress) -> Void = { _ in }) throws -> ExportSummary {
-        let reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
         let units = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale
         let writer: TUMWriter
         do { writer = try TUMWriter(directory: directory, depthScale: units) } catch { throw CaptureError.wrapping(error, path: directory) }
         var summary = ExportSummary(directory: directory, framesWritten: 0, plyWritten: 0, stoppedBy: nil, warnings: [])
-        let start = monotonicSeconds()
-        let total = selectedCount(frameCount: (source as? PlaybackControl)?.frameCount)
-        var wroteCalibration = false
-        var selectedSoFar = 0
+        let pipeline = ExportPipeline(workers: workers, mode: alignment.mode, depthScale: writer.depthScale, directory: directory)
         var failure: Error?
         do {
-            while true {
-                if let s = shouldStop() { summary.stoppedBy = s; break }
-                guard let raw = try reader.next() else { break }
-                if let r = selection.frames, raw.index > r.upperBound { break }
-                if let t = selection.time {
-                    if raw.timestamp < t.lowerBound { continue }
-                    if raw.timestamp > t.upperBound { break }
-                }
-                selectedSoFar += 1
-                if (selectedSoFar - 1) % max(1, selection.every) != 0 { continue }
-                var frame = raw
-                var calibration = try calibrationOverride.resolve(for: source, frame: raw)
-                calibrationOverride.apply(calibration, to: &frame)
-                (frame, calibration) = try alignment.apply(frame, calibration: calibration)
-                if !wroteCalibration {
-                    try writeCalibration(calibration)
-                    wroteCalibration = true
-                }
-                let color = contents.contains(.color) ? frame.color : nil
-                let depth = contents.contains(.depth) ? frame.depth : nil
-                let name = try wrapped { try writer.append(color: color, depth: depth, timestamp: frame.timestamp) }
-                summary.framesWritten += 1
-                if writePLY, let d = frame.depth {
-                    let rgb = ImageIO.toEightBit(frame.color)
-                    let cloud = calibration.needsAlignment
-                        ? PointCloud.unproject(depth: d, color: rgb, calibration: calibration)
-                        : PointCloud.unproject(depth: d, color: rgb)
-                    try wrapped {
-                        try FileManager.default.createDirectory(atPath: directory + "/ply", withIntermediateDirectories: true)
-                        try PLYWriter.write(cloud, to: directory + "/ply/\(name).ply")
-                    }
-                    summary.plyWritten += 1
-                }
-                progress(ExportProgress(written: summary.framesWritten, total: total, seconds: monotonicSeconds() - start))
+            if let streams = source as? RecordedStreams {
+                writer.pairsByNearestTime = true
+                summary.byStream = true
+                try runByStream(streams, writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
+            } else {
+                try runByFrame(writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
             }
         } catch {
             failure = error
         }
         // Whatever happened, the folder lists exactly the complete frames.
+        pipeline.close()
         do { try writer.finish() } catch { if failure == nil { failure = CaptureError.wrapping(error, path: directory) } }
         framesListed = writer.listedCount
-        summary.warnings = source.warnings
+        summary.warnings = source.warnings + summary.warnings
         if let failure { throw failure }
         return summary
+    }
+
+    // MARK: Frame by frame (sources without RecordedStreams)
+
+    private func runByFrame(writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
+                            shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
+        let reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
+        let start = monotonicSeconds()
+        let total = selectedCount(frameCount: (source as? PlaybackControl)?.frameCount)
+        var wroteCalibration = false
+        var selectedSoFar = 0
+        let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
+        let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
+        defer { listing.drain(); count(listing, into: &summary) }
+        while true {
+            if let s = shouldStop() { summary.stoppedBy = s; break }
+            guard let raw = try reader.next() else { break }
+            if let r = selection.frames, raw.index > r.upperBound { break }
+            if let t = selection.time {
+                if raw.timestamp < t.lowerBound { continue }
+                if raw.timestamp > t.upperBound { break }
+            }
+            selectedSoFar += 1
+            if (selectedSoFar - 1) % max(1, selection.every) != 0 { continue }
+            var frame = raw
+            let calibration = try calibrationOverride.resolve(for: source, frame: raw)
+            calibrationOverride.apply(calibration, to: &frame)
+            if !wroteCalibration {
+                try writeCalibration(alignment.calibration(calibration, colorWidth: frame.color.width, colorHeight: frame.color.height,
+                                                           depthWidth: frame.depth?.map.width ?? frame.color.width,
+                                                           depthHeight: frame.depth?.map.height ?? frame.color.height))
+                wroteCalibration = true
+            }
+            let color = contents.contains(.color) ? frame.color : nil
+            let depth = contents.contains(.depth) ? frame.depth : nil
+            guard color != nil || depth != nil else { continue }
+            let names = writer.reservePair(timestamp: frame.timestamp)
+            var unit = ExportUnit(calibration: calibration, colorSize: (frame.color.width, frame.color.height), paired: color != nil && depth != nil)
+            if let color { unit.color = (color, TUMWriter.Written(stream: .color, timestamp: frame.timestamp, path: names.color)) }
+            if let depth { unit.depth = (depth, TUMWriter.Written(stream: .depth, timestamp: frame.timestamp, path: names.depth)) }
+            if writePLY, frame.depth != nil {
+                unit.ply = ("ply/\(names.stem).ply", ImageIO.toEightBit(frame.color), frame.depth)
+            }
+            try listing.submit(unit, onListed: onListed)
+        }
+        try listing.finish(onListed: onListed)
+    }
+
+    private func count(_ listing: OrderedListing, into summary: inout ExportSummary) {
+        summary.framesWritten = listing.listed
+        summary.plyWritten = listing.plyWritten
+        summary.imagesWritten = listing.images
+    }
+
+    // MARK: Stream by stream
+
+    private func runByStream(_ rec: RecordedStreams, writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
+                             shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
+        try source.start()
+        defer { source.stop() }
+        let streams = try rec.recordedStreams()
+        func first(_ kind: StreamKind) -> Int? { streams.firstIndex { $0.kind == kind } }
+        let colorStream = first(.color) ?? (contents.contains(.ir) ? nil : first(.ir))
+        let depthStream = first(.depth)
+        let irStream = contents.contains(.ir) ? first(.ir) : nil
+        var jobs: [(stream: Int, as: TUMWriter.Stream)] = []
+        if contents.contains(.color), let c = colorStream { jobs.append((c, .color)) }
+        if contents.contains(.depth), let d = depthStream { jobs.append((d, .depth)) }
+        if let i = irStream { jobs.append((i, .ir)) }
+        let plyStream = writePLY ? depthStream : nil
+
+        // The selection, per stream.
+        let playback = selection.frames == nil ? [] : try rec.playbackTimestamps()
+        var items: [(time: Double, order: Int, stream: Int, as: TUMWriter.Stream, index: Int)] = []
+        var wanted = jobs
+        if let p = plyStream, !jobs.contains(where: { $0.stream == p }) { wanted.append((p, .depth)) }
+        for (order, job) in wanted.enumerated() {
+            let times = streams[job.stream].timestamps
+            var picked = Array(times.indices)
+            if let r = selection.frames { picked = picked.filter { Self.playbackFrame(nearest: times[$0], in: playback).map(r.contains) ?? false } }
+            if let t = selection.time { picked = picked.filter { t.contains(times[$0]) } }
+            let every = max(1, selection.every)
+            picked = picked.enumerated().filter { $0.offset % every == 0 }.map(\.element)
+            items += picked.map { (times[$0], order, job.stream, job.as, $0) }
+        }
+        items.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+
+        // Calibration for the streams' sizes.
+        let colorSize = colorStream.map { (streams[$0].width, streams[$0].height) }
+        let depthSize = depthStream.map { (streams[$0].width, streams[$0].height) }
+        let calibration = try calibrationOverride.resolve(recorded: source.calibration, depthUnits: source.depthUnitsPerMeter,
+                                                         colorSize: colorSize ?? depthSize ?? (640, 480), depthSize: depthSize,
+                                                         depthIntrinsics: nil)
+        let c = colorSize ?? depthSize ?? (640, 480), d = depthSize ?? c
+        try writeCalibration(alignment.calibration(calibration, colorWidth: c.0, colorHeight: c.1, depthWidth: d.0, depthHeight: d.1))
+
+        // PLY colors: the color frame nearest each depth frame (decoded once, kept while near).
+        let colorTimes = colorStream.map { streams[$0].timestamps } ?? []
+        var colorKept: [(index: Int, image: PixelBuffer)] = []
+        func colorFrame(_ i: Int) throws -> PixelBuffer? {
+            if let k = colorKept.first(where: { $0.index == i }) { return k.image }
+            guard let cs = colorStream, case let .image(image) = try rec.decodeFrame(i, ofStream: cs) else { return nil }
+            colorKept.append((i, image))
+            if colorKept.count > 3 { colorKept.removeFirst() }
+            return image
+        }
+
+        let start = monotonicSeconds()
+        let total = items.count
+        let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
+        let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
+        defer { listing.drain(); count(listing, into: &summary) }
+        for item in items {
+            if let s = shouldStop() { summary.stoppedBy = s; break }
+            var unit = ExportUnit(calibration: calibration, colorSize: c, paired: false)
+            let written = TUMWriter.Written(stream: item.as, timestamp: item.time, path: "")
+            let writes = jobs.contains { $0.stream == item.stream && $0.as == item.as }
+            do {
+                let decoded: StreamFrame
+                if item.stream == colorStream, let image = try colorFrame(item.index) {
+                    decoded = .image(image)
+                } else {
+                    decoded = try rec.decodeFrame(item.index, ofStream: item.stream)
+                }
+                switch decoded {
+                case let .image(image):
+                    var w = written
+                    w.path = try writer.reserve(item.as, timestamp: item.time)
+                    if item.as == .ir { unit.ir = (image, w) } else { unit.color = (image, w) }
+                case let .depth(depth):
+                    var w = written
+                    if writes {
+                        w.path = try writer.reserve(.depth, timestamp: item.time)
+                        unit.depth = (depth, w)
+                    }
+                    if item.stream == plyStream {
+                        let color = try nearestIndex(in: colorTimes, to: item.time).flatMap(colorFrame)
+                        unit.ply = ("ply/\(TUMWriter.stamp(item.time)).ply", color.map(ImageIO.toEightBit), depth)
+                    }
+                }
+            } catch let error as CaptureError {
+                // A frame that cannot be read is skipped and said; the others are written.
+                summary.warnings.append("\(streams[item.stream].name) frame \(item.index) skipped: \(error)")
+                continue
+            }
+            try listing.submit(unit, onListed: onListed)
+        }
+        try listing.finish(onListed: onListed)
+    }
+
+    /// The playback frame nearest `t` (the earlier on a tie), given playback frames' timestamps.
+    static func playbackFrame(nearest t: Double, in playback: [Double]) -> Int? {
+        nearestIndex(in: playback, to: t)
     }
 
     /// Frames the selection holds of a recording of `frameCount` frames (nil when unknown or

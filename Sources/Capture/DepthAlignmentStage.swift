@@ -43,13 +43,37 @@ public final class DepthAlignmentStage {
     /// has no depth), and the calibration that then holds.
     public func apply(_ frame: FrameSet, calibration: RGBDCalibration) throws -> (FrameSet, RGBDCalibration) {
         guard let depth = frame.depth, aligns(calibration) else { return (frame, calibration) }
-        var c = calibration
-        // The color camera at the color image's size (intrinsics may be given for another).
-        c.color = c.color.scaled(toWidth: frame.color.width, height: frame.color.height)
-        c.depth = c.depth.scaled(toWidth: depth.map.width, height: depth.map.height)
-        let aligned = try aligner.align(depth: depth.depthFloat32(), calibration: c)
         var out = frame
-        out.depth = DepthData(map: aligned, accuracy: depth.accuracy, intrinsics: c.color.intrinsics)
-        return (out, c.alignedToColor)
+        let c: RGBDCalibration
+        (out.depth, c) = try align(depth, colorWidth: frame.color.width, colorHeight: frame.color.height, calibration: calibration)
+        return (out, c)
+    }
+
+    /// Depth aligned to a color image of the size given (unchanged when this mode does not align
+    /// it), and the calibration that then holds. The result is pooled: valid until the next call.
+    public func align(_ depth: DepthData, colorWidth: Int, colorHeight: Int,
+                      calibration: RGBDCalibration) throws -> (DepthData, RGBDCalibration) {
+        guard let c = cameras(calibration, colorWidth: colorWidth, colorHeight: colorHeight,
+                              depthWidth: depth.map.width, depthHeight: depth.map.height) else { return (depth, calibration) }
+        let aligned = try aligner.align(depth: depth.depthFloat32(), calibration: c)
+        return (DepthData(map: aligned, accuracy: depth.accuracy, intrinsics: c.color.intrinsics), c.alignedToColor)
+    }
+
+    /// The calibration `align` gives for images of these sizes, without aligning anything.
+    public func calibration(_ calibration: RGBDCalibration, colorWidth: Int, colorHeight: Int,
+                            depthWidth: Int, depthHeight: Int) -> RGBDCalibration {
+        cameras(calibration, colorWidth: colorWidth, colorHeight: colorHeight, depthWidth: depthWidth, depthHeight: depthHeight)?
+            .alignedToColor ?? calibration
+    }
+
+    /// Both cameras at their images' sizes (intrinsics may be given for others); nil when this
+    /// mode does not align `calibration`.
+    private func cameras(_ calibration: RGBDCalibration, colorWidth: Int, colorHeight: Int,
+                         depthWidth: Int, depthHeight: Int) -> RGBDCalibration? {
+        guard aligns(calibration) else { return nil }
+        var c = calibration
+        c.color = c.color.scaled(toWidth: colorWidth, height: colorHeight)
+        c.depth = c.depth.scaled(toWidth: depthWidth, height: depthHeight)
+        return c
     }
 }

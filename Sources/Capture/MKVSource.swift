@@ -25,7 +25,9 @@ import Foundation
 ///   (`calibration` nil) and says so in `warnings`.
 /// - `start()` reads the file once to index every packet (no decoding); frames are then decoded on
 ///   demand, reading forward for playback and seeking (libavformat's cue index) for jumps.
-public final class MKVSource: FrameSource, PlaybackControl {
+/// - Streams on their own clocks (`RecordedStreams`, what `convert` writes): the COLOR, DEPTH and IR
+///   tracks, each with every frame once in presentation order, stamped as above.
+public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
     public let path: String
     public var name: String { "mkv:\(path)" }
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
@@ -47,6 +49,12 @@ public final class MKVSource: FrameSource, PlaybackControl {
     private var depthTrack: Track?
     private var frames: [Frame] = []
     private var depthScale: Float = 1000
+    /// The COLOR, DEPTH and IR tracks (those the file has), for `RecordedStreams`.
+    private var streamTracks: [Track] = []
+    private var startOffsetNS: Int64 = 0
+    /// Tracks read for `decodeFrame` besides the displayed and the depth track: their packets are
+    /// kept (and inter-coded ones fed) while reading forward, as those two tracks' are.
+    private var wanted: Set<Int32> = []
     private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var warned: Set<Int> = []
     private var loopSetting = false
@@ -293,6 +301,9 @@ public final class MKVSource: FrameSource, PlaybackControl {
 
         file = f
         tracks = byStream
+        streamTracks = [Role.color, .depth, .ir].compactMap { byRole[$0] }
+        self.startOffsetNS = startOffsetNS
+        wanted.removeAll()
         display = shown
         depthTrack = depth
         frames = list
@@ -367,6 +378,8 @@ public final class MKVSource: FrameSource, PlaybackControl {
         tracks.removeAll()
         display = nil
         depthTrack = nil
+        streamTracks = []
+        wanted.removeAll()
         forgetReadPosition()
     }
 
@@ -456,6 +469,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
     /// Reads (and seeks when it must) until every need is decoded or has failed.
     private func load(_ needs: inout [Need]) throws {
         guard let file else { throw CaptureError.invalidState("\(name): not started") }
+        for n in needs where n.track !== display && n.track !== depthTrack { wanted.insert(n.track.stream) }
         // Packets read ahead earlier, and frames decoded ahead.
         for k in needs.indices {
             let t = needs[k].track
@@ -522,10 +536,10 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 } else {
                     feed(t, p, &needs, file: file)
                 }
-            } else if !t.intraOnly && (t === display || t === depthTrack) {
+            } else if !t.intraOnly && (t === display || t === depthTrack || wanted.contains(t.stream)) {
                 // Inter-coded tracks need every packet since the keyframe.
                 feed(t, p, &needs, file: file)
-            } else if t === display || t === depthTrack {
+            } else if t === display || t === depthTrack || wanted.contains(t.stream) {
                 var s = stash[t.stream] ?? []
                 s.append((idx, p.bytes))
                 if s.count > Self.stashLimit { s.removeFirst(s.count - Self.stashLimit) }
@@ -740,4 +754,42 @@ public final class MKVSource: FrameSource, PlaybackControl {
     public var frameCount: Int? { file == nil ? nil : frames.count }
     public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
     public var isFinished: Bool { file != nil && clock.isFinished }
+}
+
+// MARK: RecordedStreams
+
+extension MKVSource {
+    public func recordedStreams() throws -> [RecordedStream] {
+        guard file != nil else { throw CaptureError.invalidState("\(name): streams before start()") }
+        return streamTracks.map { t in
+            RecordedStream(kind: t.role == .color ? .color : (t.role == .depth ? .depth : .ir), name: t.role.rawValue,
+                           width: t.width, height: t.height,
+                           timestamps: t.order.map { Double(t.ns[$0] / 1000 + startOffsetNS / 1000) / 1e6 })
+        }
+    }
+
+    public func playbackTimestamps() throws -> [Double] {
+        guard file != nil else { throw CaptureError.invalidState("\(name): streams before start()") }
+        return frameTimestamps
+    }
+
+    /// Frame `index` of a track in presentation order: COLOR as rgba8, IR as gray16, DEPTH in meters.
+    public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
+        guard file != nil else { throw CaptureError.invalidState("\(name): decodeFrame before start()") }
+        guard streamTracks.indices.contains(stream), streamTracks[stream].order.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let t = streamTracks[stream]
+        var needs = [Need(track: t, index: t.order[index])]
+        try load(&needs)
+        switch needs[0].state {
+        case let .done(image):
+            guard t.role == .depth else { return .image(image) }
+            return .depth(DepthData(map: meters(image), intrinsics: calibration?.depth.intrinsics ?? .default(width: image.width, height: image.height)))
+        case let .failed(problem):
+            throw CaptureError.file(path: path, problem: "\(t.role.rawValue) frame \(index): \(problem)")
+        case .pending:
+            throw CaptureError.file(path: path, problem: "\(t.role.rawValue) frame \(index) not found")
+        }
+    }
 }

@@ -81,6 +81,12 @@ public enum ROSMessage {
         return Header(seq: seq, stamp: stamp, frameID: try r.string())
     }
 
+    /// The header stamp of a message that starts with a `std_msgs/Header` (an image), without the rest.
+    public static func stamp(_ bytes: [UInt8], bag: String, topic: String) throws -> RosBag.Time {
+        var r = reader(bytes, bag: bag, topic: topic, type: "sensor_msgs/Image")
+        return try header(&r).stamp
+    }
+
     public static func image(_ bytes: [UInt8], bag: String, topic: String) throws -> Image {
         var r = reader(bytes, bag: bag, topic: topic, type: "sensor_msgs/Image")
         let h = try header(&r)

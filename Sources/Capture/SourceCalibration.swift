@@ -134,8 +134,15 @@ public struct CalibrationOverride: Sendable, Equatable {
 
     /// The calibration for a color image and its depth, given what the input recorded (nil: nothing).
     public func resolve(recorded: RGBDCalibration?, depthUnits: Float?, color: PixelBuffer, depth: DepthData?) throws -> RGBDCalibration {
-        let colorSize = (color.width, color.height)
-        let depthSize = depth.map { ($0.map.width, $0.map.height) } ?? colorSize
+        try resolve(recorded: recorded, depthUnits: depthUnits, colorSize: (color.width, color.height),
+                    depthSize: depth.map { ($0.map.width, $0.map.height) }, depthIntrinsics: depth?.intrinsics)
+    }
+
+    /// The calibration for color and depth images of these sizes (depth nil: none), given what the
+    /// input recorded (nil: nothing) and the depth's own intrinsics when it carries them.
+    public func resolve(recorded: RGBDCalibration?, depthUnits: Float?, colorSize: (Int, Int), depthSize depthGiven: (Int, Int)?,
+                        depthIntrinsics: CameraIntrinsics?) throws -> RGBDCalibration {
+        let depthSize = depthGiven ?? colorSize
         let units = depthUnits ?? DepthIO.defaultDepthScale
         if var c = calibration {
             c.depth = try Self.fit(c.depth, depthSize.0, depthSize.1, file: depthFile, stream: "depth")
@@ -143,7 +150,7 @@ public struct CalibrationOverride: Sendable, Equatable {
             return c
         }
         var base = recorded ?? RGBDCalibration(
-            depth: CameraModel(intrinsics: depth?.intrinsics ?? .default(width: depthSize.0, height: depthSize.1)),
+            depth: CameraModel(intrinsics: depthIntrinsics ?? .default(width: depthSize.0, height: depthSize.1)),
             color: .default(width: colorSize.0, height: colorSize.1), depthScale: units,
             origin: "default intrinsics (fx = fy = 525·W/640, image center)")
         if depthCamera != nil || colorCamera != nil || extrinsics != nil {

@@ -5,7 +5,10 @@ import DepthKit
 /// its recorded timestamps (or at `fps`), with pause, step, seek and loop. A `calibration.json`
 /// beside the frames (the schema `info --json` prints) gives the cameras; else defaults are assumed. A missing or unreadable frame is skipped: a warning goes to `warnings` and `onWarning`,
 /// and playback goes on.
-public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
+///
+/// Streams on their own clocks (`RecordedStreams`): rgb.txt's and depth.txt's files, each once
+/// under its own timestamp (`TUMSequence.streamFiles`).
+public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, RecordedStreams {
     public let directory: String
     /// Units per meter given on the command line; nil for the folder's default (TUM 5000, pairs 1000).
     public let requestedDepthScale: Float?
@@ -23,6 +26,8 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
     public var onWarning: ((String) -> Void)?
 
     private var sequence: TUMSequence?
+    /// rgb.txt's and depth.txt's files as streams, once asked for.
+    private var files: (streams: [RecordedStream], lists: [[TUMSequence.StreamFile]])?
     private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var warned: Set<Int> = []
     private var loopSetting = false
@@ -59,6 +64,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
         }
         if let c = calibration, c.depthScale != seq.depthScale { calibration?.depthScale = seq.depthScale }
         sequence = seq
+        files = nil
         clock = PlaybackClock(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
         clock.loop = loopSetting
         clock.fps = fpsSetting
@@ -75,6 +81,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
 
     public func stop() {
         sequence = nil
+        files = nil
         lastDepth = nil
         depthGate.reset()
     }
@@ -156,4 +163,56 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting {
     }
     public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
     public var isFinished: Bool { sequence != nil && clock.isFinished }
+}
+
+// MARK: RecordedStreams
+
+extension TUMSource {
+    private func streamFiles() throws -> (streams: [RecordedStream], lists: [[TUMSequence.StreamFile]]) {
+        if let files { return files }
+        guard let seq = sequence else { throw CaptureError.invalidState("\(name): streams before start()") }
+        do {
+            let f = try seq.streamFiles()
+            var streams: [RecordedStream] = [], lists: [[TUMSequence.StreamFile]] = []
+            for (kind, list, index) in [(StreamKind.color, f.color, "rgb.txt"), (.depth, f.depth, "depth.txt")] where !list.isEmpty {
+                // The stream's size: its first frame's.
+                let first = try ImageIO.read(list[0].path)
+                streams.append(RecordedStream(kind: kind, name: index, width: first.width, height: first.height,
+                                              timestamps: list.map(\.timestamp)))
+                lists.append(list)
+            }
+            files = (streams, lists)
+            return (streams, lists)
+        } catch {
+            throw CaptureError.wrapping(error, path: directory)
+        }
+    }
+
+    /// Color from rgb.txt, depth from depth.txt (or the files the pairs name), sizes from each first frame.
+    public func recordedStreams() throws -> [RecordedStream] { try streamFiles().streams }
+
+    public func playbackTimestamps() throws -> [Double] {
+        guard let seq = sequence else { throw CaptureError.invalidState("\(name): streams before start()") }
+        return seq.entries.map(\.timestamp)
+    }
+
+    public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
+        let f = try streamFiles()
+        guard f.streams.indices.contains(stream), f.lists[stream].indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let file = f.lists[stream][index]
+        do {
+            switch f.streams[stream].kind {
+            case .depth:
+                var d = meters(try DepthIO.readDepth(file.path, depthScale: depthScale))
+                if let k = calibration?.depth.intrinsics, k.width == d.map.width, k.height == d.map.height { d.intrinsics = k }
+                return .depth(d)
+            case .color, .ir:
+                return .image(try ImageIO.readColor(file.path))
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: directory)
+        }
+    }
 }

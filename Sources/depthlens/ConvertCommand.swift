@@ -9,9 +9,14 @@ struct ConvertCommand: ParsableCommand {
         abstract: "Export a whole recording as a TUM-layout folder: PNGs, 16-bit depth, index files, calibration.json.",
         discussion: """
         Writes rgb/TIMESTAMP.png, depth/TIMESTAMP.png (16-bit, the recording's own units), rgb.txt,
-        depth.txt, associations.txt and calibration.json (and ply/TIMESTAMP.ply with --ply); timestamps
-        are the recording's own clock in seconds with 6 decimals. `tum:DIR` reopens the folder with
-        the same frames. Ctrl+C, SIGTERM and SIGHUP stop cleanly: what was written is complete and listed.
+        depth.txt, associations.txt and calibration.json (and ply/TIMESTAMP.ply with --ply, ir/ and
+        ir.txt with --what ir); timestamps are the recording's own clock in seconds with 6 decimals.
+        Recordings (bag:, mkv:, tum:) are written stream by stream: every color frame once under its
+        own stamp, every depth frame once under its own; associations.txt pairs each depth frame with
+        the color frame nearest in time. --time keeps each stream's frames stamped within it, --frames
+        A:B each stream's frames nearest in time to playback frames A..B, --every N every N-th frame
+        of each stream. `tum:DIR` reopens the folder with the same frames. Ctrl+C, SIGTERM and SIGHUP
+        stop cleanly: what was written is complete and listed.
         """
     )
 
@@ -21,11 +26,11 @@ struct ConvertCommand: ParsableCommand {
     var out: String
     @Flag(help: "Write into an existing, non-empty folder.")
     var overwrite = false
-    @Option(help: "Frame range A:B (0-based, inclusive; either end may be left out).")
+    @Option(help: "Frame range A:B (0-based playback frames, inclusive; either end may be left out). Recordings: each stream's frames nearest in time to those.")
     var frames: String?
     @Option(help: "Time range T0:T1 in seconds of the recording's clock (inclusive).")
     var time: String?
-    @Option(help: "Every n-th selected frame.")
+    @Option(help: "Every n-th selected frame (of each stream, for recordings).")
     var every: Int = 1
     @Flag(help: "Also write ply/TIMESTAMP.ply per depth frame (the depth camera's intrinsics; colors from the color camera).")
     var ply = false
@@ -76,7 +81,12 @@ struct ConvertCommand: ParsableCommand {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; \(out) lists every frame written")
             throw ExitCode(128 + s)
         }
-        print("wrote \(summary.framesWritten) frames\(plys) to \(out)")
+        if summary.byStream {
+            let kinds = [StreamKind.color, .depth, .ir].compactMap { k in summary.imagesWritten[k].map { "\($0) \(k.rawValue)" } }
+            print("wrote \(kinds.isEmpty ? "no" : kinds.joined(separator: ", ")) frames\(plys) to \(out)")
+        } else {
+            print("wrote \(summary.framesWritten) frames\(plys) to \(out)")
+        }
     }
 }
 

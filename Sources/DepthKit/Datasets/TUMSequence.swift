@@ -129,6 +129,31 @@ public final class TUMSequence: @unchecked Sendable {
         return out
     }
 
+    /// One file of a stream: its timestamp and absolute path.
+    public struct StreamFile: Hashable, Sendable {
+        public var timestamp: Double
+        public var path: String
+    }
+
+    /// Every color and every depth frame of the folder, each once with its own timestamp, in
+    /// timestamp order: the lines of rgb.txt and depth.txt when the folder has them, else the
+    /// distinct files its pairs name (associations.txt, a color/ + depth/ folder).
+    public func streamFiles() throws -> (color: [StreamFile], depth: [StreamFile]) {
+        func distinct(_ list: [StreamFile]) -> [StreamFile] {
+            var seen = Set<String>()
+            return list.filter { seen.insert($0.path).inserted }.sorted { $0.timestamp < $1.timestamp }
+        }
+        func listed(_ name: String) throws -> [StreamFile]? {
+            guard layout == .tum, FileManager.default.fileExists(atPath: directory + "/" + name) else { return nil }
+            return try TUMSequence.parseList(directory + "/" + name, fields: 2).map {
+                StreamFile(timestamp: $0.times[0], path: TUMSequence.resolve($0.paths[0], in: directory))
+            }
+        }
+        let color = try listed("rgb.txt") ?? entries.map { StreamFile(timestamp: $0.timestamp, path: $0.colorPath) }
+        let depth = try listed("depth.txt") ?? entries.map { StreamFile(timestamp: $0.depthTimestamp, path: $0.depthPath) }
+        return (distinct(color), distinct(depth))
+    }
+
     struct Line { var times: [Double]; var paths: [String] }
 
     /// Parses `timestamp path` (fields 2) or `t path t path` (fields 4) lines, skipping `#` comments.

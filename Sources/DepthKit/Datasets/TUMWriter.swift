@@ -12,18 +12,41 @@ import Foundation
 /// until the index fits, or all of them: the folder then lists exactly the PNGs it holds
 /// (`listedCount`). A frame whose depth cannot be written leaves no color PNG behind either.
 public final class TUMWriter {
+    /// The folders and index files a stream is written to.
+    public enum Stream: String, Sendable, CaseIterable {
+        case color, depth, ir
+        /// The folder (and index file's name without `.txt`).
+        public var folder: String {
+            switch self {
+            case .color: return "rgb"
+            case .depth: return "depth"
+            case .ir: return "ir"
+            }
+        }
+        var heading: String {
+            switch self {
+            case .color: return "# color images"
+            case .depth: return "# depth maps"
+            case .ir: return "# infrared images"
+            }
+        }
+    }
+
     public let directory: String
     public let depthScale: Float
     public var flushInterval = 30
+    /// associations.txt pairs each listed depth frame with the listed color frame nearest in time
+    /// (the streams were written each on its own clock) instead of the pairs `append` was given.
+    public var pairsByNearestTime = false
+    /// Units written or listed (a pair counts once).
     public private(set) var count = 0
-    private var rgbLines: [String] = []
-    private var depthLines: [String] = []
+    private var lines: [Stream: [(time: Double, line: String)]] = [:]
     private var assocLines: [String] = []
-    private var usedNames: Set<String> = []
+    private var usedNames: [Stream: Set<String>] = [:]
     /// Frames listed in the index files on disk (the last flush that succeeded).
     public private(set) var listedCount = 0
-    /// The frames written since the last flush: their files and which index files list them.
-    private var unlisted: [(files: [String], color: Bool, depth: Bool)] = []
+    /// The units written since the last flush: their files and which index files list them.
+    private var unlisted: [(files: [String], streams: [Stream], paired: Bool)] = []
 
     /// Creates `directory` (and its `rgb/`, `depth/`) if needed.
     public init(directory: String, depthScale: Float = TUMSequence.depthScale) throws {
@@ -49,29 +72,74 @@ public final class TUMWriter {
     /// Returns the file name stem used.
     @discardableResult
     public func append(color: PixelBuffer?, depth: DepthData?, timestamp: Double, depthTimestamp: Double? = nil) throws -> String {
-        let stamp = String(format: "%.6f", timestamp)
-        let depthStamp = String(format: "%.6f", depthTimestamp ?? timestamp)
-        var name = stamp
-        if usedNames.contains(name) { name = "\(stamp)-\(count)" }
-        usedNames.insert(name)
-        let colorRel = "rgb/\(name).png", depthRel = "depth/\(name).png"
-        if let c = color {
-            let rgba = c.format == .rgba8 || c.format == .rgb8 || c.format == .gray8 ? c : ImageIO.toRGBA8(c)
-            try ImageIO.write(rgba, to: directory + "/" + colorRel)
-        }
+        let names = reservePair(timestamp: timestamp)
+        let colorRel = names.color, depthRel = names.depth
+        if let c = color { try Self.writeImage(c, to: directory + "/" + colorRel) }
         if let d = depth {
-            do { try ImageIO.write(TUMWriter.encodeDepth(d, scale: depthScale), to: directory + "/" + depthRel) } catch {
+            do { try Self.writeDepth(d, scale: depthScale, to: directory + "/" + depthRel) } catch {
                 if color != nil { unlink(directory + "/" + colorRel) }   // no half frame left behind
                 throw error
             }
         }
-        unlisted.append(([color != nil ? colorRel : nil, depth != nil ? depthRel : nil].compactMap { $0 }, color != nil, depth != nil))
-        if color != nil { rgbLines.append("\(stamp) \(colorRel)") }
-        if depth != nil { depthLines.append("\(depthStamp) \(depthRel)") }
-        if color != nil && depth != nil { assocLines.append("\(stamp) \(colorRel) \(depthStamp) \(depthRel)") }
+        var files: [Written] = []
+        if color != nil { files.append(Written(stream: .color, timestamp: timestamp, path: colorRel)) }
+        if depth != nil { files.append(Written(stream: .depth, timestamp: depthTimestamp ?? timestamp, path: depthRel)) }
+        try list(files, paired: color != nil && depth != nil)
+        return names.stem
+    }
+
+    /// File names for a color/depth pair at `timestamp` (the same stem in rgb/ and depth/; a
+    /// repeated timestamp gets a suffix), relative to the folder.
+    public func reservePair(timestamp: Double) -> (stem: String, color: String, depth: String) {
+        let stamp = Self.stamp(timestamp)
+        var name = stamp
+        var k = count
+        while usedNames[.color]?.contains(name) == true || usedNames[.depth]?.contains(name) == true { name = "\(stamp)-\(k)"; k += 1 }
+        usedNames[.color, default: []].insert(name)
+        usedNames[.depth, default: []].insert(name)
+        return (name, "rgb/\(name).png", "depth/\(name).png")
+    }
+
+    /// A file written outside the writer (`writeImage`, `writeDepth`), to be listed.
+    public struct Written: Sendable {
+        public var stream: Stream
+        public var timestamp: Double
+        /// Relative to the folder, as `reserve` returned it.
+        public var path: String
+        public init(stream: Stream, timestamp: Double, path: String) {
+            self.stream = stream; self.timestamp = timestamp; self.path = path
+        }
+    }
+
+    /// A file name for a frame of `stream` at `timestamp`, relative to the folder
+    /// (`rgb/1305031102.175304.png`; a repeated timestamp in the same stream gets a suffix), that
+    /// no other frame gets. Creates the stream's folder when needed (`ir/`).
+    public func reserve(_ stream: Stream, timestamp: Double) throws -> String {
+        let stamp = Self.stamp(timestamp)
+        var name = stamp
+        var k = 1
+        while usedNames[stream]?.contains(name) == true { name = "\(stamp)-\(k)"; k += 1 }
+        usedNames[stream, default: []].insert(name)
+        if stream == .ir, !FileSupport.isDirectory(directory + "/ir") {
+            do { try FileManager.default.createDirectory(atPath: directory + "/ir", withIntermediateDirectories: true) } catch {
+                throw DepthKitError.file(path: directory + "/ir", problem: "cannot create directory")
+            }
+        }
+        return "\(stream.folder)/\(name).png"
+    }
+
+    /// Lists files already written completely (one unit: a color/depth pair when `paired`, else
+    /// any files). They are in the index files from the next flush on.
+    public func list(_ files: [Written], paired: Bool) throws {
+        for f in files {
+            lines[f.stream, default: []].append((f.timestamp, "\(Self.stamp(f.timestamp)) \(f.path)"))
+        }
+        if paired, let c = files.first(where: { $0.stream == .color }), let d = files.first(where: { $0.stream == .depth }) {
+            assocLines.append("\(Self.stamp(c.timestamp)) \(c.path) \(Self.stamp(d.timestamp)) \(d.path)")
+        }
+        unlisted.append((files.map(\.path), files.map(\.stream), paired))
         count += 1
         if count % max(1, flushInterval) == 0 { try flush() }
-        return name
     }
 
     /// Writes the index files. Call once after the last frame. When they cannot be written (a full
@@ -81,9 +149,8 @@ public final class TUMWriter {
         do { try flush() } catch {
             while let last = unlisted.popLast() {
                 for f in last.files { unlink(directory + "/" + f) }
-                if last.color { rgbLines.removeLast() }
-                if last.depth { depthLines.removeLast() }
-                if last.color && last.depth { assocLines.removeLast() }
+                for s in last.streams { lines[s]?.removeLast() }
+                if last.paired { assocLines.removeLast() }
                 count -= 1
                 if (try? flush()) != nil { break }
             }
@@ -93,14 +160,46 @@ public final class TUMWriter {
 
     private func flush() throws {
         let head = "# written by depthlens\n"
-        try FileSupport.atomicWrite(Array((head + "# color images\n# timestamp filename\n" + rgbLines.map { $0 + "\n" }.joined()).utf8),
-                                    to: directory + "/rgb.txt")
-        try FileSupport.atomicWrite(Array((head + "# depth maps\n# timestamp filename\n" + depthLines.map { $0 + "\n" }.joined()).utf8),
-                                    to: directory + "/depth.txt")
-        try FileSupport.atomicWrite(Array((head + "# t_rgb rgb_path t_depth depth_path\n" + assocLines.map { $0 + "\n" }.joined()).utf8),
+        for stream in Stream.allCases where stream != .ir || lines[.ir] != nil {
+            let body = (lines[stream] ?? []).map { $0.line + "\n" }.joined()
+            try FileSupport.atomicWrite(Array((head + stream.heading + "\n# timestamp filename\n" + body).utf8),
+                                        to: directory + "/\(stream.folder).txt")
+        }
+        let pairs = pairsByNearestTime ? nearestPairs() : assocLines
+        try FileSupport.atomicWrite(Array((head + "# t_rgb rgb_path t_depth depth_path\n" + pairs.map { $0 + "\n" }.joined()).utf8),
                                     to: directory + "/associations.txt")
         listedCount = count
         unlisted.removeAll(keepingCapacity: true)
+    }
+
+    /// Each listed depth frame with the listed color frame nearest in time (the earlier on a tie),
+    /// in depth order.
+    private func nearestPairs() -> [String] {
+        let color = (lines[.color] ?? []).sorted { $0.time < $1.time }
+        guard !color.isEmpty else { return [] }
+        let times = color.map(\.time)
+        return (lines[.depth] ?? []).map { d in
+            var lo = 0, hi = times.count
+            while lo < hi { let mid = (lo + hi) / 2; if times[mid] < d.time { lo = mid + 1 } else { hi = mid } }
+            if lo == times.count || (lo > 0 && d.time - times[lo - 1] <= times[lo] - d.time) { lo -= 1 }
+            return color[lo].line + " " + d.line
+        }
+    }
+
+    /// A timestamp as the index files and file names write it: seconds with 6 decimals.
+    public static func stamp(_ t: Double) -> String { String(format: "%.6f", t) }
+
+    /// Writes a color or IR image as PNG, atomically: rgba8, rgb8 and gray8 as they are, gray16 as
+    /// 16-bit gray when `keepGray16` (IR), anything else as rgba8.
+    public static func writeImage(_ c: PixelBuffer, keepGray16: Bool = false, to path: String) throws {
+        var keep = c.format == .rgba8 || c.format == .rgb8 || c.format == .gray8
+        if keepGray16, case .gray16 = c.format { keep = true }
+        try ImageIO.write(keep ? c : ImageIO.toRGBA8(c), to: path)
+    }
+
+    /// Writes depth as a 16-bit PNG of `scale` units per meter, atomically.
+    public static func writeDepth(_ d: DepthData, scale: Float, to path: String) throws {
+        try ImageIO.write(encodeDepth(d, scale: scale), to: path)
     }
 
     /// Depth in meters → 16-bit counts at `scale` units per meter (invalid or out of range → 0).

@@ -147,6 +147,16 @@ public final class DatasetExporter {
     /// it returns the signal number to report, 0 for a plain cancel, nil to go on.
     public func run(shouldStop: () -> Int32? = { StopSignals.pending },
                     progress: (ExportProgress) -> Void = { _ in }) throws -> ExportSummary {
+        // Started first: a source knows its depth units once started.
+        let recorded = source as? RecordedStreams
+        let reader: FrameReader?
+        if recorded != nil {
+            try source.start()
+            reader = nil
+        } else {
+            reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
+        }
+        defer { if recorded != nil { source.stop() } }
         let units = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale
         let writer: TUMWriter
         do { writer = try TUMWriter(directory: directory, depthScale: units) } catch { throw CaptureError.wrapping(error, path: directory) }
@@ -154,12 +164,12 @@ public final class DatasetExporter {
         let pipeline = ExportPipeline(workers: workers, mode: alignment.mode, depthScale: writer.depthScale, directory: directory)
         var failure: Error?
         do {
-            if let streams = source as? RecordedStreams {
+            if let streams = recorded {
                 writer.pairsByNearestTime = true
                 summary.byStream = true
                 try runByStream(streams, writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
-            } else {
-                try runByFrame(writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
+            } else if let reader {
+                try runByFrame(reader, writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
             }
         } catch {
             failure = error
@@ -175,9 +185,8 @@ public final class DatasetExporter {
 
     // MARK: Frame by frame (sources without RecordedStreams)
 
-    private func runByFrame(writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
+    private func runByFrame(_ reader: FrameReader, writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
                             shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
-        let reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
         let start = monotonicSeconds()
         let total = selectedCount(frameCount: (source as? PlaybackControl)?.frameCount)
         var wroteCalibration = false
@@ -229,8 +238,6 @@ public final class DatasetExporter {
 
     private func runByStream(_ rec: RecordedStreams, writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
                              shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
-        try source.start()
-        defer { source.stop() }
         let streams = try rec.recordedStreams()
         func first(_ kind: StreamKind) -> Int? { streams.firstIndex { $0.kind == kind } }
         let colorStream = first(.color) ?? (contents.contains(.ir) ? nil : first(.ir))

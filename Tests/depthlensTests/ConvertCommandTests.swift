@@ -19,7 +19,7 @@ final class ConvertCommandTests: CLITestCase {
         let out = path("conv")
         let r = try CLI.run(["convert", "--source", "tum:\(tum)", "--out", out])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(r.stdout.contains("wrote 12 frames"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("wrote 12 color, 12 depth frames"), r.stdout)
         let a = try TUMSequence(directory: tum), b = try TUMSequence(directory: out)
         XCTAssertEqual(a.count, b.count)
         XCTAssertEqual(b.depthScale, 5000, "the recording's own units, from calibration.json")

@@ -86,6 +86,25 @@ int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) 
 int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t channels,
                  uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
                  char *error, size_t error_len) {
+    // Level 1: fast (depthlens writes many frames); libpng's adaptive filter choice.
+    return dl_png_write_options(path, width, height, channels, bit_depth, row_bytes, data, 1, -1, 0, error, error_len);
+}
+
+/// True when every pixel of 8-bit RGBA rows has alpha 255.
+static int rgba_opaque(uint32_t width, uint32_t height, size_t row_bytes, const uint8_t *data) {
+    for (uint32_t y = 0; y < height; y++) {
+        const uint8_t *r = data + (size_t)y * row_bytes;
+        uint8_t all = 255;
+        for (uint32_t x = 0; x < width; x++) all &= r[4 * x + 3];
+        if (all != 255) return 0;
+    }
+    return 1;
+}
+
+int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint32_t channels,
+                         uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
+                         int level, int filter, int drop_opaque_alpha,
+                         char *error, size_t error_len) {
     int color;
     switch (channels) {
         case 1: color = PNG_COLOR_TYPE_GRAY; break;
@@ -95,6 +114,9 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
         default: set_error(error, error_len, "unsupported channel count"); return -1;
     }
     if (bit_depth != 8 && bit_depth != 16) { set_error(error, error_len, "unsupported bit depth"); return -1; }
+    if (level < 0 || level > 9 || filter < -1 || filter > 4) { set_error(error, error_len, "bad encoder options"); return -1; }
+    int strip = drop_opaque_alpha && channels == 4 && bit_depth == 8 && rgba_opaque(width, height, row_bytes, data);
+    if (strip) color = PNG_COLOR_TYPE_RGB;
     FILE *fp = fopen(path, "wb");
     if (!fp) { set_error(error, error_len, strerror(errno)); return -1; }
     png_err_ctx ctx = { error, error_len };
@@ -110,10 +132,15 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
         return -1;
     }
     png_init_io(png, fp);
-    png_set_compression_level(png, 1); // fast: depthlens writes many frames
+    png_set_compression_level(png, level);
+    if (filter >= 0) {
+        static const int filters[] = { PNG_FILTER_NONE, PNG_FILTER_SUB, PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH };
+        png_set_filter(png, PNG_FILTER_TYPE_BASE, filters[filter]);
+    }
     png_set_IHDR(png, info, width, height, (int)bit_depth, color, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
+    if (strip) png_set_filler(png, 0, PNG_FILLER_AFTER);   // rows hold RGBX: libpng drops the X
     if (bit_depth == 16) {
         uint16_t probe = 1;
         if (*(uint8_t *)&probe == 1) png_set_swap(png);

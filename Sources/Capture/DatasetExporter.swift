@@ -290,6 +290,7 @@ public final class DatasetExporter {
         let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
         defer { listing.drain(); count(listing, into: &summary) }
+        var firstDecodeError: CaptureError?
         for item in items {
             if let s = shouldStop() { summary.stoppedBy = s; break }
             var unit = ExportUnit(calibration: calibration, colorSize: c, paired: false)
@@ -307,7 +308,11 @@ public final class DatasetExporter {
                     var w = written
                     w.path = try writer.reserve(item.as, timestamp: item.time)
                     if item.as == .ir { unit.ir = (image, w) } else { unit.color = (image, w) }
-                case let .depth(depth):
+                case var .depth(depth):
+                    // The resolved depth intrinsics (--intrinsics, --calibration) on the depth, as for frames.
+                    let k = calibration.depth.intrinsics
+                    depth.intrinsics = k.width == depth.map.width && k.height == depth.map.height
+                        ? k : k.scaled(toWidth: depth.map.width, height: depth.map.height)
                     var w = written
                     if writes {
                         w.path = try writer.reserve(.depth, timestamp: item.time)
@@ -321,11 +326,14 @@ public final class DatasetExporter {
             } catch let error as CaptureError {
                 // A frame that cannot be read is skipped and said; the others are written.
                 summary.warnings.append("\(streams[item.stream].name) frame \(item.index) skipped: \(error)")
+                firstDecodeError = firstDecodeError ?? error
                 continue
             }
             try listing.submit(unit, onListed: onListed)
         }
         try listing.finish(onListed: onListed)
+        // A recording none of whose selected frames can be read is bad input, not an empty export.
+        if listing.listed == 0, let firstDecodeError { throw firstDecodeError }
     }
 
     /// The playback frame nearest `t` (the earlier on a tie), given playback frames' timestamps.

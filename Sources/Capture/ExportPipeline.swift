@@ -220,7 +220,8 @@ final class OrderedListing {
 
     private func list(_ done: ExportDone) throws {
         guard !done.written.isEmpty else {
-            if done.wrotePLY { plyWritten += 1 }
+            // A PLY of a depth frame not written itself (--ply without depth in --what).
+            if done.wrotePLY { plyWritten += 1; listed += 1 }
             return
         }
         try writer.list(done.written, paired: done.paired)

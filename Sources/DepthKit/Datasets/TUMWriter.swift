@@ -194,12 +194,12 @@ public final class TUMWriter {
     public static func writeImage(_ c: PixelBuffer, keepGray16: Bool = false, to path: String) throws {
         var keep = c.format == .rgba8 || c.format == .rgb8 || c.format == .gray8
         if keepGray16, case .gray16 = c.format { keep = true }
-        try ImageIO.write(keep ? c : ImageIO.toRGBA8(c), to: path)
+        try ImageIO.writePNG(keep ? c : ImageIO.toRGBA8(c), to: path, options: .frames)
     }
 
     /// Writes depth as a 16-bit PNG of `scale` units per meter, atomically.
     public static func writeDepth(_ d: DepthData, scale: Float, to path: String) throws {
-        try ImageIO.write(encodeDepth(d, scale: scale), to: path)
+        try ImageIO.writePNG(encodeDepth(d, scale: scale), to: path, options: .frames)
     }
 
     /// Depth in meters → 16-bit counts at `scale` units per meter (invalid or out of range → 0).

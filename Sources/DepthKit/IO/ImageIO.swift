@@ -141,7 +141,7 @@ public enum ImageIO {
     public static func write(_ buffer: PixelBuffer, to path: String, pgmLittleEndian: Bool = false) throws {
         let ext = fileExtension(path)
         switch ext {
-        case "png": try writePNG(buffer, to: path)
+        case "png": try writePNG(buffer, to: path, with: .standard)
         case "pgm", "ppm", "pnm":
             let bytes = try PNM.encode(buffer, path: path, ppm: ext == "ppm" || (ext == "pnm" && buffer.format.channelCount > 1),
                                        littleEndian: pgmLittleEndian)
@@ -160,7 +160,31 @@ public enum ImageIO {
         return String(name[name.index(after: dot)...]).lowercased()
     }
 
-    private static func writePNG(_ buffer: PixelBuffer, to path: String) throws {
+    /// How a PNG is encoded: zlib level, row filter, and whether opaque RGBA is written as RGB.
+    public struct PNGOptions: Sendable, Equatable {
+        /// zlib's level, 0–9.
+        public var level: Int32
+        /// The row filter: nil for libpng's adaptive choice per row, else 0–4 (none, sub, up, average, Paeth).
+        public var filter: Int32?
+        /// 8-bit RGBA whose alpha is 255 everywhere is written as RGB (readers get the same rgba8 back).
+        public var dropOpaqueAlpha: Bool
+        public init(level: Int32, filter: Int32?, dropOpaqueAlpha: Bool) {
+            self.level = level; self.filter = filter; self.dropOpaqueAlpha = dropOpaqueAlpha
+        }
+        /// What `write` uses: level 1, adaptive filters, every channel kept.
+        public static let standard = PNGOptions(level: 1, filter: nil, dropOpaqueAlpha: false)
+        /// For frame sequences (`TUMWriter`): level 1, the "up" filter on every row (camera images
+        /// and depth change little from row to row; libpng's adaptive choice tries all five
+        /// filters on every row, which costs more than the deflate), opaque RGBA as RGB.
+        public static let frames = PNGOptions(level: 1, filter: 2, dropOpaqueAlpha: true)
+    }
+
+    /// Writes `buffer` as a PNG with `options` (formats as `write`), atomically.
+    public static func writePNG(_ buffer: PixelBuffer, to path: String, options: PNGOptions) throws {
+        try writePNG(buffer, to: path, with: options)
+    }
+
+    private static func writePNG(_ buffer: PixelBuffer, to path: String, with options: PNGOptions = .standard) throws {
         var source = buffer
         let channels: UInt32, bits: UInt32
         switch buffer.format {
@@ -176,9 +200,9 @@ public enum ImageIO {
         try FileSupport.atomicWrite(to: path) { temp in
             var err = [CChar](repeating: 0, count: 512)
             errno = 0
-            let rc = dl_png_write(temp, UInt32(source.width), UInt32(source.height), channels, bits,
-                                  source.bytesPerRow, source.baseAddress.assumingMemoryBound(to: UInt8.self),
-                                  &err, err.count)
+            let rc = dl_png_write_options(temp, UInt32(source.width), UInt32(source.height), channels, bits,
+                                          source.bytesPerRow, source.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                          options.level, options.filter ?? -1, options.dropOpaqueAlpha ? 1 : 0, &err, err.count)
             guard rc == 0 else {
                 // libpng says "Write Error"; the errno its fwrite left says why (a full disk).
                 let code = errno

@@ -87,7 +87,7 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
                  uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
                  char *error, size_t error_len) {
     // Level 1: fast (depthlens writes many frames); libpng's adaptive filter choice.
-    return dl_png_write_options(path, width, height, channels, bit_depth, row_bytes, data, 1, -1, 0, error, error_len);
+    return dl_png_write_options(path, width, height, channels, bit_depth, row_bytes, data, 1, 0, -1, 0, error, error_len);
 }
 
 /// True when every pixel of 8-bit RGBA rows has alpha 255.
@@ -103,7 +103,7 @@ static int rgba_opaque(uint32_t width, uint32_t height, size_t row_bytes, const 
 
 int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint32_t channels,
                          uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
-                         int level, int filter, int drop_opaque_alpha,
+                         int level, int strategy, int filter, int drop_opaque_alpha,
                          char *error, size_t error_len) {
     int color;
     switch (channels) {
@@ -114,7 +114,7 @@ int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint
         default: set_error(error, error_len, "unsupported channel count"); return -1;
     }
     if (bit_depth != 8 && bit_depth != 16) { set_error(error, error_len, "unsupported bit depth"); return -1; }
-    if (level < 0 || level > 9 || filter < -1 || filter > 4) { set_error(error, error_len, "bad encoder options"); return -1; }
+    if (level < 0 || level > 9 || strategy < 0 || strategy > 3 || filter < -1 || filter > 4) { set_error(error, error_len, "bad encoder options"); return -1; }
     int strip = drop_opaque_alpha && channels == 4 && bit_depth == 8 && rgba_opaque(width, height, row_bytes, data);
     if (strip) color = PNG_COLOR_TYPE_RGB;
     FILE *fp = fopen(path, "wb");
@@ -133,6 +133,7 @@ int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint
     }
     png_init_io(png, fp);
     png_set_compression_level(png, level);
+    png_set_compression_strategy(png, strategy);
     if (filter >= 0) {
         static const int filters[] = { PNG_FILTER_NONE, PNG_FILTER_SUB, PNG_FILTER_UP, PNG_FILTER_AVG, PNG_FILTER_PAETH };
         png_set_filter(png, PNG_FILTER_TYPE_BASE, filters[filter]);

@@ -47,12 +47,13 @@ int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t cha
                  uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
                  char *error, size_t error_len);
 
-/// `dl_png_write` with the encoder's choices: zlib `level` (0–9), `filter` (-1: libpng's adaptive
-/// choice per row; 0–4: none, sub, up, average, Paeth on every row), and `drop_opaque_alpha`
-/// (8-bit RGBA whose alpha is 255 everywhere is written as RGB, a quarter less to compress).
+/// `dl_png_write` with the encoder's choices: zlib `level` (0–9) and `strategy` (0 default, 1
+/// filtered, 2 Huffman only, 3 RLE), `filter` (-1: libpng's adaptive choice per row; 0–4: none,
+/// sub, up, average, Paeth on every row), and `drop_opaque_alpha` (8-bit RGBA whose alpha is 255
+/// everywhere is written as RGB, a quarter less to compress).
 int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint32_t channels,
                          uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
-                         int level, int filter, int drop_opaque_alpha,
+                         int level, int strategy, int filter, int drop_opaque_alpha,
                          char *error, size_t error_len);
 
 /// The most pixels a PNG or JPEG header may claim (2^28, as for PGM/PPM/PFM): a lying header

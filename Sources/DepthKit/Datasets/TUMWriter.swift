@@ -199,7 +199,7 @@ public final class TUMWriter {
 
     /// Writes depth as a 16-bit PNG of `scale` units per meter, atomically.
     public static func writeDepth(_ d: DepthData, scale: Float, to path: String) throws {
-        try ImageIO.writePNG(encodeDepth(d, scale: scale), to: path, options: .frames)
+        try ImageIO.writePNG(encodeDepth(d, scale: scale), to: path, options: .depthFrames)
     }
 
     /// Depth in meters → 16-bit counts at `scale` units per meter (invalid or out of range → 0).

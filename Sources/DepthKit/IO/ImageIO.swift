@@ -160,23 +160,29 @@ public enum ImageIO {
         return String(name[name.index(after: dot)...]).lowercased()
     }
 
-    /// How a PNG is encoded: zlib level, row filter, and whether opaque RGBA is written as RGB.
+    /// How a PNG is encoded: zlib level and strategy, row filter, whether opaque RGBA is written as RGB.
     public struct PNGOptions: Sendable, Equatable {
         /// zlib's level, 0–9.
         public var level: Int32
+        /// zlib's strategy: 0 default, 1 filtered, 2 Huffman only, 3 RLE (matches at distance 1 only).
+        public var strategy: Int32
         /// The row filter: nil for libpng's adaptive choice per row, else 0–4 (none, sub, up, average, Paeth).
         public var filter: Int32?
         /// 8-bit RGBA whose alpha is 255 everywhere is written as RGB (readers get the same rgba8 back).
         public var dropOpaqueAlpha: Bool
-        public init(level: Int32, filter: Int32?, dropOpaqueAlpha: Bool) {
-            self.level = level; self.filter = filter; self.dropOpaqueAlpha = dropOpaqueAlpha
+        public init(level: Int32, strategy: Int32 = 0, filter: Int32?, dropOpaqueAlpha: Bool) {
+            self.level = level; self.strategy = strategy; self.filter = filter; self.dropOpaqueAlpha = dropOpaqueAlpha
         }
         /// What `write` uses: level 1, adaptive filters, every channel kept.
         public static let standard = PNGOptions(level: 1, filter: nil, dropOpaqueAlpha: false)
-        /// For frame sequences (`TUMWriter`): level 1, the "up" filter on every row (camera images
-        /// and depth change little from row to row; libpng's adaptive choice tries all five
-        /// filters on every row, which costs more than the deflate), opaque RGBA as RGB.
-        public static let frames = PNGOptions(level: 1, filter: 2, dropOpaqueAlpha: true)
+        /// Color frames of a sequence (`TUMWriter`): level 1 RLE on the "up" filter, opaque RGBA as
+        /// RGB. Camera images change little from row to row; libpng's adaptive choice tries all five
+        /// filters on every row (more than the deflate costs), and after "up" RLE is faster than
+        /// level 1's match search and smaller on noisy pictures (docs/PERFORMANCE.md, "convert vs ffmpeg").
+        public static let frames = PNGOptions(level: 1, strategy: 3, filter: 2, dropOpaqueAlpha: true)
+        /// Depth frames of a sequence: level 1 on the "up" filter (RLE would be 5 % larger on D435
+        /// depth for no time saved).
+        public static let depthFrames = PNGOptions(level: 1, strategy: 0, filter: 2, dropOpaqueAlpha: false)
     }
 
     /// Writes `buffer` as a PNG with `options` (formats as `write`), atomically.
@@ -202,7 +208,8 @@ public enum ImageIO {
             errno = 0
             let rc = dl_png_write_options(temp, UInt32(source.width), UInt32(source.height), channels, bits,
                                           source.bytesPerRow, source.baseAddress.assumingMemoryBound(to: UInt8.self),
-                                          options.level, options.filter ?? -1, options.dropOpaqueAlpha ? 1 : 0, &err, err.count)
+                                          options.level, options.strategy, options.filter ?? -1, options.dropOpaqueAlpha ? 1 : 0,
+                                          &err, err.count)
             guard rc == 0 else {
                 // libpng says "Write Error"; the errno its fwrite left says why (a full disk).
                 let code = errno

@@ -29,11 +29,20 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        /// The C half of DepthKit: the CPU kernels' loops, their worker pool, libpng/libjpeg behind setjmp.
         .target(
-            name: "CShim",
+            name: "CDepthKit",
             cSettings: [.headerSearchPath("include")],
-            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2"),
-                             .linkedLibrary("lz4"), .linkedLibrary("bz2")] + glslangLinker
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
+        ),
+        /// glslang's C interface, for GPUKit alone (its static libraries need SPIRV-Tools and libstdc++).
+        .target(name: "CGlslang", cSettings: [.headerSearchPath("include")], linkerSettings: glslangLinker),
+        /// The C that Capture and the Viewer call: V4L2 ioctls, inotify, stop signals, lz4/bz2 chunk
+        /// decompression, the allocation counter, the readout lines.
+        .target(
+            name: "CPlatform",
+            cSettings: [.headerSearchPath("include")],
+            linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("lz4"), .linkedLibrary("bz2")]
         ),
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(
@@ -49,12 +58,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                              .linkedLibrary("swscale")]
         ),
-        .target(name: "DepthKit", dependencies: ["CShim"]),
-        .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia"]),
+        .target(name: "DepthKit", dependencies: ["CDepthKit"]),
+        .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"]),
+        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia"]),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
-        .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
-        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),
+        .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"]),
         .executableTarget(
             name: "depthlens",
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",
@@ -63,9 +72,10 @@ let package = Package(
         /// What every test target shares (paths, a process runner with a deadline, the Python references,
         /// seeded random numbers, temporary folders); never part of the product.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "CShimTests", dependencies: ["TestSupport", "CShim"]),
-        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit"]),
-        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CShim"]),
+        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"]),
+        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"]),
+        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"]),
+        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"]),
         .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"]),
         .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"]),
         .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"]),

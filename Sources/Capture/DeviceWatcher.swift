@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Foundation
 
 /// A change to one entry of a watched directory, as a `DeviceNodeNotifier` saw it (the name is the

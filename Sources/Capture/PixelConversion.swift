@@ -1,5 +1,5 @@
 import DepthKit
-import CShim
+import CDepthKit
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Foundation
 
 /// One V4L2 control as the driver describes it (`VIDIOC_QUERY_EXT_CTRL`, `VIDIOC_QUERYMENU`) with

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 
 /// Every system call the V4L2 camera makes, behind one protocol, so the camera code runs against
 /// the real kernel (`LinuxV4L2System`) or against a scripted one in tests (`ScriptedV4L2System`),

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// The core count, read once: `ProcessInfo.activeProcessorCount` allocates on every read on Linux,

@@ -1,4 +1,5 @@
-import CShim
+import CDepthKit
+import CGlslang
 import Foundation
 
 /// SPIR-V for one shader file, with the files it was built from (for reloading).

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import Foundation
 
 /// Heap allocations of the calling thread (CShim's malloc interposer, `alloc_count.c`) and the

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import CGLFW
 import CVulkan
 import Capture

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import Capture
 import DepthKit
 import Foundation

@@ -1,7 +1,7 @@
 import XCTest
 import Foundation
 @testable import Capture
-import CShim
+import CPlatform
 
 /// The ROS bag container and message decoding against python3-rosbag on the shared D435 bag,
 /// its rosbag rewrites (bz2, none) and damaged copies.

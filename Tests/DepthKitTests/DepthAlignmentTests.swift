@@ -1,6 +1,6 @@
 import XCTest
 import Foundation
-import CShim
+import CPlatform
 @testable import DepthKit
 
 /// librealsense's `align` to color as librealsense 2.59 runs it on x86-64 (`image_transform`,

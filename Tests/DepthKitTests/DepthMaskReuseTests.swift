@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import XCTest
 @testable import DepthKit
 

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CDepthKit
 
 /// Reads and writes the image files depthlens meets: PNG, JPEG, binary PGM/PPM and PFM.
 ///

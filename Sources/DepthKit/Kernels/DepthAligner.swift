@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// Depth aligned to color, exactly as librealsense's `align` to color (`rs.align(rs.stream.color)`)

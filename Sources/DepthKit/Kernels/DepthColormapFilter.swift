@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// depthToJET and its siblings on the CPU: depthFloat32 in, rgba8 out, colored by

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// Which compiled copy of the CPU kernels' inner loops runs (they live in CShim's `kernels.c`,
 /// compiled for baseline x86-64, for AVX2 and for AVX-512). All give the same bytes; the widest

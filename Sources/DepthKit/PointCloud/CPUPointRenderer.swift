@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// What colors a point: its color texel (PLY: its own color), its depth through the current

@@ -17,7 +17,7 @@
 // a Swift String built in depthlens is own, a strdup inside libX11 is the driver's. _dl_find_object
 // and backtrace do not allocate once libgcc's unwinder is loaded (primed when counting starts).
 #define _GNU_SOURCE
-#include "dl_shim.h"
+#include "dl_platform.h"
 #include <stddef.h>
 #include <errno.h>
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
 // orbit pivot is the median valid depth, and sorting a whole frame for it took seconds in a debug
 // build. Expected O(n); the values are reordered.
 #include <stddef.h>
-#include "dl_shim.h"
+#include "dl_depthkit.h"
 
 static void swap_f(float *a, float *b) { float t = *a; *a = *b; *b = t; }
 

@@ -1,6 +1,6 @@
 // JPEG decoding for files (dl_jpeg_read reads the file first) and MJPEG camera frames: libjpeg
 // reports errors by longjmp (or exit), so the decode stays behind setjmp here.
-#include "dl_shim.h"
+#include "dl_depthkit.h"
 #include <stdio.h>  // jpeglib.h needs FILE
 #include <jpeglib.h>
 #include <jerror.h>

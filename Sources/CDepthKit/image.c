@@ -1,6 +1,6 @@
 // libpng reports fatal errors by longjmp; it is wrapped here, behind setjmp in C frames, so Swift
 // only ever sees a return code and a message. (JPEG: jpeg_mem.c.)
-#include "dl_shim.h"
+#include "dl_depthkit.h"
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>

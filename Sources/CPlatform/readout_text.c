@@ -1,6 +1,6 @@
 // The viewer's depth readout line, formatted into the caller's buffer: per frame under the
 // cursor without a heap allocation (Swift's String(format:) allocates; so does a CVarArg list).
-#include "dl_shim.h"
+#include "dl_platform.h"
 #include <stdio.h>
 
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,

@@ -1,6 +1,6 @@
 // The hover readout's id map of a point list (Viewer/CloudHover.swift, `PointIDMap`): per window
 // pixel, the key (depth bits << 32 | index) of the point nearest the eye whose center lands there.
-#include "dl_shim.h"
+#include "dl_depthkit.h"
 #include <math.h>
 #include <string.h>
 

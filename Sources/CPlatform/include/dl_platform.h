@@ -1,67 +1,20 @@
-#ifndef DL_SHIM_H
-#define DL_SHIM_H
-// depthlens' thin C layer: only what Swift cannot call directly.
-// Every symbol is prefixed `dl_`.
+#ifndef DL_PLATFORM_H
+#define DL_PLATFORM_H
+// The C that Capture and the Viewer call: what Swift cannot call directly (variadic ioctl and
+// libv4l2, function-like VIDIOC_* macros, signal handlers, inotify), the lz4/bzip2/zstd chunk
+// decompressors of recordings, the allocation counter (a malloc interposer) and the viewer's
+// readout lines formatted on the stack. Every symbol is prefixed `dl_`. Links libv4l2, liblz4,
+// libbz2 and libzstd; not glslang (that is CGlslang, for GPUKit).
 
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/videodev2.h>
-#include "dl_kernels.h"  // the CPU kernels' loops (kernels.c)
-#include "../../../Shaders/dl_codes.h"  // codes shared with GLSL (colormaps, color-by, flags, sizes)
-#include "dl_decompress.h"  // ROS bag chunks: LZ4 frames and bzip2 (decompress.c)
-#include "dl_align.h"    // depth aligned to color (align.c)
-#include "dl_points.h"   // the CPU point renderer (points.c)
+#include "dl_decompress.h"  // recordings' chunks: LZ4 frames, bzip2, zstd (decompress.c)
 #include "dl_inotify.h"   // camera nodes coming and going: inotify on /dev (inotify.c)
-// glslang's C interface is plain C and callable from Swift; it is re-exported here so
-// GPUKit needs no module of its own for it.
-#include <glslang/Include/glslang_c_interface.h>
-#include <glslang/Public/resource_limits_c.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-// MARK: Images (libpng, libjpeg-turbo)
-
-/// A decoded image. `pixels` is malloc'ed and owned by the caller (free with `dl_image_free`).
-/// 16-bit samples are in host byte order.
-typedef struct dl_image {
-    uint32_t width;
-    uint32_t height;
-    uint32_t channels;   // 1 gray, 2 gray+alpha, 3 rgb, 4 rgba
-    uint32_t bit_depth;  // 8 or 16
-    size_t row_bytes;
-    uint8_t *pixels;
-} dl_image;
-
-void dl_image_free(dl_image *image);
-
-/// Reads a PNG. libpng reports errors by longjmp; this wrapper keeps the setjmp in C so a corrupt
-/// file becomes a return value of -1 with `error` filled, never a jump through Swift frames.
-/// Palette and sub-byte gray are expanded to 8 bits, tRNS to an alpha channel.
-int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len);
-
-/// Writes `data` (rows `row_bytes` apart, 16-bit samples in host order) as a PNG to `path`.
-/// Returns 0, or -1 with `error` filled (again behind setjmp).
-int dl_png_write(const char *path, uint32_t width, uint32_t height, uint32_t channels,
-                 uint32_t bit_depth, size_t row_bytes, const uint8_t *data,
-                 char *error, size_t error_len);
-
-/// The most pixels a PNG or JPEG header may claim (2^28, as for PGM/PPM/PFM): a lying header
-/// gets an error, not a multi-gigabyte allocation.
-#define DL_MAX_IMAGE_PIXELS ((uint64_t)1 << 28)
-
-/// Reads a JPEG as 8-bit RGB or gray. libjpeg's default error handler calls exit(); this one
-/// longjmps back into C and returns -1 with `error` filled.
-int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len);
-/// Decodes a JPEG held in memory (an MJPEG camera frame) as 8-bit RGB or gray, behind setjmp
-/// `dl_jpeg_read` uses it too. Returns 0, or -1 with `error` filled: libjpeg's errors, a size
-/// over DL_MAX_IMAGE_PIXELS, and scan data that ends before the image does (libjpeg only warns
-/// and fills the rest with gray; a missing end-of-image marker alone is fine). (jpeg_mem.c)
-/// With `expect_width` non-zero, a frame of another size is refused before anything is allocated:
-/// -2, with `error` "frame is WxH, expected WxH".
-int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
-                   char *error, size_t error_len);
 
 // MARK: V4L2 (ioctl is variadic, VIDIOC_* are function-like macros)
 
@@ -138,13 +91,6 @@ int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y
 /// (`has_color` 0: no rgb part), after `prefix`, into `out` (readout_text.c). Returns snprintf's length.
 int dl_format_point_readout(char *out, size_t size, const char *prefix, long index, float depth,
                             float px, float py, float pz, int has_color, int r, int g, int b);
-/// The hover readout's id map of a point list (point_id_map.c, Viewer's `PointIDMap`): fills the
-/// `width`×`height` `keys` with, per pixel, (bits of the clip w << 32 | index) of the point nearest
-/// the eye whose projection through the column-major 4×4 `m` lands on that pixel (pixel centers on
-/// integers: u = ⌊(x/w + 1)/2·width⌋), UINT64_MAX where none. `xyz`: `count` points, point i's
-/// x y z at `xyz + i·stride`. At most 2³² − 1 points are mapped.
-void dl_point_id_map(const float *xyz, size_t count, size_t stride, const float *m, long width, long height,
-                     uint64_t *keys);
 /// The 3D overlay's camera line: "distance 1.50 m, yaw 30 deg, pitch 0 deg, roll 0 deg, points 2 px".
 int dl_format_camera_line(char *out, size_t size, float distance, float yaw_deg, float pitch_deg, float roll_deg,
                           float point_size);
@@ -158,9 +104,6 @@ int dl_format_timeline(char *out, size_t size, long index, long count, double ti
 void dl_stop_signals_install(void);
 int dl_stop_signal(void);
 void dl_stop_signal_clear(void);
-
-// select.c: the k-th smallest of n floats (quickselect; reorders v). n > 0, k < n, no NaN.
-float dl_select_float(float *v, size_t n, size_t k);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // ioctl and v4l2_open/v4l2_ioctl are variadic and VIDIOC_* / v4l2_fourcc are function-like
 // macros: Swift can call none of them, so they are re-exported here.
-#include "dl_shim.h"
+#include "dl_platform.h"
 #include <errno.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>

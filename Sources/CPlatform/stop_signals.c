@@ -4,7 +4,7 @@
 // still dies on the second Ctrl+C.
 #include <signal.h>
 #include <string.h>
-#include "dl_shim.h"
+#include "dl_platform.h"
 
 static volatile sig_atomic_t pending_signal = 0;
 

@@ -13,6 +13,11 @@ let glslangLinker: [LinkerSetting] = [
                   "-lstdc++", "-lm", "-lpthread"]),
 ]
 
+/// Targets already in the Swift 6 language mode (complete concurrency checking).
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+/// The test targets stay in the Swift 5 mode until their shared state is boxed (issue 28).
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
 let package = Package(
     name: "depthlens",
     platforms: [.macOS(.v13)],
@@ -58,12 +63,13 @@ let package = Package(
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                              .linkedLibrary("swscale")]
         ),
-        .target(name: "DepthKit", dependencies: ["CDepthKit"]),
-        .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia"]),
+        .target(name: "DepthKit", dependencies: ["CDepthKit"], swiftSettings: swift6),
+        .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"], swiftSettings: swift6),
+        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia"], swiftSettings: swift6),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
-        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"]),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"],
+                swiftSettings: [.swiftLanguageMode(.v5)]),  // to Swift 6 once its source session is split (issue 28),
         .executableTarget(
             name: "depthlens",
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",
@@ -71,15 +77,15 @@ let package = Package(
         ),
         /// What every test target shares (paths, a process runner with a deadline, the Python references,
         /// seeded random numbers, temporary folders); never part of the product.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"]),
-        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"]),
-        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"]),
-        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"]),
-        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"]),
-        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"]),
-        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
+        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"], swiftSettings: swift5),
+        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"], swiftSettings: swift5),
+        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"], swiftSettings: swift5),
+        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"], swiftSettings: swift5),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"], swiftSettings: swift5),
+        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"], swiftSettings: swift5),
+        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"], swiftSettings: swift5),
+        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"], swiftSettings: swift5),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -554,7 +554,7 @@ public final class MKVSource: FrameSource, PlaybackControl {
                 dl_media_b16g_to_gray16($0.baseAddress, $0.count, Int32(t.width), Int32(t.height),
                                         out.baseAddress.assumingMemoryBound(to: UInt16.self), out.bytesPerRow, &message, message.count)
             }
-            guard r == 0 else { return .failed(String(cString: message)) }
+            guard r == 0 else { return .failed(String(cBuffer: message)) }
             out.markModified()
             return .done(out)
         }

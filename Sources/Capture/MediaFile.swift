@@ -41,7 +41,7 @@ final class MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = dl_media_open_file(path, format, &h, &message, message.count)
-        guard r == 0, let h else { throw CaptureError.file(path: path, problem: String(cString: message)) }
+        guard r == 0, let h else { throw CaptureError.file(path: path, problem: String(cBuffer: message)) }
         return MediaFile(handle: h, name: path)
     }
 
@@ -50,12 +50,12 @@ final class MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = bytes.withUnsafeBufferPointer { dl_media_open_memory($0.baseAddress, $0.count, format, &h, &message, message.count) }
-        guard r == 0, let h else { throw CaptureError.file(path: name, problem: String(cString: message)) }
+        guard r == 0, let h else { throw CaptureError.file(path: name, problem: String(cBuffer: message)) }
         return MediaFile(handle: h, name: name)
     }
 
     private func fail(_ what: String? = nil) -> CaptureError {
-        let m = String(cString: message)
+        let m = String(cBuffer: message)
         return .file(path: name, problem: what.map { "\($0): \(m)" } ?? m)
     }
 

@@ -115,7 +115,7 @@ public final class ViewerApp {
         let steadyLine = stats.finish()
         if options.stats, let steadyLine {
             print(steadyLine)
-            fflush(stdout)
+            fflush(nil)
         }
         logUI("exit frames \(session.framesReceived) shown \(stats.framesShown) dropped \(stats.perSecond.dropped) last \(session.lastFrameIndex ?? -1)")
     }
@@ -194,7 +194,7 @@ public final class ViewerApp {
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
                 print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? ""))
-                fflush(stdout)
+                fflush(nil)
             }
         }
         if stats.titleDue(now: now) { updateWindowTitle() }

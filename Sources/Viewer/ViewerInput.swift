@@ -30,7 +30,7 @@ extension ViewerApp {
                     ui.pinnedReadout = readout(atWindowX: x, y: y)
                     if let r = ui.pinnedReadout, options.logReadout {
                         print("readout: \(r.text)")
-                        fflush(stdout)
+                        fflush(nil)
                     }
                 }
             case let .scroll(_, dy, x, y):
@@ -45,7 +45,7 @@ extension ViewerApp {
             // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
             if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
                 print("hover: \(r.text)")
-                fflush(stdout)
+                fflush(nil)
             }
         } else {
             ui.hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)

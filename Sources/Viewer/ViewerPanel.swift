@@ -179,7 +179,7 @@ extension ViewerApp {
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))
-            fflush(stdout)
+            fflush(nil)
             ui.loggedLayout = true
         }
     }

@@ -21,7 +21,7 @@ extension ViewerApp {
                 let read = stats.framesShown == 0 ? options.pointList?.readSeconds : nil
                 print("load: \(list.cloud.count) points:" + (read.map { String(format: " read and parse %.2f s,", $0) } ?? "")
                       + String(format: " GPU upload %.2f s, host copy %.2f s", list.loadSeconds.upload, list.loadSeconds.host))
-                fflush(stdout)
+                fflush(nil)
             }
             logUI("point list \(list.cloud.count) points, \(list.hasColor ? "colored" : "colored by height")")
         } else if let q = session.sequence {

@@ -115,3 +115,19 @@ public final class TemporaryFolder {
     public func file(_ name: String) -> String { path + "/" + name }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// A value shared between a test and the threads it starts (a callback's log, a flag a closure
+/// reads).
+///
+/// `@unchecked Sendable`: `value` is read and written only under `lock`.
+public final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    /// Runs `body` with the value, under the lock.
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&value) }
+    }
+    /// A copy of the value now.
+    public var current: Value { lock.withLock { value } }
+}

@@ -94,7 +94,7 @@ public enum ImageIO {
         var err = [CChar](repeating: 0, count: 512)
         let rc = kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
         guard rc == 0, let pixels = img.pixels else {
-            let msg = String(cString: err)
+            let msg = String(cBuffer: err)
             throw DepthKitError.file(path: path, problem: "corrupt \(kind.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
         }
         defer { dl_image_free(&img) }
@@ -182,7 +182,7 @@ public enum ImageIO {
             guard rc == 0 else {
                 // libpng says "Write Error"; the errno its fwrite left says why (a full disk).
                 let code = errno
-                let why = [ENOSPC, EFBIG, EDQUOT, EIO].contains(code) ? FileSupport.describe(code) : String(cString: err)
+                let why = [ENOSPC, EFBIG, EDQUOT, EIO].contains(code) ? FileSupport.describe(code) : String(cBuffer: err)
                 throw DepthKitError.file(path: path, problem: "cannot write PNG: \(why)")
             }
         }

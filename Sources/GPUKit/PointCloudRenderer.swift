@@ -124,7 +124,7 @@ public final class PointCloudRenderer {
     }
 
     deinit {
-        vkDeviceWaitIdle(context.device)
+        context.waitIdle()
         targets.removeAll()
         depthSets.removeAll()
         pools.removeAll()

@@ -98,7 +98,7 @@ public final class ViewerApp {
         thermal.stop()
         session.cameras.stop()
         try? sync.finishPresent()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
     }
 
     // MARK: The loop
@@ -111,7 +111,7 @@ public final class ViewerApp {
         export.finish()
         try sync.finishPresent()
         try sync.waitForFrame()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
         let steadyLine = stats.finish()
         if options.stats, let steadyLine {
             print(steadyLine)
@@ -214,7 +214,7 @@ public final class ViewerApp {
         guard swapchain.needsRecreate || Int(swapchain.extent.width) != fw || Int(swapchain.extent.height) != fh else { return true }
         try sync.finishPresent()
         try sync.waitForFrame()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
         guard try swapchain.recreate(width: fw, height: fh) else { glfwWaitEventsTimeout(0.05); return false }
         try sync.prepare(imageCount: swapchain.images.count)
         imgui.setImageCount(max(2, swapchain.images.count))

@@ -46,6 +46,10 @@ public final class BagSource: FrameSource, PlaybackControl {
     public private(set) var frameTimes: [Double] = []
     /// The depth units the depth was converted with (meters per raw unit), after `start()`.
     public private(set) var depthUnits: Float?
+    /// The stereo baseline (meters): |t.x| of the Infrared_1 → Infrared_2 extrinsics when the bag
+    /// has both (what the Depth Quality Tool uses), else the depth sensor's recorded `Stereo
+    /// Baseline` option (mm). Nil when the bag has neither. After `start()`.
+    public private(set) var stereoBaselineMeters: Float?
 
     /// One image stream of the bag.
     struct Stream {
@@ -122,6 +126,7 @@ public final class BagSource: FrameSource, PlaybackControl {
             }
         }
         depthUnits = depth == nil ? nil : units
+        stereoBaselineMeters = depth.flatMap { stereoBaseline(bag, depth: $0) }
 
         // Lead stream and pairing by receive time.
         let lead: Stream, other: Stream?
@@ -207,6 +212,7 @@ public final class BagSource: FrameSource, PlaybackControl {
            let n = try? ROSMessage.uint32(try bag.data(of: v), bag: path, topic: "/file_version") {
             tags["realsense_file_version"] = "\(n)"
         }
+        if let b = stereoBaselineMeters { tags["stereo_baseline_mm"] = String(format: "%.4f", b * 1000) }
         tags["compression"] = Set(bag.chunks.map(\.compression)).sorted().joined(separator: ",")
         let hasDevice = device.name != nil || device.serial != nil || device.firmware != nil
         metadata = SourceMetadata(kind: "bag", device: hasDevice ? device : nil, streams: streams,
@@ -370,6 +376,30 @@ public final class BagSource: FrameSource, PlaybackControl {
     }
 
     /// The stream's `tf/<group>` transform (reference stream → this stream) and its group.
+    /// See `stereoBaselineMeters`.
+    private func stereoBaseline(_ bag: RosBag, depth: Stream) -> Float? {
+        let streams = Set(bag.topics.map(\.topic).compactMap { t -> String? in
+            guard let r = t.range(of: "/tf/") else { return nil }
+            return String(t[..<r.lowerBound])
+        })
+        for left in streams where left.hasSuffix("/Infrared_1") {
+            let right = String(left.dropLast(1)) + "2"
+            guard streams.contains(right), let l = transform(bag, left), let r = transform(bag, right), l.group == r.group else { continue }
+            let leftToRight = r.transform.composed(after: l.transform.inverse)
+            let b = abs(leftToRight.translation.x)
+            if b > 0, b < 10 { return b }
+        }
+        let candidates = (depth.sensorPrefix.map { ["\($0)/option/Stereo Baseline/value"] } ?? [])
+            + bag.topics.map(\.topic).filter { $0.hasSuffix("/option/Stereo Baseline/value") }
+        for topic in candidates {
+            if let ref = bag.messages(onTopic: topic).last,
+               let mm = try? ROSMessage.float32(try bag.data(of: ref), bag: path, topic: topic), mm > 0, mm < 10_000 {
+                return mm / 1000
+            }
+        }
+        return nil
+    }
+
     private func transform(_ bag: RosBag, _ prefix: String) -> (transform: RigidTransform, group: String)? {
         for topic in bag.topics.map(\.topic) where topic.hasPrefix(prefix + "/tf/") {
             guard let ref = bag.messages(onTopic: topic).first,

@@ -63,6 +63,9 @@ public protocol FrameSource: AnyObject {
     /// Units per meter of the 16-bit depth the source reads (what a writer of the same units uses);
     /// nil for sources whose depth is not stored as integers (the synthetic scene).
     var depthUnitsPerMeter: Float? { get }
+    /// The stereo baseline in meters of a stereo depth camera (the depth-quality sub-pixel RMS),
+    /// nil when the source does not know it. Valid after `start()`.
+    var stereoBaselineMeters: Float? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -76,6 +79,7 @@ public extension FrameSource {
     }
     var nominalFrameRate: Double? { nil }
     var depthUnitsPerMeter: Float? { calibration?.depthScale }
+    var stereoBaselineMeters: Float? { nil }
 }
 
 /// A source's description of itself, for `info`, `convert`'s calibration.json and the panel.

@@ -175,7 +175,7 @@ struct BenchKernel: Sendable {
             try m.prepare(input: frame.color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
             return Prepared(renderer: m) { try m.render(frame.color, b) }
         },
-    ] + moreColormapRows + depthEffects + [.smooth, .align]
+    ] + moreColormapRows + depthEffects + [.smooth, .align, .quality]
 }
 
 struct BenchResult: Codable {

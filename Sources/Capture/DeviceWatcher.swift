@@ -26,7 +26,7 @@ public protocol DeviceNodeNotifier: AnyObject, Sendable {
     func interrupt()
 }
 
-/// `DeviceNodeNotifier` over Linux inotify (CShim's `dl_inotify_*`): IN_CREATE, IN_DELETE, IN_ATTRIB
+/// `DeviceNodeNotifier` over Linux inotify (CPlatform's `dl_inotify_*`): IN_CREATE, IN_DELETE, IN_ATTRIB
 /// (and renames) on one directory. The reader blocks in `poll` on the inotify descriptor and an
 /// eventfd that `interrupt()` writes: no timer, no wake-up while nothing happens. The read buffer is
 /// allocated once; only entries whose name starts with `namePrefix` become `String`s.

@@ -18,7 +18,7 @@ public struct PixelSize: Equatable, Hashable, Sendable, CustomStringConvertible 
 
 /// A parsed `--source` string. Every command that reads frames (view, record, process, export-ply,
 /// render3d, convert, info) parses its `--source` here and nowhere else; the usage text, `--help`
-/// and the README's table come from `SourceSpec.kinds`.
+/// and the source tables of README.md and docs/SOURCES.md come from `SourceSpec.kinds`.
 ///
 /// Adding a kind: a case here, its row in `kinds` and its parse branch, and its source in its own
 /// file; the switches below are exhaustive, so the compiler lists every place that must change.
@@ -85,7 +85,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     /// The `--source` help of every command.
     public static var help: String { "Where frames come from: \(usage)." }
 
-    /// The README's table of sources (Markdown), kept equal to the README by a test.
+    /// The table of sources (Markdown): README.md and docs/SOURCES.md hold exactly this text (a test).
     public static var markdownTable: String {
         "| `--source` | what it opens |\n| --- | --- |\n"
             + kinds.map { "| `\($0.syntax)` | \($0.summary) |" }.joined(separator: "\n") + "\n"

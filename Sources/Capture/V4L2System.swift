@@ -33,7 +33,7 @@ extension V4L2System {
     }
 }
 
-/// The real kernel through libv4l2 (CShim wraps its variadic calls). errno is captured right after
+/// The real kernel through libv4l2 (CPlatform wraps its variadic calls). errno is captured right after
 /// each call so nothing in between can overwrite it.
 public final class LinuxV4L2System: V4L2System {
     public private(set) var errno: Int32 = 0

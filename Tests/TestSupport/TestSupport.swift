@@ -131,3 +131,16 @@ public final class LockedValue<Value>: @unchecked Sendable {
     /// A copy of the value now.
     public var current: Value { lock.withLock { value } }
 }
+
+/// The generated sections of the README and docs/: the text between `<!-- NAME:begin -->` and
+/// `<!-- NAME:end -->` lines, which tests compare whole with the table the code generates.
+public enum DocSection {
+    /// The section `name` of the file at `relativePath` (from the repository root), nil when the
+    /// file or either marker is missing.
+    public static func text(_ name: String, in relativePath: String) -> String? {
+        guard let s = try? String(contentsOfFile: Repo.root.appendingPathComponent(relativePath).path, encoding: .utf8),
+              let a = s.range(of: "<!-- \(name):begin -->\n"), let b = s.range(of: "<!-- \(name):end -->", range: a.upperBound..<s.endIndex)
+        else { return nil }
+        return String(s[a.upperBound..<b.lowerBound])
+    }
+}

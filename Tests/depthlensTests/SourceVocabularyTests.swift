@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import Capture
 import DepthKit
@@ -6,14 +7,27 @@ import DepthKit
 /// Every command takes the same `--source` strings, and the README, `--help` and the usage text
 /// come from the one table in `SourceSpec`.
 final class SourceVocabularyTests: CLITestCase {
-    /// The package root, for README.md.
-    private var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// README's command table names exactly the subcommands `depthlens --help` lists.
+    func testReadmeListsEveryCommand() throws {
+        let help = try CLI.run(["--help"])
+        XCTAssertEqual(help.status, 0)
+        let listed = help.stdout.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") && !$0.contains("See '") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) } ?? []
+        let table = DocSection.text("commands", in: "README.md") ?? ""
+        let rows = table.split(separator: "\n").dropFirst(2).compactMap { line -> String? in
+            guard let a = line.firstIndex(of: "`"), let b = line[line.index(after: a)...].firstIndex(of: "`") else { return nil }
+            return String(line[line.index(after: a)..<b])
+        }
+        XCTAssertFalse(listed.isEmpty, help.stdout)
+        XCTAssertEqual(rows.sorted(), listed.sorted(), "README's command table and `depthlens --help`")
     }
 
     func testReadmeAndHelpListEveryKindFromTheTable() throws {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains(SourceSpec.markdownTable), "README's source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
+        for page in ["README.md", "docs/SOURCES.md"] {
+            XCTAssertEqual(DocSection.text("sources", in: page), SourceSpec.markdownTable,
+                           "\(page)'s source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
+        }
         for command in ["view", "record", "process", "export-ply", "render3d", "info"] {
             let help = try CLI.run([command, "--help"])
             XCTAssertEqual(help.status, 0, command)

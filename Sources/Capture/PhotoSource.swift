@@ -77,7 +77,15 @@ public final class PhotoSource: FrameSource {
         }
         tags["intrinsics"] = p.intrinsicsOrigin
         for (k, v) in p.lensDistortion { tags["lens_\(k)"] = v }
-        if !p.otherAuxiliary.isEmpty { tags["auxiliary_not_decoded"] = p.otherAuxiliary.joined(separator: ", ") }
+        if !p.otherAuxiliary.isEmpty {
+            // In file order, repeats counted (an iOS 18 file can hold hundreds).
+            var order: [String] = [], count: [String: Int] = [:]
+            for t in p.otherAuxiliary {
+                if count[t] == nil { order.append(t) }
+                count[t, default: 0] += 1
+            }
+            tags["auxiliary_not_decoded"] = order.map { count[$0]! > 1 ? "\($0) ×\(count[$0]!)" : $0 }.joined(separator: ", ")
+        }
         return SourceMetadata(kind: "photo", device: nil, streams: streams, durationSeconds: nil, tags: tags)
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// depth as an MPF image with the same XMP), Google's GDepth (base64 in the extended XMP) and
 /// Android Dynamic Depth (`Device:Container` items after the primary image). The kind is found
 /// from the bytes, not the file name.
-public struct DepthPhoto: @unchecked Sendable {
+public struct DepthPhoto {
     /// How the depth was stored.
     public enum Encoding: String, Sendable {
         /// Apple: integers mapped linearly onto [FloatMinValue, FloatMaxValue] of disparity (1/m) or depth (m).

@@ -41,6 +41,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
     case mkv(path: String)
+    /// A phone's depth photo: HEIC/HEIF or JPEG (iPhone portrait, GDepth, Dynamic Depth), found from its bytes.
+    case photo(path: String)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -77,6 +79,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "mkv", syntax: "mkv:FILE",
              summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
              hasFrames: true),
+        Kind(name: "photo", syntax: "photo:FILE",
+             summary: "a phone's depth photo: iPhone HEIC/JPEG portrait (depth + mattes), Google GDepth or Android Dynamic Depth JPEG",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -103,6 +108,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
+        case .photo: name = "photo"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -133,6 +139,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
+        case "photo": self = .photo(path: try path("file"))
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -189,6 +196,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
+        case let .photo(p): return "photo:\(p)"
         }
     }
 
@@ -199,7 +207,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
-        case let .ply(p), let .bag(p), let .mkv(p): return p
+        case let .ply(p), let .bag(p), let .mkv(p), let .photo(p): return p
         case let .plySequence(d, _): return d
         }
     }
@@ -235,6 +243,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case let .photo(p):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a photo brings its own depth range; drop --depth-scale")
+            }
+            return PhotoSource(path: p)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

@@ -219,6 +219,8 @@ struct SourceDescription {
              "encoding": s.encoding, "frames": s.frames ?? NSNull()]
         }
         if !metadata.tags.isEmpty { o["tags"] = metadata.tags }
+        // A photo's depth may be relative (iPhone portrait): not meters, said at the top level.
+        if let a = metadata.tags["depth_accuracy"] { o["accuracy"] = a }
         return o
     }
 
@@ -242,6 +244,10 @@ struct SourceDescription {
             let k = m.intrinsics
             return String(format: "  %@ intrinsics: %dx%d fx %.3f fy %.3f cx %.3f cy %.3f", name, k.width, k.height,
                           k.fx, k.fy, k.cx, k.cy) + " \(m.model.rawValue)" + (m.coeffs.isEmpty ? "" : " \(m.coeffs)")
+        }
+        if metadata.kind == "photo" {
+            // What the photo says about its depth: container, encoding and range, accuracy, lens.
+            for (k, v) in metadata.tags.sorted(by: { $0.key < $1.key }) { lines.append("  \(k.replacingOccurrences(of: "_", with: " ")): \(v)") }
         }
         lines.append(camera("depth", calibration.depth))
         lines.append(camera("color", calibration.color))

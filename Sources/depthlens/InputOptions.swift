@@ -129,6 +129,11 @@ struct RGBDInputOptions: ParsableArguments {
         let f = try FrameReader.frame(index, of: source)
         let name = spec.path ?? spec.description
         let units = try source.depthUnitsPerMeter ?? DepthIO.validatedScale(depthScale)
+        for w in source.warnings { warn(w) }
+        if f.depth?.accuracy == .relative {
+            // An iPhone portrait photo's depth: good for near/far, not meters; say so with every result.
+            warn("\(name): the depth is relative (not metric): distances and point positions are not meters")
+        }
         return LoadedFrame(color: f.color, depth: f.depth, colorPath: name, depthPath: f.depth == nil ? nil : name,
                            unitsPerMeter: units, calibration: source.calibration)
     }

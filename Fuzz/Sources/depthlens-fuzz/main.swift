@@ -111,6 +111,34 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         for i in 0..<min(n, 64) { _ = try? s.frame(i) }
         if n > 1 { _ = try? s.frame(0) }
     },
+    // Depth photos (photo:FILE): the HEIF item walk (ftyp, meta, iinf, iloc, iref, iprp), every
+    // item's extents, then the whole decode (HEVC items and grids through libavcodec, Apple's XMP).
+    "heif": { b in
+        let bytes = Array(b)
+        if let file = try? HEIFFile(bytes: bytes, name: "in.heic") {
+            for item in file.items { _ = try? file.data(of: item) }
+        }
+        _ = try? DepthPhoto.decode(bytes: bytes, name: "in.heic")
+    },
+    // JPEG depth photos: the segment walk (APP1 XMP and extended XMP chunks, APP2 MPF, the scans up
+    // to EOI), then the whole decode (iPhone MPF, GDepth base64, Dynamic Depth container items).
+    "photojpeg": { b in
+        let bytes = Array(b)
+        if let j = try? JPEGSegments(bytes: bytes, name: "in.jpg") {
+            for image in j.mpImages { _ = try? JPEGSegments(bytes: bytes, start: image.range.lowerBound, name: "in.jpg") }
+        }
+        _ = try? DepthPhoto.decode(bytes: bytes, name: "in.jpg")
+    },
+    // The XMP reader on its own: every lookup depth photos make.
+    "xmp": { b in
+        let x = XMPPacket(bytes: Array(b)[...])
+        for ns in [XMPPacket.NS.apdi, XMPPacket.NS.depthData, XMPPacket.NS.gdepth, XMPPacket.NS.ddItem] {
+            _ = x.values(ns, "FloatMinValue")
+            _ = x.sequence(ns, "IntrinsicMatrix")
+            _ = x.doubles(ns, "Length")
+        }
+        _ = x.itemRanges(XMPPacket.NS.ddContainer, "Directory")
+    },
     // `--calibration` files: recognized by content, then the YAML subset, OpenCV's XML or calibration.json.
     "calibration": { _ = try? CalibrationFile.decode(Array($0), path: "in.yml") },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
@@ -236,6 +264,15 @@ func makeSeeds(_ dir: String) throws {
     try seed("ply", "faces_first.ply", text("ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int vertex_indices\n"
         + "element vertex 2\nproperty float x\nproperty float y\nproperty float z\nproperty ushort red\nproperty ushort green\n"
         + "property ushort blue\nend_header\n3 0 1 1\n1 2 3 65535 0 7\nnan 1 2 0 0 0\n"))
+    // XMP as Apple and Google write it (the photo seeds themselves: scripts/fuzz, from the fixtures).
+    try seed("xmp", "apple.xmp", text("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
+        + "<rdf:Description xmlns:apdi=\"http://ns.apple.com/pixeldatainfo/1.0/\" xmlns:depthData=\"http://ns.apple.com/depthData/1.0/\" "
+        + "apdi:IntMinValue='0'><apdi:FloatMinValue>1.498047</apdi:FloatMinValue><depthData:IntrinsicMatrix><rdf:Seq><rdf:li>3032.5</rdf:li>"
+        + "<rdf:li>0.0</rdf:li></rdf:Seq></depthData:IntrinsicMatrix></rdf:Description></rdf:RDF></x:xmpmeta>"))
+    try seed("xmp", "dd.xmp", text("<rdf:Description xmlns:Container=\"http://ns.google.com/photos/dd/1.0/container/\" "
+        + "xmlns:Item=\"http://ns.google.com/photos/dd/1.0/item/\"><Container:Directory><rdf:Seq><rdf:li rdf:parseType=\"Resource\">"
+        + "<Container:Item Item:Mime=\"image/jpeg\" Item:Length=\"0\"/></rdf:li><rdf:li><Container:Item Item:Mime=\"image/png\" "
+        + "Item:Length=\"12&#x33;\"/></rdf:li></rdf:Seq></Container:Directory></rdf:Description>"))
     try seed("tum", "rgb.txt", text("# color images\n1305031102.175304 rgb/1305031102.175304.png\n1305031102.211214 rgb/1305031102.211214.png\n"))
     try seed("tum", "associations.txt", text("1305031102.175304 rgb/a.png 1305031102.160407 depth/a.png\n"))
     var v4l2: [UInt8] = [2, 0, 2, 0x02, 0x80, 0x01, 0xE0, 0x01, 0x40, 0x00, 0xF0, 2, 30, 1, 15, 1]

@@ -16,7 +16,7 @@ Tests/depthlensTests/MeasureCommandTests.swift.
       pixels inside a polygon (even-odd rule on pixel centers), the least-squares plane by SVD,
       the polygon's corners along their rays onto it, the 3D polygon's area; the floor through a
       floor polygon; the volume over a region, each pixel's height times its footprint (the
-      corners of its patch: the mean of the four pixels around a corner when they are continuous,
+      corners of its patch: the mean of the four pixels around a corner when they are joined,
       else the corner's ray on the level plane through the pixel; projected onto the floor).
 """
 import json
@@ -160,6 +160,27 @@ def lsq_plane(pts):
     return n, d
 
 
+def z_at(z, v, u):
+    """Depth at (v, u), 0 outside the image."""
+    h, w = z.shape
+    inside = (u >= 0) & (u < w) & (v >= 0) & (v < h)
+    return np.where(inside, z[np.clip(v, 0, h - 1), np.clip(u, 0, w - 1)], 0.0)
+
+
+def joined(z, vs, us, du, dv, c):
+    """Pixel (v, u) and its neighbour (v + dv, u + du) on one surface: a depth step within c of
+    the nearer, or a step that repeats the step before it on either side within that."""
+    a = z_at(z, vs, us)
+    b = z_at(z, vs + dv, us + du)
+    before = z_at(z, vs - dv, us - du)
+    after = z_at(z, vs + 2 * dv, us + 2 * du)
+    tol = c * np.minimum(a, b)
+    ok = np.abs(a - b) <= tol
+    ok |= (before > 0) & (np.abs(b - 2 * a + before) <= tol)
+    ok |= (after > 0) & (np.abs(a - 2 * b + after) <= tol)
+    return ok & (a > 0) & (b > 0)
+
+
 def footprints(depth, P, K, n, mask, continuity):
     """Each masked pixel's patch corners (depthlens' rule) projected onto the floor (normal n)."""
     fx, fy, cx, cy = K
@@ -175,9 +196,8 @@ def footprints(depth, P, K, n, mask, continuity):
         ok = (u2 >= 0) & (u2 < w) & (v2 >= 0) & (v2 < h)
         u2c, v2c = np.clip(u2, 0, w - 1), np.clip(v2, 0, h - 1)
         idx = [(vs, u2c), (v2c, us), (v2c, u2c)]
-        for (yy, xx) in idx:
-            zn = z[yy, xx]
-            ok &= (zn > 0) & (np.abs(zn - zc) <= continuity * np.minimum(zn, zc))
+        for (yy, xx), (ddu, ddv) in zip(idx, [(du, 0), (0, dv), (du, dv)]):
+            ok &= joined(z, vs, us, ddu, ddv, continuity)
         mean = (pc + sum(P[yy, xx] for (yy, xx) in idx)) / 4
         r = np.stack([(us + du / 2 - cx) / fx, (vs + dv / 2 - cy) / fy, np.ones_like(zc)], axis=-1)
         denom = r @ n

@@ -8,7 +8,8 @@ public struct MeasureSettings: Sendable, Equatable {
     /// (its RANSAC inliers' or its region's points'), at least 1 mm.
     public var floorTolerance: Double?
     /// Two neighbouring pixels lie on one surface when their depths differ by at most this
-    /// fraction of the nearer one (clusters and pixel footprints).
+    /// fraction of the nearer one, or their step repeats the step before it to within that (a
+    /// grazing surface); clusters and pixel footprints use it.
     public var continuity: Float
     /// The box height is this percentile of the object's heights above the floor: a maximum that
     /// a few outlying pixels do not move.
@@ -179,7 +180,8 @@ public enum DepthMeasure {
             let inner = u > 0 && u < g.width - 1 && v > 0 && v < g.height - 1
                 && object[i - 1] && object[i + 1] && object[i - g.width] && object[i + g.width]
             if inner { continue }
-            for c in g.corners(i, fl.plane, continuity: s.continuity) { outline.append(SIMD2((c * e1).sum(), (c * e2).sum())) }
+            let c = SIMD3<Double>(g.point(i))
+            outline.append(SIMD2((c * e1).sum(), (c * e2).sum()))
         }
         guard objectHeights.count >= 3 else {
             throw DepthKitError.invalidArgument("no object above the floor\(region.map { " inside the region \($0)" } ?? "") (heights over \(String(format: "%.1f", fl.tolerance * 1000)) mm: \(objectHeights.count) pixels)")
@@ -271,11 +273,27 @@ struct DepthGrid {
         (0..<count).map { valid($0) ? plane.distance(point($0)) : 0 }
     }
 
-    @inline(__always) func continuous(_ a: Float, _ b: Float, _ c: Float) -> Bool {
-        a > 0 && b > 0 && abs(a - b) <= c * min(a, b)
+    /// Whether neighbouring pixels i and j (8-neighbours) lie on one surface: both valid, and their
+    /// depths differ by at most `c` of the nearer, or the step from i to j repeats the step before
+    /// it on either side to within that (a surface seen at a grazing angle: a steep but steady
+    /// slope in depth, not a jump).
+    func joined(_ i: Int, _ j: Int, _ c: Float) -> Bool {
+        let a = z[i], b = z[j]
+        guard a > 0, b > 0 else { return false }
+        let tol = c * min(a, b)
+        if abs(a - b) <= tol { return true }
+        let du = j % width - i % width, dv = j / width - i / width
+        func at(_ u: Int, _ v: Int) -> Float? {
+            guard u >= 0, u < width, v >= 0, v < height else { return nil }
+            let d = z[v * width + u]
+            return d > 0 ? d : nil
+        }
+        if let before = at(i % width - du, i / width - dv), abs(b - 2 * a + before) <= tol { return true }
+        if let after = at(j % width + du, j / width + dv), abs(a - 2 * b + after) <= tol { return true }
+        return false
     }
 
-    /// The largest 4-connected set of `candidates` pixels in which neighbours pass the depth-continuity rule.
+    /// The largest 4-connected set of `candidates` pixels in which neighbours are `joined`.
     func largestCluster(_ candidates: [Bool], continuity c: Float) -> [Bool] {
         var label = [Int32](repeating: -1, count: count)
         var best: (label: Int32, size: Int) = (-1, 0)
@@ -290,7 +308,7 @@ struct DepthGrid {
                 let i = queue[head]; head += 1
                 let u = i % width
                 for (j, ok) in [(i - 1, u > 0), (i + 1, u < width - 1), (i - width, i >= width), (i + width, i + width < count)]
-                where ok && candidates[j] && label[j] < 0 && continuous(z[i], z[j], c) {
+                where ok && candidates[j] && label[j] < 0 && joined(i, j, c) {
                     label[j] = next
                     queue.append(j)
                 }
@@ -302,7 +320,7 @@ struct DepthGrid {
     }
 
     /// The four corners of pixel i's patch of surface, in order (−½,−½), (+½,−½), (+½,+½), (−½,+½):
-    /// the mean of the four pixels around a corner when all are valid and continuous with pixel i,
+    /// the mean of the four pixels around a corner when all are valid and `joined` to pixel i,
     /// else the corner's ray met by the plane through pixel i parallel to `floor` (the surface
     /// taken as level there: the edge of a box top over a jump).
     func corners(_ i: Int, _ floor: FittedPlane, continuity c: Float) -> [SIMD3<Double>] {
@@ -313,7 +331,7 @@ struct DepthGrid {
             let u2 = u + du, v2 = v + dv
             if u2 >= 0, u2 < width, v2 >= 0, v2 < height {
                 let js = [v * width + u2, v2 * width + u, v2 * width + u2]
-                if js.allSatisfy({ continuous(z[i], z[$0], c) }) {
+                if js.allSatisfy({ joined(i, $0, c) }) {
                     return (p + js.reduce(SIMD3<Double>.zero) { $0 + SIMD3<Double>(point($1)) }) / 4
                 }
             }

@@ -23,9 +23,39 @@ extension FittedPlane {
     /// the height of p above the plane on the camera's side, and `d` the camera's height.
     public var facingCamera: FittedPlane { d >= 0 ? self : FittedPlane(normal: -normal, d: -d) }
 
-    /// The least-squares plane (`fit`) through `points`, facing the camera; nil as `fit`.
+    /// The least-squares plane through `points` (orthogonal distances: the covariance's smallest
+    /// eigenvector), facing the camera; nil as `fit`.
     public static func leastSquares(_ points: [SIMD3<Float>]) -> FittedPlane? {
-        fit(PlaneMoments(points: points))?.facingCamera
+        orthogonalFit(PlaneMoments(points: points))?.facingCamera
+    }
+
+    /// The total-least-squares plane of `m`: starting from `fit`'s normal (the Depth Quality Tool's
+    /// method, which solves for one coordinate and so leans slightly toward that axis), inverse
+    /// iteration on the covariance converges to its smallest eigenvector; a covariance without an
+    /// inverse (points exactly on a plane) keeps `fit`'s normal, which is then exact.
+    public static func orthogonalFit(_ m: PlaneMoments) -> FittedPlane? {
+        guard let start = fit(m) else { return nil }
+        let (a, b, c, d, e, f) = (m.xx, m.xy, m.xz, m.yy, m.yz, m.zz)
+        // The adjugate of [[a b c] [b d e] [c e f]] (symmetric).
+        let adj = (xx: d * f - e * e, xy: c * e - b * f, xz: b * e - c * d, yy: a * f - c * c, yz: b * c - a * e, zz: a * d - b * b)
+        let det = a * adj.xx + b * adj.xy + c * adj.xz
+        var n = start.normal
+        if det > 0, det.isFinite {
+            for _ in 0..<50 {
+                let y = SIMD3(adj.xx * n.x + adj.xy * n.y + adj.xz * n.z,
+                              adj.xy * n.x + adj.yy * n.y + adj.yz * n.z,
+                              adj.xz * n.x + adj.yz * n.y + adj.zz * n.z)
+                let len = (y * y).sum().squareRoot()
+                guard len > 0, len.isFinite else { break }
+                var next = y / len
+                if (next * n).sum() < 0 { next = -next }
+                let change = ((next - n) * (next - n)).sum()
+                n = next
+                if change < 1e-30 { break }
+            }
+        }
+        let centroid = SIMD3<Double>(Double(m.centroid.x), Double(m.centroid.y), Double(m.centroid.z))
+        return FittedPlane(normal: n, d: -(n * centroid).sum())
     }
 
     /// RMS of the points' distances from the plane (meters); 0 for none.

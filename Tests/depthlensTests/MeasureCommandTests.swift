@@ -104,7 +104,7 @@ final class MeasureCommandTests: CLITestCase {
         try assertBadInput(src + ["--area", "25,25,50,25,50,45,25,45"], mentioning: "no valid depth")
         try assertBadInput(src + ["--floor", "25,25,50,25,50,45"], mentioning: "floor region")
         try assertBadInput(src + ["--roi", "600,400,100,100"], mentioning: "--roi")
-        try assertBadInput(src + ["--frame", "3"], mentioning: "has no frame 3")
+        try assertBadInput(src + ["--frame", "3"], mentioning: "--frame 3")
         try assertBadInput(["measure", "--source", "snapshot:" + path("missing.json")], mentioning: "missing.json")
     }
 }

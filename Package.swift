@@ -29,6 +29,13 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        /// Eclipse Cyclone DDS 0.10 (Debian's libddsc): ROS 2's middleware, for dds: sources and `publish`.
+        /// Headers in /usr/include, linked as ddsc (its pkg-config file's only flag, -DDDS_NDEBUG, is one
+        /// SwiftPM refuses from pkg-config; CDDS defines it).
+        .systemLibrary(name: "CCycloneDDS", providers: [.apt(["cyclonedds-dev"])]),
+        /// Raw-CDR topics over Cyclone DDS behind a `dl_dds_` C surface (a sertype whose samples are bytes).
+        .target(name: "CDDS", dependencies: ["CCycloneDDS"],
+                cSettings: [.headerSearchPath("include"), .define("DDS_NDEBUG")]),
         .target(
             name: "CShim",
             cSettings: [.headerSearchPath("include")],
@@ -51,7 +58,7 @@ let package = Package(
         ),
         .target(name: "DepthKit", dependencies: ["CShim"]),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia"]),
+        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia", "CDDS"]),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),

@@ -35,7 +35,7 @@ let package = Package(
         .systemLibrary(name: "CCycloneDDS", providers: [.apt(["cyclonedds-dev"])]),
         /// Raw-CDR topics over Cyclone DDS behind a `dl_dds_` C surface (a sertype whose samples are bytes).
         .target(name: "CDDS", dependencies: ["CCycloneDDS"],
-                cSettings: [.headerSearchPath("include"), .define("DDS_NDEBUG")]),
+                cSettings: [.headerSearchPath("include"), .define("DDS_NDEBUG")], linkerSettings: [.linkedLibrary("ddsc")]),
         .target(
             name: "CShim",
             cSettings: [.headerSearchPath("include")],

@@ -41,6 +41,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
     case mkv(path: String)
+    /// ROS 2 image topics over DDS (Cyclone DDS), or a realsense2_camera namespace.
+    case dds(DDSTopics)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -77,6 +79,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "mkv", syntax: "mkv:FILE",
              summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
              hasFrames: true),
+        Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N], dds:/NAMESPACE",
+             summary: "live ROS 2 image topics over DDS (no ROS install), or a realsense2_camera namespace (color, depth, camera_info, /tf_static)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -103,6 +108,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
+        case .dds: name = "dds"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -133,6 +139,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
+        case "dds":
+            do { self = .dds(try DDSTopics.parse(rest)) } catch let CaptureError.invalidSource(why) { throw bad(why) }
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -189,13 +197,14 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
+        case let .dds(t): return t.description
         }
     }
 
     /// The file or folder this spec reads, for one-line errors (nil for the scene and cameras).
     public var path: String? {
         switch self {
-        case .synthetic, .v4l2: return nil
+        case .synthetic, .v4l2, .dds: return nil
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
@@ -235,6 +244,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case let .dds(t):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': ROS depth images carry their units (16UC1 mm, 32FC1 m); drop --depth-scale")
+            }
+            return DDSSource(topics: t)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

@@ -337,6 +337,12 @@ int32_t dl_dds_matched_readers(int32_t writer) {
     return rc < 0 ? rc : (int32_t)s.current_count;
 }
 
+int32_t dl_dds_samples_lost(int32_t reader) {
+    dds_sample_lost_status_t s;
+    dds_return_t rc = dds_get_sample_lost_status(reader, &s);
+    return rc < 0 ? rc : (int32_t)s.total_count;
+}
+
 int32_t dl_dds_publications_reader(int32_t participant) {
     return dds_create_reader(participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
 }

@@ -127,6 +127,8 @@ public final class DDSParticipant: @unchecked Sendable {
         return n
     }
 
+    /// Samples Cyclone knows `reader` lost so far.
+    public func samplesLost(_ reader: Int32) -> Int { max(0, Int(dl_dds_samples_lost(reader))) }
     /// Writers matched with `reader` now.
     public func matchedWriters(_ reader: Int32) -> Int { max(0, Int(dl_dds_matched_writers(reader))) }
     /// Readers matched with `writer` now.

@@ -69,7 +69,9 @@ public final class DDSPublisher {
                 }
             }
         }
-        let ns = Int64(stamp.sec) * 1_000_000_000 + Int64(stamp.nanosec)
+        // The DDS source timestamp is the time of writing (receivers measure latency with it); the
+        // headers carry the frame's own stamp.
+        let ns: Int64? = nil
         try participant.write(colorWriter, colorSample, timestampNs: ns, topic: "\(namespace)/color/image_raw")
         try participant.write(colorInfoWriter, ROS2DDS.encodeCameraInfo(info(calibration.color, frameID: colorFrame, stamp: stamp)),
                               timestampNs: ns, topic: "\(namespace)/color/camera_info")

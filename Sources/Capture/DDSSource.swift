@@ -123,7 +123,12 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     /// State both threads reach.
     final class Shared: @unchecked Sendable {  // every field behind `lock`
         let lock = NSLock()
-        var frames: [FrameSet] = []
+        /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
+        var frames: [(frame: FrameSet, sourceNs: Int64)] = []
+        /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
+        /// `nextFrame` handing it over, the latest `maxLatencies`.
+        var latencies: [Double] = []
+        var lost = 0
         var warnings: [String] = []
         var calibration: RGBDCalibration?
         var colorIntrinsics: CameraIntrinsics?
@@ -146,6 +151,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     public var depthUnitsPerMeter: Float? { 1000 }
     /// Samples dropped as bad input, by topic.
     public var droppedSamples: [String: Int] { shared.with { $0.dropped } }
+    /// Seconds from publication (the writer's source timestamp) to `nextFrame`, per delivered frame
+    /// (the latest 100000; clocks of two machines must agree for this to mean anything).
+    public var latencies: [Double] { shared.with { $0.latencies } }
+    /// Image samples Cyclone reports lost on the way (gaps in the writers' sequences).
+    public var samplesLost: Int { shared.with { $0.lost } }
     /// Frames the consumer did not take before newer ones pushed them out.
     public var framesOverrun: Int { shared.with { $0.framesOverrun } }
     public var metadata: SourceMetadata {
@@ -202,8 +212,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
         let (frame, news) = shared.with { s -> (FrameSet?, [String]) in
-            let f = s.frames.isEmpty ? nil : s.frames.removeFirst()
-            return (f, Array(s.warnings.dropFirst(deliveredWarnings)))
+            guard !s.frames.isEmpty else { return (nil, Array(s.warnings.dropFirst(deliveredWarnings))) }
+            let f = s.frames.removeFirst()
+            var t = timespec()
+            clock_gettime(CLOCK_REALTIME, &t)
+            let nowNs = Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+            if s.latencies.count >= 100_000 { s.latencies.removeFirst(50_000) }
+            s.latencies.append(Double(nowNs - f.sourceNs) * 1e-9)
+            return (f.frame, Array(s.warnings.dropFirst(deliveredWarnings)))
         }
         deliveredWarnings += news.count
         for w in news { onWarning?(w) }
@@ -235,7 +251,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var colorTopic: String?
         var depthTopic: String?
         var sync = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30, capacity: 6)
-        var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double)?
+        var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double, sourceNs: Int64)?
         var lastColorStamp: Double?
         var intervals: [Double] = []
         var lastDepthArrival = -Double.infinity
@@ -294,13 +310,15 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                 waitset.wait(0.02)
                 var seenInfos = Set<Int32>()
                 for s in streams {
-                    participant.takeAll(s.reader) { bytes, _ in self.image(s, bytes) }
+                    participant.takeAll(s.reader) { bytes, ns in self.image(s, bytes, sourceNs: ns) }
                     if seenInfos.insert(s.infoReader).inserted {
                         participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
                     }
                 }
                 for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
                 if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
+                let lost = streams.reduce(0) { $0 + participant.samplesLost($1.reader) }
+                shared.with { $0.lost = lost }
                 checkSilence()
             }
         }
@@ -332,7 +350,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
             if silent.remove(topic) != nil { warn("dds:\(topic) resumed") }
         }
 
-        func image(_ s: Stream, _ bytes: UnsafeRawBufferPointer) {
+        func image(_ s: Stream, _ bytes: UnsafeRawBufferPointer, sourceNs: Int64) {
             do {
                 let (header, role, decoded) = try decode(s, bytes)
                 heard(s.topic)
@@ -354,7 +372,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                     }
                     lastColorStamp = stamp
                     if pendingColor != nil { emitPending() }
-                    pendingColor = (buffer, stamp, now)
+                    pendingColor = (buffer, stamp, now, sourceNs)
                     if now - lastDepthArrival > 1 { emitPending() }
                 case let .depth(map):
                     if depthTopic == nil { depthTopic = s.topic; updateCalibration() }
@@ -365,14 +383,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                     if colorTopic == nil && s.role != .color && streams.allSatisfy({ $0.role != .color || lastSample[$0.topic] == nil }) {
                         // Depth only (so far): shown with a black color image of its size.
                         if s.role == .either || now - started > 1 {
-                            publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0))
+                            publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), sourceNs: sourceNs)
                             return
                         }
                     }
                     sync.add(depth, timestamp: stamp)
                     if let p = pendingColor, let d = sync.match(timestamp: p.stamp) {
                         pendingColor = nil
-                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0))
+                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
                     }
                 }
             } catch {
@@ -383,15 +401,15 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         func emitPending() {
             guard let p = pendingColor else { return }
             pendingColor = nil
-            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0))
+            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
         }
 
-        func publish(_ frame: FrameSet) {
+        func publish(_ frame: FrameSet, sourceNs: Int64) {
             var f = frame
             f.index = index
             index += 1
             shared.with { s in
-                s.frames.append(f)
+                s.frames.append((f, sourceNs))
                 if s.frames.count > DDSSource.queueLength { s.frames.removeFirst(); s.framesOverrun += 1 }
                 s.framesReceived += 1
             }
@@ -521,7 +539,7 @@ public enum DDSImages {
     /// Most pixels a side.
     public static let maxSide = 16384
 
-    static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
+    public static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
     static let colorEncodings: Set<String> = ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"]
 
     /// Throws for a size, step or encoding a frame cannot be made of.
@@ -605,7 +623,7 @@ public enum DDSImages {
     }
 
     /// A JPEG CompressedImage as rgba8 (image_transport's `jpeg` / `rgb8; jpeg compressed bgr8` formats).
-    static func decompress(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.CompressedImage, topic: String) throws -> PixelBuffer {
+    public static func decompress(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.CompressedImage, topic: String) throws -> PixelBuffer {
         guard m.format.lowercased().contains("jpeg") || m.format.lowercased().contains("jpg") else {
             throw CaptureError.file(path: "dds:\(topic)", problem: "compressed format '\(m.format.prefix(40))' is not JPEG")
         }

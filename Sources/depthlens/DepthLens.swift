@@ -9,7 +9,7 @@ struct DepthLens: ParsableCommand {
         abstract: "A viewer and toolbox for live color + depth streams.",
         version: "depthlens (\(buildConfiguration) build)",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
-                      RecordCommand.self, PublishCommand.self, ConvertCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
+                      RecordCommand.self, PublishCommand.self, SubscribeCommand.self, ConvertCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
     )
 
     /// Parses and runs, reporting every failure — a bad number, a missing file, a corrupt image —

@@ -31,6 +31,10 @@ struct PublishCommand: ParsableCommand {
     var frames: Int?
     @Flag(help: "Publish color as a JPEG sensor_msgs/CompressedImage (color/image_raw/compressed) for thin links.")
     var colorJpeg = false
+    @Option(help: "Frames per second to play a recording or the synthetic scene at (default: its own rate).")
+    var fps: Double?
+    @Option(help: "Wait up to this many seconds for a subscriber to the color images before the first frame.")
+    var waitForSubscriber: Double?
     @Flag(help: "Print one line of statistics per second (frames published, subscribers).")
     var stats = false
 
@@ -49,7 +53,21 @@ struct PublishCommand: ParsableCommand {
             + "network on that domain can read these topics.\n").utf8))
         try src.start()
         defer { src.stop() }
-        if let p = src as? PlaybackControl { p.loop = loop }
+        if let p = src as? PlaybackControl {
+            p.loop = loop
+            if let fps {
+                guard fps > 0, fps <= 1000 else { throw DepthKitError.invalidArgument("--fps must be in (0, 1000]") }
+                p.fps = fps
+            }
+        } else if fps != nil {
+            throw DepthKitError.invalidArgument("--fps: \(spec) is live; it sends frames at its own rate")
+        }
+        if let wait = waitForSubscriber {
+            let end = ProcessInfo.processInfo.systemUptime + wait
+            while publisher.subscribers == 0, ProcessInfo.processInfo.systemUptime < end { Thread.sleep(forTimeInterval: 0.01) }
+            // Discovery of the subscriber's other readers (depth, camera_info) completes alongside.
+            Thread.sleep(forTimeInterval: 0.3)
+        }
         src.onWarning = { FileHandle.standardError.write(Data("depthlens: \(spec): \($0)\n".utf8)) }
         StopSignals.install()
         let t0 = ProcessInfo.processInfo.systemUptime

@@ -54,6 +54,10 @@ int32_t dl_dds_matched_writers(int32_t reader);
 /// How many readers are matched with `writer` now, or < 0.
 int32_t dl_dds_matched_readers(int32_t writer);
 
+/// Samples Cyclone knows `reader` lost (sample_lost's total_count: gaps in a writer's sequence,
+/// e.g. a best-effort sample whose fragments did not all arrive), or < 0.
+int32_t dl_dds_samples_lost(int32_t reader);
+
 /// A reader of the built-in DCPSPublication topic (every writer discovered on the domain).
 int32_t dl_dds_publications_reader(int32_t participant);
 /// Reads (without taking) the discovered writers into `buf` as lines "TOPIC\tTYPE\tRELIABLE\n"

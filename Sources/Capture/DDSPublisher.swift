@@ -72,9 +72,6 @@ public final class DDSPublisher {
         // The DDS source timestamp is the time of writing (receivers measure latency with it); the
         // headers carry the frame's own stamp.
         let ns: Int64? = nil
-        try participant.write(colorWriter, colorSample, timestampNs: ns, topic: "\(namespace)/color/image_raw")
-        try participant.write(colorInfoWriter, ROS2DDS.encodeCameraInfo(info(calibration.color, frameID: colorFrame, stamp: stamp)),
-                              timestampNs: ns, topic: "\(namespace)/color/camera_info")
         if let d = frame.depth?.map {
             let millimeters = depthUnitsPerMeter == 1000
             let sample = ROS2DDS.encodeImage(header: .init(stamp: stamp, frameID: depthFrame), width: d.width, height: d.height,
@@ -99,6 +96,10 @@ public final class DDSPublisher {
             try participant.write(depthInfoWriter, ROS2DDS.encodeCameraInfo(info(cam, frameID: depthFrame, stamp: stamp)),
                                   timestampNs: ns, topic: "\(namespace)/depth/camera_info")
         }
+        // Color last: a receiver pairing by stamp has the depth when the color arrives.
+        try participant.write(colorInfoWriter, ROS2DDS.encodeCameraInfo(info(calibration.color, frameID: colorFrame, stamp: stamp)),
+                              timestampNs: ns, topic: "\(namespace)/color/camera_info")
+        try participant.write(colorWriter, colorSample, timestampNs: ns, topic: "\(namespace)/color/image_raw")
         published += 1
     }
 

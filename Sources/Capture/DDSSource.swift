@@ -372,6 +372,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                     }
                     lastColorStamp = stamp
                     if pendingColor != nil { emitPending() }
+                    if let d = sync.match(timestamp: stamp) {
+                        // Its depth came first (publish sends depth before color): complete now.
+                        publish(FrameSet(color: buffer, depth: d, timestamp: stamp, index: 0), sourceNs: sourceNs)
+                        return
+                    }
                     pendingColor = (buffer, stamp, now, sourceNs)
                     if now - lastDepthArrival > 1 { emitPending() }
                 case let .depth(map):

@@ -76,7 +76,9 @@ struct PublishCommand: ParsableCommand {
             let now = ProcessInfo.processInfo.systemUptime
             let frame: FrameSet?
             do { frame = try src.nextFrame(now: now - t0) } catch {
+                // The source has said what went wrong (onWarning); a recording goes on with its next frame.
                 if !src.isLive, let p = src as? PlaybackControl, p.isFinished { break }
+                Thread.sleep(forTimeInterval: 0.005)
                 continue
             }
             if let frame {

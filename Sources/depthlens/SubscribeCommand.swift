@@ -16,8 +16,12 @@ struct SubscribeCommand: ParsableCommand {
 
     @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N] or dds:/NAMESPACE).")
     var source: String
-    @Option(help: "Seconds to receive after the first frame.")
+    @Option(help: "Seconds to receive after the first frame (at most).")
     var seconds: Double = 10
+    @Option(help: "Stop after this many frames.")
+    var frames: Int?
+    @Option(help: "Stop when no frame came for this many seconds.")
+    var idle: Double?
     @Flag(help: "Print JSON.")
     var json = false
     @Flag(help: "Also list every frame's header stamp (JSON: stamps).")
@@ -45,20 +49,27 @@ struct SubscribeCommand: ParsableCommand {
         defer { src.stop() }
         StopSignals.install()
         let t0 = ProcessInfo.processInfo.systemUptime
-        var frames = 0
+        if let f = frames, f < 1 { throw DepthKitError.invalidArgument("--frames must be at least 1") }
+        if let i = idle, !(i > 0) { throw DepthKitError.invalidArgument("--idle must be a positive number of seconds") }
+        var count = 0
         var frameStamps: [Double] = []
-        while StopSignals.pending == nil, ProcessInfo.processInfo.systemUptime - t0 < seconds {
-            if let f = try src.nextFrame(now: ProcessInfo.processInfo.systemUptime) {
-                frames += 1
+        var last = t0
+        while StopSignals.pending == nil, ProcessInfo.processInfo.systemUptime - t0 < seconds, count < (frames ?? .max) {
+            let now = ProcessInfo.processInfo.systemUptime
+            if let f = try src.nextFrame(now: now) {
+                count += 1
+                last = now
                 if stamps { frameStamps.append(f.timestamp) }
             } else {
+                if let idle, now - last > idle { break }
                 Thread.sleep(forTimeInterval: 0.0005)
             }
         }
-        let elapsed = ProcessInfo.processInfo.systemUptime - t0
+        let frames = count
+        let elapsed = last - t0
         let l = src.latencies.suffix(frames).sorted()
         func q(_ p: Double) -> Double { l.isEmpty ? 0 : (l[min(l.count - 1, Int(Double(l.count) * p))] * 1e6).rounded() / 1e3 }
-        let report = Report(frames: frames, seconds: elapsed, fps: Double(frames) / elapsed, lost_samples: src.samplesLost,
+        let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, lost_samples: src.samplesLost,
                             overrun: src.framesOverrun, dropped: src.droppedSamples,
                             latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stamps: stamps ? frameStamps : nil)
         if json {

@@ -187,6 +187,31 @@ final class DDSTests: XCTestCase {
         XCTAssertTrue(depth.droppedSamples.isEmpty, "\(depth.droppedSamples)")
     }
 
+    /// A publisher that goes away is a notice after 2 s of silence; frames flow again, with a
+    /// second notice, when it comes back.
+    func testSilentPublisherIsANoticeAndTheStreamResumes() throws {
+        let py = try ddspy()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let dir = TemporaryFolder("dds-silence")
+        let d = domain(4)
+        let source = DDSSource(topics: try DDSTopics.parse("/quiet/color/image_raw,domain=\(d)"), startTimeout: 60)
+        let started = startInBackground(source)
+        var r = try TestProcess.run([py, refScript, "pub", bag, "/quiet", "\(d)", "2", dir.path], environment: debianPython, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        XCTAssertNil(started())
+        defer { source.stop() }
+        Thread.sleep(forTimeInterval: 3)
+        var notices: [String] = []
+        source.onWarning = { notices.append($0) }
+        _ = try drain(source)
+        XCTAssertEqual(notices, ["dds:/quiet/color/image_raw silent for 2 s"])
+        r = try TestProcess.run([py, refScript, "pub", bag, "/quiet", "\(d)", "2", dir.path], environment: debianPython, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        let again = try drain(source)
+        XCTAssertFalse(again.isEmpty, "no frames after the publisher came back")
+        XCTAssertEqual(notices, ["dds:/quiet/color/image_raw silent for 2 s", "dds:/quiet/color/image_raw resumed"])
+    }
+
     // MARK: depthlens publish → PyPI cyclonedds
 
     func testReferenceSubscriberReceivesWhatPublishSends() throws {

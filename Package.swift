@@ -36,6 +36,13 @@ let package = Package(
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
         /// rosbag2 `.db3` recordings (ros2: sources).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        /// Eclipse Cyclone DDS 0.10 (Debian's libddsc): ROS 2's middleware, for dds: sources and `publish`.
+        /// Headers in /usr/include, linked as ddsc (its pkg-config file's only flag, -DDDS_NDEBUG, is one
+        /// SwiftPM refuses from pkg-config; CDDS defines it).
+        .systemLibrary(name: "CCycloneDDS", providers: [.apt(["cyclonedds-dev"])]),
+        /// Raw-CDR topics over Cyclone DDS behind a `dl_dds_` C surface (a sertype whose samples are bytes).
+        .target(name: "CDDS", dependencies: ["CCycloneDDS"],
+                cSettings: [.headerSearchPath("include"), .define("DDS_NDEBUG")], linkerSettings: [.linkedLibrary("ddsc")]),
         /// The C half of DepthKit: the CPU kernels' loops, their worker pool, libpng/libjpeg behind setjmp.
         .target(
             name: "CDepthKit",
@@ -68,7 +75,7 @@ let package = Package(
         ),
         .target(name: "DepthKit", dependencies: ["CDepthKit"], swiftSettings: swift6),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"], swiftSettings: swift6),
-        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia", "CSQLite"], swiftSettings: swift6),
+        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia", "CSQLite", "CDDS"], swiftSettings: swift6),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"],

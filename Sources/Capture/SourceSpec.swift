@@ -43,6 +43,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case mkv(path: String)
     /// A phone's depth photo: HEIC/HEIF or JPEG (iPhone portrait, GDepth, Dynamic Depth), found from its bytes.
     case photo(path: String)
+    /// ROS 2 image topics over DDS (Cyclone DDS), or a realsense2_camera namespace.
+    case dds(DDSTopics)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -82,6 +84,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "photo", syntax: "photo:FILE",
              summary: "a phone's depth photo: iPhone HEIC/JPEG portrait (depth + mattes), Google GDepth or Android Dynamic Depth JPEG",
              hasFrames: true),
+        Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N], dds:/NAMESPACE",
+             summary: "live ROS 2 image topics over DDS (no ROS install), or a realsense2_camera namespace (color, depth, camera_info, /tf_static)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -109,6 +114,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .bag: name = "bag"
         case .mkv: name = "mkv"
         case .photo: name = "photo"
+        case .dds: name = "dds"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -140,6 +146,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
         case "photo": self = .photo(path: try path("file"))
+        case "dds":
+            do { self = .dds(try DDSTopics.parse(rest)) } catch let CaptureError.invalidSource(why) { throw bad(why) }
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -197,13 +205,14 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
         case let .photo(p): return "photo:\(p)"
+        case let .dds(t): return t.description
         }
     }
 
     /// The file or folder this spec reads, for one-line errors (nil for the scene and cameras).
     public var path: String? {
         switch self {
-        case .synthetic, .v4l2: return nil
+        case .synthetic, .v4l2, .dds: return nil
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
@@ -248,6 +257,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': a photo brings its own depth range; drop --depth-scale")
             }
             return PhotoSource(path: p)
+        case let .dds(t):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': ROS depth images carry their units (16UC1 mm, 32FC1 m); drop --depth-scale")
+            }
+            return DDSSource(topics: t)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

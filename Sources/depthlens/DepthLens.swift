@@ -10,7 +10,7 @@ struct DepthLens: ParsableCommand {
         version: "depthlens (\(buildConfiguration) build)",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
                       RecordCommand.self, ConvertCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self,
-                      QualityCommand.self, MeasureCommand.self]
+                      QualityCommand.self, MeasureCommand.self, PublishCommand.self, SubscribeCommand.self]
     )
 
     /// Parses and runs, reporting every failure — a bad number, a missing file, a corrupt image —

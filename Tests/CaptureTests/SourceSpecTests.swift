@@ -51,6 +51,7 @@ final class SourceSpecTests: XCTestCase {
             "synthetic": "synthetic:1280x720,640x480", "tum": "tum:/data/fr1", "pair": "pair:c.png,d.png",
             "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
             "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "photo": "photo:IMG_0001.HEIC",
+            "dds": "dds:/camera/color/image_raw,depth=/camera/depth/image_rect_raw,domain=3",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {

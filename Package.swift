@@ -29,11 +29,14 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        /// rosbag2 `.db3` recordings (ros2: sources).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "CShim",
             cSettings: [.headerSearchPath("include")],
             linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2"),
-                             .linkedLibrary("lz4"), .linkedLibrary("bz2")] + glslangLinker
+                             .linkedLibrary("lz4"), .linkedLibrary("bz2"), .linkedLibrary("zstd"),
+                             .linkedLibrary("z")] + glslangLinker
         ),
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(
@@ -51,7 +54,7 @@ let package = Package(
         ),
         .target(name: "DepthKit", dependencies: ["CShim"]),
         .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia"]),
+        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia", "CSQLite"]),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
         .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),

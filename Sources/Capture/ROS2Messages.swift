@@ -198,6 +198,24 @@ public enum ROS2Message {
         return try r.f32()
     }
 
+    /// geometry_msgs/msg/Transform (librealsense's ROS 1 `tf/<group>` topics after `rosbags-convert`).
+    public static func transform(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.Transform {
+        var r = try reader(bytes, file: file, topic: topic, type: "geometry_msgs/msg/Transform")
+        return ROSMessage.Transform(translation: try vector3(&r), rotation: try quaternion(&r))
+    }
+
+    /// diagnostic_msgs/msg/KeyValue (librealsense's ROS 1 device and sensor info, converted).
+    public static func keyValue(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.KeyValue {
+        var r = try reader(bytes, file: file, topic: topic, type: "diagnostic_msgs/msg/KeyValue")
+        return ROSMessage.KeyValue(key: try r.string(), value: try r.string())
+    }
+
+    /// realsense_msgs/msg/StreamInfo (librealsense's ROS 1 stream info, converted).
+    public static func streamInfo(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.StreamInfo {
+        var r = try reader(bytes, file: file, topic: topic, type: "realsense_msgs/msg/StreamInfo")
+        return ROSMessage.StreamInfo(fps: try r.u32(), encoding: try r.string(), isRecommended: try r.bool())
+    }
+
     /// librealsense's `key=value;key=value;` strings (stream info, options, per-frame metadata,
     /// camera_info of its first ROS 2 writer, `tf/ref_N`): pairs separated by `;`, key and value by
     /// the first `=`, both trimmed of spaces; a pair without `=` is skipped, a later key replaces an

@@ -41,6 +41,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
     case mkv(path: String)
+    /// A ROS 2 recording (rosbag2 folder, `.db3` or `.mcap`), with optional depth and color topics.
+    case ros2(path: String, depth: String?, color: String?)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -77,6 +79,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "mkv", syntax: "mkv:FILE",
              summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
              hasFrames: true),
+        Kind(name: "ros2", syntax: "ros2:PATH[,depth=TOPIC][,color=TOPIC]",
+             summary: "a ROS 2 recording (rosbag2 folder, .db3 or .mcap): RealSense Viewer recordings, realsense2_camera and any bag with depth and color image topics (picked automatically, or named)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -103,6 +108,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
+        case .ros2: name = "ros2"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -133,6 +139,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
+        case "ros2": self = try Self.ros2(try path("recording"), bad)
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -158,6 +165,29 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         default:
             throw bad("unknown source kind '\(kind)' (\(usage))")
         }
+    }
+
+    /// `ros2:PATH[,depth=TOPIC][,color=TOPIC]`: the options are the trailing comma-separated parts
+    /// that start with `depth=` or `color=` (topics start with `/`), so a path may hold commas.
+    private static func ros2(_ rest: String, _ bad: (String) -> CaptureError) throws -> SourceSpec {
+        var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        var depth: String?, color: String?
+        while parts.count > 1, let last = parts.last, last.hasPrefix("depth=") || last.hasPrefix("color=") {
+            parts.removeLast()
+            let isDepth = last.hasPrefix("depth="), topic = String(last.dropFirst(6))
+            guard topic.hasPrefix("/") else { throw bad("topic '\(topic)' does not start with / (e.g. ros2:rec.db3,depth=/camera/depth/image_raw)") }
+            if isDepth {
+                guard depth == nil else { throw bad("depth= given twice") }
+                depth = topic
+            } else {
+                guard color == nil else { throw bad("color= given twice") }
+                color = topic
+            }
+        }
+        let path = parts.joined(separator: ",")
+        guard !path.isEmpty else { throw bad("missing recording after 'ros2:'") }
+        if let d = depth, d == color { throw bad("depth and color are the same topic \(d)") }
+        return .ros2(path: path, depth: depth, color: color)
     }
 
     /// `ply:` with a glob in its last path component (`*`, `?`, `[`) is a sequence of the matching
@@ -189,6 +219,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
+        case let .ros2(p, d, c): return "ros2:\(p)" + (d.map { ",depth=\($0)" } ?? "") + (c.map { ",color=\($0)" } ?? "")
         }
     }
 
@@ -199,7 +230,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
-        case let .ply(p), let .bag(p), let .mkv(p): return p
+        case let .ply(p), let .bag(p), let .mkv(p), let .ros2(p, _, _): return p
         case let .plySequence(d, _): return d
         }
     }
@@ -235,6 +266,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case let .ros2(p, d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a ROS 2 recording brings its depth units (16-bit depth without them is millimeters); drop --depth-scale")
+            }
+            return ROS2Source(path: p, depthTopic: d, colorTopic: c)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

@@ -20,8 +20,8 @@ import Foundation
 /// meters; compressedDepth as image_transport decodes it), color as rgba8.
 ///
 /// **Calibration.** Intrinsics from each stream's `sensor_msgs/msg/CameraInfo`: the topic next to
-/// the image (`…/camera_info`), librealsense's `…/image/camera_info` or `…/info/camera_info`, or the
-/// first ROS 2 writer's `key=value` string `…/camera_info`. Depth→color extrinsics from the TF tree
+/// the image (`…/camera_info`); for librealsense its `key=value` string `<stream>/camera_info` (it
+/// names the distortion model exactly), else `…/image/camera_info` or (ROS 1 converted) `…/info/camera_info`. Depth→color extrinsics from the TF tree
 /// of `/tf_static` (and `/tf`'s first transform per frame pair): each frame's pose in its tree's
 /// root composed from the depth image's `frame_id` to the color image's (the driver's
 /// `camera_link → *_frame → *_optical_frame` chain; librealsense's `ref_N → Depth, Color`); else
@@ -455,7 +455,9 @@ public final class ROS2Source: FrameSource, PlaybackControl {
     private func cameraModel(_ rec: ROS2Recording, _ s: Stream) -> CameraModel? {
         var candidates: [String] = []
         if let p = s.prefix {
-            candidates = ["\(p)/image/camera_info", "\(p)/info/camera_info", "\(p)/camera_info"]
+            // The stream's own key=value string first: librealsense's CameraInfo says plumb_bob for
+            // every model but Kannala-Brandt (inverse Brown-Conrady too); the string names it.
+            candidates = ["\(p)/camera_info", "\(p)/image/camera_info", "\(p)/info/camera_info"]
         } else {
             var base = s.topic
             for suffix in ["/compressedDepth", "/compressed"] where base.hasSuffix(suffix) { base = String(base.dropLast(suffix.count)) }

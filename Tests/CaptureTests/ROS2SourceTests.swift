@@ -141,6 +141,68 @@ final class ROS2SourceTests: XCTestCase {
         }
     }
 
+    /// A .db3 written by librealsense 2.59 itself (pyrealsense2's `rs.recorder` around a
+    /// software_device), checked against pyrealsense2's playback of it and the frames fed in.
+    func testLibrealsenseRecording() throws {
+        let python = try PythonReference.python(importing: ["pyrealsense2", "numpy"])
+        let folder = TemporaryFolder("ros2-librealsense")
+        let db3 = folder.file("rec.db3"), fedPath = folder.file("fed.json"), playPath = folder.file("play.json")
+        let script = Repo.fixture("realsense_ros2_reference.py")
+        var r = try TestProcess.run([python, script, "record", db3, fedPath], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        r = try TestProcess.run([python, script, "play", db3, playPath], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        let fed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: fedPath))) as! [String: Any]
+        let play = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: playPath))) as! [String: Any]
+        let source = ROS2Source(path: db3)
+        try source.start()
+        XCTAssertEqual(source.metadata.streams.prefix(2).map(\.encoding), ["16UC1; compressedDepth png", "rgb8; png compressed bgr8"])
+        XCTAssertEqual(source.metadata.streams.first?.fps, 30)
+        // Calibration as pyrealsense2's playback reports it.
+        let cal = try XCTUnwrap(source.calibration)
+        let profiles = play["profiles"] as! [String: [String: Any]]
+        for (cam, name) in [(cal.depth, "Depth"), (cal.color, "Color")] {
+            let p = profiles[name]!
+            XCTAssertEqual(Double(cam.intrinsics.fx), p["fx"] as! Double, accuracy: 1e-5, name)
+            XCTAssertEqual(Double(cam.intrinsics.fy), p["fy"] as! Double, accuracy: 1e-5, name)
+            XCTAssertEqual(Double(cam.intrinsics.cx), p["ppx"] as! Double, accuracy: 1e-5, name)
+            XCTAssertEqual(Double(cam.intrinsics.cy), p["ppy"] as! Double, accuracy: 1e-5, name)
+            XCTAssertEqual(cam.coeffs, (p["coeffs"] as! [Double]).map { Float($0) }, name)
+        }
+        XCTAssertEqual(cal.color.model, .inverseBrownConrady)
+        XCTAssertEqual(cal.depth.model, .brownConrady)
+        let units = play["depth_units"] as! Double
+        XCTAssertEqual(Double(source.depthUnits ?? 0), units, accuracy: 1e-12)
+        XCTAssertEqual(cal.depthScale, 10000)
+        let ext = play["extrinsics"] as! [String: [Double]]
+        let colMajor = ext["rotation"]!
+        for k in 0..<9 { XCTAssertEqual(Double(cal.depthToColor.rotation[k]), colMajor[(k % 3) * 3 + k / 3], accuracy: 1e-5, "R[\(k)]") }
+        for k in 0..<3 { XCTAssertEqual(Double(cal.depthToColor.translation[k]), ext["translation"]![k], accuracy: 1e-5, "t[\(k)]") }
+        // Frames: color leads on the tie; timestamps are librealsense's frame timestamps (ms → s).
+        let played = play["frames"] as! [[String: Any]]
+        let depthFrames = played.filter { $0["stream"] as? String == "Depth" }
+        let colorFed = fed["color"] as! [[String: Any]]
+        XCTAssertEqual(depthFrames.count, 3)
+        let got = try frames(source)
+        XCTAssertEqual(got.count, 3)
+        for (i, f) in got.enumerated() {
+            XCTAssertEqual(f.timestamp, (colorFed[i]["timestamp"] as! Double) / 1000, accuracy: 1e-9)
+            XCTAssertEqual(bytes(f.color).enumerated().filter { $0.offset % 4 != 3 }.map(\.element),
+                           hexBytes(colorFed[i]["data"] as! String), "color \(i) as fed")
+            let raw = hexBytes(depthFrames[i]["data"] as! String)
+            let d = try XCTUnwrap(f.depth).map
+            var want: [Float] = [], have: [Float] = []
+            for y in 0..<d.height {
+                for x in 0..<d.width {
+                    let v = UInt16(raw[2 * (y * d.width + x)]) | UInt16(raw[2 * (y * d.width + x) + 1]) << 8
+                    want.append(Float(v) * Float(units))
+                    have.append(d.row(y, as: Float.self)[x])
+                }
+            }
+            XCTAssertEqual(have, want, "depth \(i) as pyrealsense2 plays it")
+        }
+    }
+
     func testTFTreeComposition() {
         var tree = TFTree()
         let opt = ROSMessage.Transform(translation: SIMD3(0, 0, 0), rotation: SIMD4(-0.5, 0.5, -0.5, 0.5))

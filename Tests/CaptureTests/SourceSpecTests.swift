@@ -50,7 +50,7 @@ final class SourceSpecTests: XCTestCase {
         let examples: [String: String] = [
             "synthetic": "synthetic:1280x720,640x480", "tum": "tum:/data/fr1", "pair": "pair:c.png,d.png",
             "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
-            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv",
+            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "ros2": "ros2:rec,a.mcap,depth=/cam/depth/image_raw,color=/cam/color/image_raw",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {

@@ -114,7 +114,9 @@ public final class ROS2Source: FrameSource, PlaybackControl {
     private func open() throws {
         let rec = try ROS2Recording(path: path)
         recording = rec
-        var all = try imageStreams(rec)
+        let inspected = imageStreams(rec)
+        var all = inspected.streams
+        let problems = inspected.problems
         for (topic, role) in [(depthTopic, Stream.Role.depth), (colorTopic, .color)] {
             guard let topic else { continue }
             guard let i = all.firstIndex(where: { $0.topic == topic }) else {
@@ -143,8 +145,10 @@ public final class ROS2Source: FrameSource, PlaybackControl {
         let color = colorTopic.flatMap { t in usable.first { $0.topic == t } }
             ?? usable.first { $0.role == .color } ?? usable.first { $0.role == .infrared }
         guard depth != nil || color != nil else {
+            if let first = problems.first { throw first }
             throw CaptureError.file(path: path, problem: "no depth or color image topic with a supported encoding")
         }
+        for p in problems { warn("\(p)") }
 
         // Depth units.
         var units: Float = 0.001
@@ -283,9 +287,11 @@ public final class ROS2Source: FrameSource, PlaybackControl {
 
     // MARK: Streams
 
-    /// Every image topic with its role (nil roles dropped from playback but listed), best first within each role.
-    private func imageStreams(_ rec: ROS2Recording) throws -> [Stream] {
+    /// Every image topic with its role (topics of no role listed but not playable), best first
+    /// within each role; and the problems of topics that could not be read.
+    private func imageStreams(_ rec: ROS2Recording) -> (streams: [Stream], problems: [CaptureError]) {
         var out: [Stream] = []
+        var problems: [CaptureError] = []
         var skipped: [String] = []
         for topic in rec.topics where Self.imageTypes.contains(topic.type) {
             let refs = rec.messages(onTopic: topic.name)
@@ -304,30 +310,36 @@ public final class ROS2Source: FrameSource, PlaybackControl {
                                   playable: false))
                 continue
             }
-            let bytes = try rec.data(of: first)
+            // The first frame says what the topic holds. A topic that cannot be read is listed (not
+            // played) and its problem kept: the recording fails with it only when nothing else plays.
             var kind = Stream.Kind.raw
-            var encoding: String, width: Int, height: Int, frameID: String
-            var isDepth: Bool, isColor: Bool, isMono = false
-            if topic.type == "sensor_msgs/msg/Image" {
-                let image = try ROS2Message.image(bytes, file: path, topic: topic.name)
-                try ROSImageDecoding.check(image, file: path, topic: topic.name)
-                (encoding, width, height, frameID) = (image.encoding, image.width, image.height, image.header.frameID)
-                isDepth = ROSImageDecoding.isDepthEncoding(image.encoding)
-                isColor = ROSImageDecoding.isColorEncoding(image.encoding)
-                isMono = ["mono8", "8UC1"].contains(image.encoding)
-            } else {
-                let m = try ROS2Message.compressedImage(bytes, file: path, topic: topic.name)
-                (encoding, frameID) = (m.format, m.header.frameID)
-                if CompressedDepth.isCompressedDepth(m.format) {
-                    kind = .compressedDepth
-                    let d = try CompressedDepth.decode(m.data, format: m.format, file: path, topic: topic.name)
-                    (width, height, isDepth, isColor) = (d.width, d.height, true, false)
+            var encoding = "?", width = 0, height = 0, frameID = ""
+            var isDepth = false, isColor = false, isMono = false
+            do {
+                let bytes = try rec.data(of: first)
+                if topic.type == "sensor_msgs/msg/Image" {
+                    let image = try ROS2Message.image(bytes, file: path, topic: topic.name)
+                    (encoding, width, height, frameID) = (image.encoding, image.width, image.height, image.header.frameID)
+                    try ROSImageDecoding.check(image, file: path, topic: topic.name)
+                    isDepth = ROSImageDecoding.isDepthEncoding(image.encoding)
+                    isColor = ROSImageDecoding.isColorEncoding(image.encoding)
+                    isMono = ["mono8", "8UC1"].contains(image.encoding)
                 } else {
-                    kind = .compressed
-                    let c = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: path, topic: topic.name)
-                    (width, height, isDepth, isColor) = (c.width, c.height, false, true)
-                    isMono = m.format.hasPrefix("mono8") || m.format.hasPrefix("8UC1")
+                    let m = try ROS2Message.compressedImage(bytes, file: path, topic: topic.name)
+                    (encoding, frameID) = (m.format, m.header.frameID)
+                    if CompressedDepth.isCompressedDepth(m.format) {
+                        kind = .compressedDepth
+                        let d = try CompressedDepth.decode(m.data, format: m.format, file: path, topic: topic.name)
+                        (width, height, isDepth) = (d.width, d.height, true)
+                    } else {
+                        kind = .compressed
+                        let c = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: path, topic: topic.name)
+                        (width, height, isColor) = (c.width, c.height, true)
+                        isMono = m.format.hasPrefix("mono8") || m.format.hasPrefix("8UC1")
+                    }
                 }
+            } catch {
+                problems.append(CaptureError.wrapping(error, path: path))
             }
             var role: Stream.Role?
             if let stream = rsStream {
@@ -367,9 +379,9 @@ public final class ROS2Source: FrameSource, PlaybackControl {
             if s.kind != .raw { r += 1 }
             return r
         }
-        return out.enumerated().sorted { a, b in
+        return (out.enumerated().sorted { a, b in
             rank(a.element) != rank(b.element) ? rank(a.element) < rank(b.element) : a.offset < b.offset
-        }.map(\.element)
+        }.map(\.element), problems)
     }
 
     /// librealsense's stream fps: ROS 2's `…/info` string (`encoding=Z16;fps=30`) or ROS 1's StreamInfo.

@@ -144,11 +144,20 @@ final class ROS2SourceTests: XCTestCase {
     /// A .db3 written by librealsense 2.59 itself (pyrealsense2's `rs.recorder` around a
     /// software_device), checked against pyrealsense2's playback of it and the frames fed in.
     func testLibrealsenseRecording() throws {
+        try checkLibrealsenseRecording(raw: false, encodings: ["16UC1; compressedDepth png", "rgb8; png compressed bgr8"])
+    }
+
+    /// The recorder with compression off: raw sensor_msgs/msg/Image (as librealsense's first ROS 2 writer).
+    func testLibrealsenseRawRecording() throws {
+        try checkLibrealsenseRecording(raw: true, encodings: ["mono16", "rgb8"])
+    }
+
+    func checkLibrealsenseRecording(raw: Bool, encodings: [String]) throws {
         let python = try PythonReference.python(importing: ["pyrealsense2", "numpy"])
         let folder = TemporaryFolder("ros2-librealsense")
         let db3 = folder.file("rec.db3"), fedPath = folder.file("fed.json"), playPath = folder.file("play.json")
         let script = Repo.fixture("realsense_ros2_reference.py")
-        var r = try TestProcess.run([python, script, "record", db3, fedPath], timeout: 300)
+        var r = try TestProcess.run([python, script, "record", db3, fedPath] + (raw ? ["raw"] : []), timeout: 300)
         XCTAssertEqual(r.status, 0, r.output)
         r = try TestProcess.run([python, script, "play", db3, playPath], timeout: 300)
         XCTAssertEqual(r.status, 0, r.output)
@@ -156,7 +165,7 @@ final class ROS2SourceTests: XCTestCase {
         let play = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: playPath))) as! [String: Any]
         let source = ROS2Source(path: db3)
         try source.start()
-        XCTAssertEqual(source.metadata.streams.prefix(2).map(\.encoding), ["16UC1; compressedDepth png", "rgb8; png compressed bgr8"])
+        XCTAssertEqual(source.metadata.streams.prefix(2).map(\.encoding), encodings)
         XCTAssertEqual(source.metadata.streams.first?.fps, 30)
         // Calibration as pyrealsense2's playback reports it.
         let cal = try XCTUnwrap(source.calibration)
@@ -200,6 +209,52 @@ final class ROS2SourceTests: XCTestCase {
                 }
             }
             XCTAssertEqual(have, want, "depth \(i) as pyrealsense2 plays it")
+        }
+    }
+
+    /// Recordings depthlens cannot play, written by rosbags' Writer: no image topic; only a Bayer
+    /// image; a depth frame whose data is shorter than step × height. One line each, naming the recording.
+    func testUnplayableRecordingsAreOneLine() throws {
+        let python = try PythonReference.python(importing: ["rosbags", "numpy"])
+        let folder = TemporaryFolder("ros2-bad")
+        let writer = """
+        import sys, numpy as np
+        from rosbags.rosbag2 import Writer
+        from rosbags.typesys import Stores, get_typestore
+        ts = get_typestore(Stores.ROS2_HUMBLE)
+        T = ts.types
+        def image(enc, w, h, step, n):
+            return T['sensor_msgs/msg/Image'](header=T['std_msgs/msg/Header'](stamp=T['builtin_interfaces/msg/Time'](sec=1, nanosec=0),
+                frame_id='f'), height=h, width=w, encoding=enc, is_bigendian=0, step=step, data=np.zeros(n, dtype=np.uint8))
+        for name, topic, typ, msg in [('chatter', '/chatter', 'std_msgs/msg/String', T['std_msgs/msg/String'](data='hi')),
+                                      ('bayer', '/cam/image_raw', 'sensor_msgs/msg/Image', image('bayer_rggb8', 4, 4, 4, 16)),
+                                      ('short', '/cam/depth/image_raw', 'sensor_msgs/msg/Image', image('16UC1', 4, 4, 8, 31))]:
+            with Writer(sys.argv[1] + '/' + name, version=8) as w:
+                c = w.add_connection(topic, typ, typestore=ts)
+                w.write(c, 1, bytes(ts.serialize_cdr(msg, typ)))
+        with Writer(sys.argv[1] + '/mixed', version=8) as w:
+            for topic, msg in [('/cam/image_raw', image('bayer_rggb8', 4, 4, 4, 16)), ('/cam/depth/image_raw', image('16UC1', 4, 4, 8, 32))]:
+                c = w.add_connection(topic, 'sensor_msgs/msg/Image', typestore=ts)
+                w.write(c, 1, bytes(ts.serialize_cdr(msg, 'sensor_msgs/msg/Image')))
+        """
+        let r = try TestProcess.run([python, "-c", writer, folder.path], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        let expected = [
+            "chatter": "no image topic (sensor_msgs/msg/Image or CompressedImage) in the recording; it has /chatter (std_msgs/msg/String)",
+            "bayer": "unsupported encoding bayer_rggb8 on topic /cam/image_raw",
+            "short": "sensor_msgs/msg/Image on /cam/depth/image_raw holds 31 bytes, its step 8 × height 4 needs more",
+        ]
+        // One unplayable topic beside a good one: the good one plays, the other is a warning.
+        let mixed = ROS2Source(path: folder.file("mixed"))
+        try mixed.start()
+        XCTAssertEqual(mixed.frameCount, 1)
+        XCTAssertTrue(mixed.warnings.contains { $0.contains("unsupported encoding bayer_rggb8 on topic /cam/image_raw") }, "\(mixed.warnings)")
+        XCTAssertTrue(mixed.metadata.streams.contains { $0.name == "/cam/image_raw" && $0.encoding == "Image bayer_rggb8" })
+        for (name, problem) in expected {
+            let path = folder.file(name)
+            XCTAssertThrowsError(try ROS2Source(path: path).start(), name) { e in
+                XCTAssertEqual("\(e)", "\(path): \(problem)")
+            }
         }
     }
 

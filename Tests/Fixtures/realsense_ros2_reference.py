@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A RealSense ROS 2 recording written by librealsense itself, and its playback, for depthlens' tests.
 
-    realsense_ros2_reference.py record OUT.db3 FED.json   pyrealsense2 (2.59+) records a software_device's
+    realsense_ros2_reference.py record OUT.db3 FED.json [raw]   pyrealsense2 (2.59+) records a software_device's
                                                           depth (Z16, Depth Units 0.0001) and color (RGB8)
                                                           sensors, 3 frames each, with rs.recorder; FED.json
                                                           holds what was fed (pixels hex, timestamps ms,
-                                                          intrinsics, extrinsics)
+                                                          intrinsics, extrinsics); with `raw`, the
+                                                          recorder's compression off: raw sensor_msgs/msg/Image
     realsense_ros2_reference.py play IN.db3 OUT.json      pyrealsense2's playback of IN.db3: every frame
                                                           (stream, timestamp ms, number, data hex), the
                                                           profiles' intrinsics, depth units, depth->color
@@ -26,7 +27,7 @@ import pyrealsense2 as rs
 W, H = 64, 48
 
 
-def record(out, fed_path):
+def record(out, fed_path, mode='compressed'):
     dev = rs.software_device()
     ds, cs = dev.add_sensor("Depth"), dev.add_sensor("Color")
 
@@ -53,7 +54,7 @@ def record(out, fed_path):
     ext.rotation = [rot[r][c] for c in range(3) for r in range(3)]
     ext.translation = [0.015, 0.001, -0.002]
     dp.register_extrinsics_to(cp, ext)
-    recorder = rs.recorder(out, dev)
+    recorder = rs.recorder(out, dev, mode != 'raw')
     q = rs.frame_queue(10)
     ds.open(dp)
     cs.open(cp)
@@ -119,4 +120,4 @@ def play(path, out_path):
 
 
 if __name__ == '__main__':
-    {'record': record, 'play': play}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {'record': record, 'play': play}[sys.argv[1]](*sys.argv[2:])

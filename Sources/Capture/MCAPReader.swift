@@ -225,7 +225,7 @@ final class MCAPReader: ROS2Storage {
     private func readIndex() throws {
         let buf = bytes.raw
         guard buf.count >= Self.magic.count, Array(buf.prefix(8)) == Self.magic else {
-            if buf.count >= 5, Array(buf.prefix(5)) == Array(Self.magic.prefix(5)) {
+            if buf.count >= 6, Array(buf.prefix(5)) == Array(Self.magic.prefix(5)) {
                 throw fail("MCAP major version '\(UnicodeScalar(buf[5]))' is not supported (only 0)")
             }
             throw fail(buf.isEmpty ? "empty file, not an MCAP file" : "not an MCAP file (no MCAP magic)")

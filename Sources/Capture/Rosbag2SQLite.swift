@@ -6,15 +6,15 @@ import Foundation
 /// rosbag2's tables: `topics` (id, name, type, serialization_format, offered_qos_profiles
 /// [, type_description_hash]), `messages` (id, topic_id, timestamp, data) with the `timestamp`
 /// index, and — from schema version 4 (Iron) on — `schema` and `message_definitions`
-/// (topic_type, encoding, encoded_message_definition). Opening lists every topic's messages with
-/// `SELECT id, timestamp FROM messages WHERE topic_id=? ORDER BY timestamp, id` (the index; no blob
-/// is read); `storedData(of:)` reads one blob by row id.
+/// (topic_type, encoding, encoded_message_definition). Opening lists the messages with one
+/// `SELECT id, topic_id, timestamp FROM messages ORDER BY timestamp, id` (a walk of the timestamp
+/// index; no blob is read); `storedData(of:)` reads one blob by row id.
 final class Rosbag2SQLite: ROS2Storage {
     let path: String
     let identifier = "sqlite3"
     private(set) var topics: [ROS2Topic] = []
     private(set) var refs: [String: [ROS2MessageRef]] = [:]
-    let notices: [String] = []
+    private(set) var notices: [String] = []
 
     private var db: OpaquePointer?
     private var blobStatement: OpaquePointer?
@@ -119,28 +119,27 @@ final class Rosbag2SQLite: ROS2Storage {
         try query("SELECT id, name, type, serialization_format FROM topics ORDER BY id", what: "reading the topics table") { st in
             rows.append((sqlite3_column_int64(st, 0), Self.text(st, 1), Self.text(st, 2), Self.text(st, 3)))
         }
+        // One pass over the timestamp index for every topic (a `WHERE topic_id=?` query per topic
+        // would walk the whole index once per topic); rows are read without their blobs.
+        var nameOf: [Int64: String] = [:]
         var byName: [String: ROS2Topic] = [:]
         for r in rows {
-            var list: [ROS2MessageRef] = []
-            try query("SELECT id, timestamp FROM messages WHERE topic_id=? ORDER BY timestamp, id",
-                      what: "listing the messages of topic '\(r.name.prefix(80))'",
-                      bind: { sqlite3_bind_int64($0, 1, r.id) }) { st in
-                list.append(ROS2MessageRef(logTime: sqlite3_column_int64(st, 1), file: fileIndex, chunk: -1,
-                                           position: sqlite3_column_int64(st, 0)))
-            }
-            if var t = byName[r.name] {
-                // The same topic name under two ids (a type change): one topic, messages merged.
-                t.messageCount += list.count
-                byName[r.name] = t
-                refs[r.name] = (refs[r.name, default: []] + list).sorted { a, b in
-                    a.logTime != b.logTime ? a.logTime < b.logTime : a.position < b.position
-                }
-            } else {
+            nameOf[r.id] = r.name
+            if byName[r.name] == nil {
+                // The same name under two ids (a type change) is one topic, its messages merged.
                 byName[r.name] = ROS2Topic(name: r.name, type: r.type, serializationFormat: r.format,
-                                           messageCount: list.count, messageDefinition: definitions[r.type])
-                refs[r.name] = list
+                                           messageCount: 0, messageDefinition: definitions[r.type])
+                refs[r.name] = []
             }
         }
+        var orphans = 0
+        try query("SELECT id, topic_id, timestamp FROM messages ORDER BY timestamp, id", what: "listing the messages") { st in
+            guard let name = nameOf[sqlite3_column_int64(st, 1)] else { orphans += 1; return }
+            refs[name, default: []].append(ROS2MessageRef(logTime: sqlite3_column_int64(st, 2), file: fileIndex, chunk: -1,
+                                                          position: sqlite3_column_int64(st, 0)))
+        }
+        if orphans > 0 { notices.append("\(path): \(orphans) messages name a topic id the topics table lacks (skipped)") }
+        for (name, list) in refs { byName[name]?.messageCount = list.count }
         topics = byName.values.sorted { $0.name < $1.name }
         guard sqlite3_prepare_v2(db, "SELECT data FROM messages WHERE id=?", -1, &blobStatement, nil) == SQLITE_OK else {
             throw fail(problem("preparing to read messages"))

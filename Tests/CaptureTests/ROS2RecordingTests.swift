@@ -226,6 +226,20 @@ final class ROS2RecordingTests: XCTestCase {
         XCTAssertGreaterThan(n, 100)
     }
 
+    /// Inputs the fuzzer found (scripts/fuzz mcap): every prefix of the magic, and the first five
+    /// bytes of it (read one byte past them for the version).
+    func testMCAPFuzzFindings() {
+        let magic: [UInt8] = [0x89, 0x4D, 0x43, 0x41, 0x50, 0x30, 0x0D, 0x0A]
+        for n in 0...magic.count {
+            XCTAssertThrowsError(try ROS2Recording(mcap: Array(magic.prefix(n)), name: "x.mcap")) { e in
+                XCTAssertTrue("\(e)".hasPrefix("x.mcap: "), "\(e)")
+            }
+        }
+        XCTAssertThrowsError(try ROS2Recording(mcap: [0x89, 0x4D, 0x43, 0x41, 0x50, 0x31, 0x0D, 0x0A, 1], name: "v1.mcap")) { e in
+            XCTAssertTrue("\(e)".contains("major version '1' is not supported"), "\(e)")
+        }
+    }
+
     /// rosbag2's metadata.yaml as ros2 bag (yaml-cpp) writes it, and as rosbags (ruamel) does.
     func testMetadataYAML() throws {
         let yamlCpp = """

@@ -5,6 +5,7 @@ Run with the reference venv's python (scripts/pyref-requirements.txt: rosbags, m
 
   ros2_reference.py make-bags OUTDIR [--bag ROS1.bag]   every variant below, into OUTDIR (which must not exist)
   ros2_reference.py make-bags OUTDIR --synthetic-only   only the synthetic ones (no rosbags-convert runs)
+  ros2_reference.py make-seeds OUTDIR                    tiny MCAPs (8x6 images, 2 frames: zstd, lz4, none, unchunked) for scripts/fuzz
   ros2_reference.py make-bad OUTDIR                      the bad inputs below, into OUTDIR (which must not exist)
   ros2_reference.py dump PATH [PATH...]                  topics and messages of each PATH as JSON, one line each
 
@@ -109,8 +110,8 @@ def convert(bag: Path, dst: Path, *args: str) -> None:
 
 # ---------------------------------------------------------------- synthetic messages
 
-def synthetic_messages(ts):
-    """[(topic, msgtype, log_time, cdr_bytes)] in time order."""
+def synthetic_messages(ts, W=W, H=H, frames=FRAMES):
+    """[(topic, msgtype, log_time, cdr_bytes)] in time order (W x H images, `frames` of each stream)."""
     Time = ts.types["builtin_interfaces/msg/Time"]
     Header = ts.types["std_msgs/msg/Header"]
     Image = ts.types["sensor_msgs/msg/Image"]
@@ -148,7 +149,7 @@ def synthetic_messages(ts):
         tf(T0, "camera_color_frame", "camera_color_optical_frame", (0.0, 0.0, 0.0), opt),
     ]))]
     ys, xs = np.mgrid[0:H, 0:W]
-    for i in range(FRAMES):
+    for i in range(frames):
         tc = T0 + i * PERIOD
         td = T0 + 5_000_000 + i * PERIOD
         rgb = np.stack([(xs * 4 + i * 10) % 256, (ys * 5) % 256, ((xs + ys) * 2 + i) % 256], axis=-1).astype(np.uint8)
@@ -290,6 +291,17 @@ def make_synthetic(out: Path) -> None:
         write_rosbag2(Path(tmp) / "c", ts, msgs)
         shutil.copy(Path(tmp) / "c" / "c.db3", out / "synthetic-lz4-messages.db3")
     recompress_blobs(out / "synthetic-lz4-messages.db3", lz4.frame.compress)
+
+
+def make_seeds(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    msgs = synthetic_messages(ts, W=8, H=6, frames=2)
+    small = dict(chunk_size=1024)
+    write_mcap(out / "zstd.mcap", ts, msgs, compression=CompressionType.ZSTD, **small)
+    write_mcap(out / "lz4.mcap", ts, msgs, compression=CompressionType.LZ4, **small)
+    write_mcap(out / "none.mcap", ts, msgs, compression=CompressionType.NONE, **small)
+    write_mcap(out / "unchunked.mcap", ts, msgs, use_chunking=False)
 
 
 def message_offsets(data: bytes):
@@ -445,6 +457,9 @@ def main() -> int:
         elif len(args) == 3 and args[2] == "--synthetic-only":
             bag = None
         make_bags(Path(args[1]), bag)
+        return 0
+    if len(args) == 2 and args[0] == "make-seeds":
+        make_seeds(Path(args[1]))
         return 0
     if len(args) == 2 and args[0] == "make-bad":
         make_bad(Path(args[1]))

@@ -147,6 +147,15 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         _ = try? source.seek(toTime: 0.5)
         _ = source.metadata
     },
+    // MCAP (ROS 2 recordings) from memory: the summary's chunk and message indexes, or the scan of
+    // a file without a usable summary (chunks decompressed: zstd, lz4, none), then every message's
+    // data (its chunk decompressed again, per-message zstd/lz4 frames too).
+    "mcap": { b in
+        guard let rec = try? ROS2Recording(mcap: Array(b), name: "in.mcap") else { return }
+        for t in rec.topics {
+            for r in rec.messages(onTopic: t.name).prefix(64) { _ = try? rec.data(of: r) }
+        }
+    },
     // One ROS 2 CDR message decoded as every type depthlens reads (both byte orders come from the
     // encapsulation header), images then checked and converted as a recording's frames are.
     "cdr": { b in
@@ -182,6 +191,53 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
             .meters(units: 0.001)
     },
 ]
+
+/// A small MCAP as the spec lays it out, written here so the fuzzer has a seed without Python
+/// (scripts/fuzz adds zstd and lz4 seeds from Tests/Fixtures/ros2_reference.py when the reference
+/// venv is there): one schema, one channel, three messages, in an uncompressed chunk with its
+/// message index and a summary (schema, channel, chunk index, statistics) — or, unchunked, the
+/// messages in the data section and a summary without indexes.
+func mcapSeed(chunked: Bool) -> [UInt8] {
+    func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+    func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(v >> ($0 * 8) & 0xFF) } }
+    func u64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(v >> (UInt64($0) * 8) & 0xFF) } }
+    func str(_ s: String) -> [UInt8] { u32(s.utf8.count) + Array(s.utf8) }
+    func record(_ op: UInt8, _ content: [UInt8]) -> [UInt8] { [op] + u64(UInt64(content.count)) + content }
+    let magic: [UInt8] = [0x89, 0x4D, 0x43, 0x41, 0x50, 0x30, 0x0D, 0x0A]
+    let schema = record(0x03, u16(1) + str("std_msgs/msg/String") + str("ros2msg") + str("string data"))
+    let channel = record(0x04, u16(1) + u16(1) + str("/chatter") + str("cdr") + u32(0))
+    let times: [UInt64] = [1_000, 2_000, 3_000]
+    let messages = times.enumerated().map { i, t in
+        record(0x05, u16(1) + u32(i) + u64(t) + u64(t) + [0, 1, 0, 0] + str("hello \(i)\0"))
+    }
+    var file = magic + record(0x01, str("ros2") + str("depthlens-fuzz"))
+    var summary: [UInt8] = schema + channel
+    if chunked {
+        var inner = schema + channel
+        var index: [UInt8] = []
+        for m in messages {
+            index += u64(times[index.count / 16]) + u64(UInt64(inner.count))
+            inner += m
+        }
+        let chunkStart = file.count
+        file += record(0x06, u64(times[0]) + u64(times[2]) + u64(UInt64(inner.count)) + u32(0) + str("") + u64(UInt64(inner.count)) + inner)
+        let chunkLength = file.count - chunkStart
+        let indexStart = file.count
+        file += record(0x07, u16(1) + u32(index.count) + index)
+        summary += record(0x08, u64(times[0]) + u64(times[2]) + u64(UInt64(chunkStart)) + u64(UInt64(chunkLength)) + u32(10) + u16(1)
+                          + u64(UInt64(indexStart)) + u64(UInt64(file.count - indexStart)) + str("") + u64(UInt64(inner.count))
+                          + u64(UInt64(inner.count)))
+    } else {
+        file += schema + channel + messages.joined()
+    }
+    summary += record(0x0B, u64(3) + u16(1) + u32(1) + u32(0) + u32(0) + u32(chunked ? 1 : 0) + u64(times[0]) + u64(times[2])
+                      + u32(10) + u16(1) + u64(3))
+    file += record(0x0F, u32(0))
+    let summaryStart = file.count
+    file += summary
+    file += record(0x02, u64(UInt64(summaryStart)) + u64(0) + u32(0))
+    return file + magic
+}
 
 /// Small valid files per target, written with depthlens' own writers (the bag seeds: scripts/fuzz,
 /// with python3-rosbag from the test fixture).
@@ -219,6 +275,8 @@ func makeSeeds(_ dir: String) throws {
     var v4l2: [UInt8] = [2, 0, 2, 0x02, 0x80, 0x01, 0xE0, 0x01, 0x40, 0x00, 0xF0, 2, 30, 1, 15, 1]
     v4l2 += [5, 1, 0x02, 0x80, 0x01, 0xE0, 1, 30, 1, 0x02, 0x80, 0x01, 0xE0, 30, 1, 0]
     try seed("v4l2", "two_formats", { try FileSupport.atomicWrite(v4l2, to: $0) })
+    try seed("mcap", "chunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: true), to: $0) }
+    try seed("mcap", "unchunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: false), to: $0) }
     // The bytes the viewer's Snapshot.write writes for a synthetic frame.
     let meta = SnapshotMetadata(intrinsics: frame.depth.intrinsics, mode: "portrait", timestamp: 1305031102.175304,
                                 frame: 42, source: "synthetic",

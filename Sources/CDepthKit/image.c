@@ -25,6 +25,40 @@ static void png_error_fn(png_structp png, png_const_charp msg) {
 }
 static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
 
+// The part of reading a PNG after its source is set up (file or memory): expansions, size checks,
+// the rows. Called under the caller's setjmp; `pixels` and `rows` are the caller's so that a
+// longjmp out of here leaves them for the caller to free.
+static void png_decode_rows(png_structp png, png_infop info, dl_image *out,
+                            uint8_t *volatile *pixels, png_bytep *volatile *rows) {
+    png_read_info(png, info);
+    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
+    if (depth == 16) {
+        // PNG stores 16-bit samples big-endian; hand them over in host order.
+        uint16_t probe = 1;
+        if (*(uint8_t *)&probe == 1) png_set_swap(png);
+    }
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    size_t row_bytes = png_get_rowbytes(png, info);
+    uint32_t channels = png_get_channels(png, info);
+    uint32_t bit_depth = png_get_bit_depth(png, info);
+    if (w == 0 || h == 0 || (size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
+    if ((uint64_t)w * h > DL_MAX_IMAGE_PIXELS) png_error(png, "image size is more than 2^28 pixels");
+    *pixels = malloc(row_bytes * h);
+    *rows = malloc(sizeof(png_bytep) * h);
+    if (!*pixels || !*rows) png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < h; y++) (*rows)[y] = *pixels + y * row_bytes;
+    png_read_image(png, *rows);
+    png_read_end(png, NULL);
+    free(*rows); *rows = NULL;
+    out->width = w; out->height = h; out->channels = channels; out->bit_depth = bit_depth;
+    out->row_bytes = row_bytes; out->pixels = *pixels;
+}
+
 int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) {
     memset(out, 0, sizeof(*out));
     FILE *fp = fopen(path, "rb");
@@ -45,41 +79,51 @@ int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) 
     png_bytep *volatile rows = NULL;
     if (setjmp(png_jmpbuf(png))) {
         free(pixels); free(rows);
+        memset(out, 0, sizeof(*out));
         png_destroy_read_struct(&png, &info, NULL);
         fclose(fp);
         return -1;
     }
     png_init_io(png, fp);
     png_set_sig_bytes(png, 8);
-    png_read_info(png, info);
-    png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-    int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (png_get_valid(png, info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(png);
-    if (depth == 16) {
-        // PNG stores 16-bit samples big-endian; hand them over in host order.
-        uint16_t probe = 1;
-        if (*(uint8_t *)&probe == 1) png_set_swap(png);
-    }
-    png_set_interlace_handling(png);
-    png_read_update_info(png, info);
-    size_t row_bytes = png_get_rowbytes(png, info);
-    uint32_t channels = png_get_channels(png, info);
-    uint32_t bit_depth = png_get_bit_depth(png, info);
-    if (w == 0 || h == 0 || (size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
-    if ((uint64_t)w * h > DL_MAX_IMAGE_PIXELS) png_error(png, "image size is more than 2^28 pixels");
-    pixels = malloc(row_bytes * h);
-    rows = malloc(sizeof(png_bytep) * h);
-    if (!pixels || !rows) png_error(png, "out of memory");
-    for (png_uint_32 y = 0; y < h; y++) rows[y] = pixels + y * row_bytes;
-    png_read_image(png, rows);
-    png_read_end(png, NULL);
-    free(rows);
+    png_decode_rows(png, info, out, &pixels, &rows);
     png_destroy_read_struct(&png, &info, NULL);
     fclose(fp);
-    out->width = w; out->height = h; out->channels = channels; out->bit_depth = bit_depth;
-    out->row_bytes = row_bytes; out->pixels = pixels;
+    return 0;
+}
+
+// libpng's read callback over a byte buffer: a read past its end is a libpng error (longjmp).
+typedef struct { const uint8_t *data; size_t size; size_t at; } png_memory;
+static void png_memory_read(png_structp png, png_bytep dst, size_t n) {
+    png_memory *m = (png_memory *)png_get_io_ptr(png);
+    if (n > m->size - m->at) png_error(png, "PNG data ends early");
+    memcpy(dst, m->data + m->at, n);
+    m->at += n;
+}
+
+int dl_png_decode(const uint8_t *data, size_t size, dl_image *out, char *error, size_t error_len) {
+    memset(out, 0, sizeof(*out));
+    if (size < 8 || png_sig_cmp(data, 0, 8) != 0) { set_error(error, error_len, "not a PNG (bad signature)"); return -1; }
+    png_err_ctx ctx = { error, error_len };
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_error_fn, png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) {
+        if (png) png_destroy_read_struct(&png, NULL, NULL);
+        set_error(error, error_len, "out of memory"); return -1;
+    }
+    png_memory source = { data, size, 8 };
+    uint8_t *volatile pixels = NULL;
+    png_bytep *volatile rows = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        free(pixels); free(rows);
+        memset(out, 0, sizeof(*out));
+        png_destroy_read_struct(&png, &info, NULL);
+        return -1;
+    }
+    png_set_read_fn(png, &source, png_memory_read);
+    png_set_sig_bytes(png, 8);
+    png_decode_rows(png, info, out, &pixels, &rows);
+    png_destroy_read_struct(&png, &info, NULL);
     return 0;
 }
 

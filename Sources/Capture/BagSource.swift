@@ -319,30 +319,11 @@ public final class BagSource: FrameSource, PlaybackControl {
         }.map(\.element)
     }
 
-    static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
-    static func isColorEncoding(_ e: String) -> Bool {
-        ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(e)
-    }
-    static func bytesPerPixel(_ e: String) -> Int {
-        switch e {
-        case "rgb8", "bgr8": return 3
-        case "rgba8", "bgra8", "32FC1": return 4
-        case "mono8", "8UC1": return 1
-        default: return 2
-        }
-    }
+    static func isDepthEncoding(_ e: String) -> Bool { ROSImageDecoding.isDepthEncoding(e) }
+    static func isColorEncoding(_ e: String) -> Bool { ROSImageDecoding.isColorEncoding(e) }
 
     static func checkSize(_ image: ROSMessage.Image, bag: String, topic: String) throws {
-        guard image.width >= 1, image.height >= 1, image.width <= 65536, image.height <= 65536 else {
-            throw CaptureError.file(path: bag, problem: "image on \(topic) is \(image.width)x\(image.height)")
-        }
-        let bpp = bytesPerPixel(image.encoding)
-        guard image.step >= image.width * bpp else {
-            throw CaptureError.file(path: bag, problem: "image on \(topic): step \(image.step) is less than \(image.width) pixels of \(image.encoding)")
-        }
-        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(image.encoding), image.width % 2 != 0 {
-            throw CaptureError.file(path: bag, problem: "image on \(topic): \(image.encoding) needs an even width, got \(image.width)")
-        }
+        try ROSImageDecoding.check(image, file: bag, topic: topic)
     }
 
     private func cameraModel(_ bag: RosBag, _ s: Stream) -> CameraModel? {
@@ -351,15 +332,10 @@ public final class BagSource: FrameSource, PlaybackControl {
         for topic in candidates {
             guard let ref = bag.messages(onTopic: topic).first,
                   let info = try? ROSMessage.cameraInfo(try bag.data(of: ref), bag: path, topic: topic) else { continue }
-            let k = info.K
-            // Plausible pinhole values only (a corrupt or hostile file must not give inf or NaN).
-            guard k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6 else { continue }
-            let w = info.width > 0 ? info.width : s.width, h = info.height > 0 ? info.height : s.height
-            var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]),
-                                                               width: w, height: h),
-                                  model: Self.distortionModel(info.distortionModel), coeffs: info.D.map { Float($0) })
-            if w != s.width || h != s.height { cam = cam.scaled(toWidth: s.width, height: s.height) }
-            return cam
+            if let cam = ROSImageDecoding.cameraModel(K: info.K, D: info.D, distortionModel: info.distortionModel, width: info.width,
+                                                      height: info.height, streamWidth: s.width, streamHeight: s.height) {
+                return cam
+            }
         }
         return nil
     }
@@ -446,35 +422,7 @@ public final class BagSource: FrameSource, PlaybackControl {
         if let c = cachedDepth, c.index == j { return c.depth }
         guard let s = depthIsLead ? lead : other else { throw CaptureError.invalidState("\(name): no depth stream") }
         try checkFrame(image, s)
-        let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
-        let units = depthUnits ?? 0.001
-        let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
-        image.data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            parallelRows(image.height) { rows in
-                for y in rows {
-                    let row = base + y * step
-                    let d = out.row(y, as: Float.self)
-                    if isFloat {
-                        for x in 0..<width {
-                            var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-                            bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
-                            let v = Float(bitPattern: bits)
-                            d[x] = v > 0 && v.isFinite ? v : 0
-                        }
-                    } else if big {
-                        for x in 0..<width {
-                            d[x] = Float(UInt16(bigEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
-                        }
-                    } else {
-                        for x in 0..<width {
-                            d[x] = Float(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
-                        }
-                    }
-                }
-            }
-        }
-        out.markModified()
+        let out = ROSImageDecoding.depthMeters(image, units: depthUnits ?? 0.001)
         let intr = calibration?.depth.intrinsics
         let depth = DepthData(map: out, intrinsics: intr?.width == image.width && intr?.height == image.height ? intr : nil)
         cachedDepth = (j, depth)
@@ -488,40 +436,7 @@ public final class BagSource: FrameSource, PlaybackControl {
         guard let bag else { throw CaptureError.invalidState("\(name): not started") }
         let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
         try checkFrame(image, s)
-        let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
-        image.data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            switch image.encoding {
-            case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: false, into: out)
-            case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: true, into: out)
-            case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: image.step, into: out)
-            case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: image.step, into: out)
-            case "yuv422", "uyvy", "UYVY":
-                // UYVY → YUYV (swap each byte pair), then the YUYV conversion.
-                var row = [UInt8](repeating: 0, count: image.width * 2 * image.height)
-                for y in 0..<image.height {
-                    let src = base + y * image.step
-                    for x in stride(from: 0, to: image.width * 2, by: 2) {
-                        row[y * image.width * 2 + x] = src.load(fromByteOffset: x + 1, as: UInt8.self)
-                        row[y * image.width * 2 + x + 1] = src.load(fromByteOffset: x, as: UInt8.self)
-                    }
-                }
-                row.withUnsafeBytes { PixelConversion.yuyvToRGBA($0.baseAddress!, bytesPerLine: image.width * 2, into: out) }
-            default: // rgba8, bgra8
-                let bgr = image.encoding == "bgra8"
-                for y in 0..<image.height {
-                    let src = (base + y * image.step).assumingMemoryBound(to: UInt8.self)
-                    let d = out.row(y, as: UInt8.self)
-                    for x in 0..<image.width {
-                        d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
-                        d[4 * x + 1] = src[4 * x + 1]
-                        d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
-                        d[4 * x + 3] = src[4 * x + 3]
-                    }
-                }
-                out.markModified()
-            }
-        }
+        let out = ROSImageDecoding.rgba(image)
         cachedColor = (j, out)
         return out
     }

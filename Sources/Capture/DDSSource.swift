@@ -556,7 +556,7 @@ public enum DDSImages {
         guard isDepthEncoding(m.encoding) || colorEncodings.contains(m.encoding) else {
             throw bad("unknown encoding '\(m.encoding.prefix(32))'")
         }
-        let bpp = BagSource.bytesPerPixel(m.encoding)
+        let bpp = ROSImageDecoding.bytesPerPixel(m.encoding)
         guard m.step >= m.width * bpp else { throw bad("step \(m.step) is less than \(m.width) pixels of \(m.encoding)") }
         if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(m.encoding), m.width % 2 != 0 {
             throw bad("\(m.encoding) needs an even width, got \(m.width)")

@@ -45,6 +45,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case photo(path: String)
     /// ROS 2 image topics over DDS (Cyclone DDS), or a realsense2_camera namespace.
     case dds(DDSTopics)
+    /// A ROS 2 recording (rosbag2 folder, `.db3` or `.mcap`), with optional depth and color topics.
+    case ros2(path: String, depth: String?, color: String?)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -87,6 +89,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N], dds:/NAMESPACE",
              summary: "live ROS 2 image topics over DDS (no ROS install), or a realsense2_camera namespace (color, depth, camera_info, /tf_static)",
              hasFrames: true),
+        Kind(name: "ros2", syntax: "ros2:PATH[,depth=TOPIC][,color=TOPIC]",
+             summary: "a ROS 2 recording (rosbag2 folder, .db3 or .mcap): RealSense Viewer recordings, realsense2_camera and any bag with depth and color image topics (picked automatically, or named)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -115,6 +120,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .mkv: name = "mkv"
         case .photo: name = "photo"
         case .dds: name = "dds"
+        case .ros2: name = "ros2"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -148,6 +154,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "photo": self = .photo(path: try path("file"))
         case "dds":
             do { self = .dds(try DDSTopics.parse(rest)) } catch let CaptureError.invalidSource(why) { throw bad(why) }
+        case "ros2": self = try Self.ros2(try path("recording"), bad)
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -173,6 +180,29 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         default:
             throw bad("unknown source kind '\(kind)' (\(usage))")
         }
+    }
+
+    /// `ros2:PATH[,depth=TOPIC][,color=TOPIC]`: the options are the trailing comma-separated parts
+    /// that start with `depth=` or `color=` (topics start with `/`), so a path may hold commas.
+    private static func ros2(_ rest: String, _ bad: (String) -> CaptureError) throws -> SourceSpec {
+        var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        var depth: String?, color: String?
+        while parts.count > 1, let last = parts.last, last.hasPrefix("depth=") || last.hasPrefix("color=") {
+            parts.removeLast()
+            let isDepth = last.hasPrefix("depth="), topic = String(last.dropFirst(6))
+            guard topic.hasPrefix("/") else { throw bad("topic '\(topic)' does not start with / (e.g. ros2:rec.db3,depth=/camera/depth/image_raw)") }
+            if isDepth {
+                guard depth == nil else { throw bad("depth= given twice") }
+                depth = topic
+            } else {
+                guard color == nil else { throw bad("color= given twice") }
+                color = topic
+            }
+        }
+        let path = parts.joined(separator: ",")
+        guard !path.isEmpty else { throw bad("missing recording after 'ros2:'") }
+        if let d = depth, d == color { throw bad("depth and color are the same topic \(d)") }
+        return .ros2(path: path, depth: depth, color: color)
     }
 
     /// `ply:` with a glob in its last path component (`*`, `?`, `[`) is a sequence of the matching
@@ -206,6 +236,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .mkv(p): return "mkv:\(p)"
         case let .photo(p): return "photo:\(p)"
         case let .dds(t): return t.description
+        case let .ros2(p, d, c): return "ros2:\(p)" + (d.map { ",depth=\($0)" } ?? "") + (c.map { ",color=\($0)" } ?? "")
         }
     }
 
@@ -216,7 +247,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
-        case let .ply(p), let .bag(p), let .mkv(p), let .photo(p): return p
+        case let .ply(p), let .bag(p), let .mkv(p), let .photo(p), let .ros2(p, _, _): return p
         case let .plySequence(d, _): return d
         }
     }
@@ -262,6 +293,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': ROS depth images carry their units (16UC1 mm, 32FC1 m); drop --depth-scale")
             }
             return DDSSource(topics: t)
+        case let .ros2(p, d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a ROS 2 recording brings its depth units (16-bit depth without them is millimeters); drop --depth-scale")
+            }
+            return ROS2Source(path: p, depthTopic: d, colorTopic: c)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

@@ -52,6 +52,7 @@ final class SourceSpecTests: XCTestCase {
             "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
             "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "photo": "photo:IMG_0001.HEIC",
             "dds": "dds:/camera/color/image_raw,depth=/camera/depth/image_rect_raw,domain=3",
+            "ros2": "ros2:rec,a.mcap,depth=/cam/depth/image_raw,color=/cam/color/image_raw",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {

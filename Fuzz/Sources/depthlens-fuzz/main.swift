@@ -194,6 +194,40 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
             for r in rec.messages(onTopic: t.name).prefix(64) { _ = try? rec.data(of: r) }
         }
     },
+    // One ROS 2 CDR message decoded as every type depthlens reads (both byte orders come from the
+    // encapsulation header), images then checked and converted as a recording's frames are.
+    "cdr": { b in
+        let bytes = Array(b), f = "in.db3", t = "/t"
+        if let image = try? ROS2Message.image(bytes, file: f, topic: t), (try? ROSImageDecoding.check(image, file: f, topic: t)) != nil {
+            _ = ROSImageDecoding.isDepthEncoding(image.encoding) ? ROSImageDecoding.depthMeters(image, units: 0.001)
+                : ROSImageDecoding.rgba(image)
+        }
+        if let m = try? ROS2Message.compressedImage(bytes, file: f, topic: t) {
+            if CompressedDepth.isCompressedDepth(m.format) {
+                _ = (try? CompressedDepth.decode(m.data, format: m.format, file: f, topic: t))?.meters(units: 0.001)
+            } else {
+                _ = try? ROSImageDecoding.compressedColor(m.data, format: m.format, file: f, topic: t)
+            }
+        }
+        if let info = try? ROS2Message.cameraInfo(bytes, file: f, topic: t) {
+            _ = ROSImageDecoding.cameraModel(K: info.K, D: info.D, distortionModel: info.distortionModel, width: info.width,
+                                             height: info.height, streamWidth: 64, streamHeight: 48)
+        }
+        _ = (try? ROS2Message.tfMessage(bytes, file: f, topic: t))?.map(\.transform.rotationMatrix)
+        _ = try? ROS2Message.imu(bytes, file: f, topic: t)
+        _ = (try? ROS2Message.string(bytes, file: f, topic: t)).map(ROS2Message.keyValues)
+        _ = try? ROS2Message.uint32(bytes, file: f, topic: t)
+    },
+    // image_transport's compressedDepth payload (ConfigHeader + PNG or RVL); the first byte picks
+    // the format string (Tests/Fixtures/ros2_messages_reference.py's CDEPTH_FORMATS order).
+    "cdepth": { b in
+        guard let first = b.first else { return }
+        let formats = ["16UC1; compressedDepth png", "16UC1; compressedDepth rvl", "32FC1; compressedDepth png",
+                       "32FC1; compressedDepth rvl"]
+        let data = Array(b.dropFirst())[...]
+        _ = (try? CompressedDepth.decode(data, format: formats[Int(first) % formats.count], file: "in.db3", topic: "/t"))?
+            .meters(units: 0.001)
+    },
 ]
 
 /// A small MCAP as the spec lays it out, written here so the fuzzer has a seed without Python

@@ -35,6 +35,9 @@ void dl_image_free(dl_image *image);
 /// file becomes a return value of -1 with `error` filled, never a jump through Swift frames.
 /// Palette and sub-byte gray are expanded to 8 bits, tRNS to an alpha channel.
 int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len);
+/// Decodes a PNG held in memory (a ROS CompressedImage), as `dl_png_read`: -1 with `error` filled
+/// for corrupt data or data that ends early.
+int dl_png_decode(const uint8_t *data, size_t size, dl_image *out, char *error, size_t error_len);
 
 /// Writes `data` (rows `row_bytes` apart, 16-bit samples in host order) as a PNG to `path`.
 /// Returns 0, or -1 with `error` filled (again behind setjmp).

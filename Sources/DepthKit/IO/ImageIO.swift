@@ -90,10 +90,36 @@ public enum ImageIO {
     // MARK: PNG / JPEG through the C shim
 
     private static func readDecoded(_ path: String, kind: FileKind) throws -> PixelBuffer {
+        try decoded(path, kind: kind) { img, err in
+            kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
+        }
+    }
+
+    /// Decodes a PNG or JPEG held in memory (a ROS `CompressedImage`), the format detected from its
+    /// first bytes; the same pixel formats come back as from `read`. `name` (the file and message)
+    /// is what errors name.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, name: String) throws -> PixelBuffer {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count >= 8 else {
+            throw DepthKitError.file(path: name, problem: "image data of \(bytes.count) bytes is neither PNG nor JPEG")
+        }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        if (0..<8).allSatisfy({ base[$0] == png[$0] }) {
+            return try decoded(name, kind: .png) { img, err in dl_png_decode(base, bytes.count, &img, &err, err.count) }
+        }
+        if base[0] == 0xFF, base[1] == 0xD8 {
+            return try decoded(name, kind: .jpeg) { img, err in dl_jpeg_decode(base, bytes.count, 0, 0, &img, &err, err.count) }
+        }
+        throw DepthKitError.file(path: name, problem: "image data is neither PNG nor JPEG (starts "
+                                 + (0..<4).map { (base[$0] < 16 ? "0" : "") + String(base[$0], radix: 16) }.joined() + ")")
+    }
+
+    private static func decoded(_ path: String, kind: FileKind,
+                                _ decode: (inout dl_image, inout [CChar]) -> Int32) throws -> PixelBuffer {
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 512)
-        let rc = kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
+        let rc = decode(&img, &err)
         guard rc == 0, let pixels = img.pixels else {
+            dl_image_free(&img)
             let msg = String(cBuffer: err)
             throw DepthKitError.file(path: path, problem: "corrupt \(kind.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
         }

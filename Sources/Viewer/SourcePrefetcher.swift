@@ -33,13 +33,23 @@ final class SourcePrefetcher: PlaybackControl {
     /// source): frames before the first one taken, which the queue may have let go, count from here.
     let startIndex: Int?
 
+    /// The source's playback controls (nil for a live or still source), called under `sourceLock`.
+    private let sourcePlayback: PlaybackControl?
+    /// The source's depth rate limit (nil when it has none), set under `sourceLock`.
+    private let depthRate: DepthRateLimiting?
+
+    /// Takes `source` over (started) and starts its thread. The source's warnings are delivered
+    /// by `take`: its callback is set here, before the thread that calls it starts.
     init(_ source: FrameSource) {
         self.source = source
+        sourcePlayback = source.playback
+        depthRate = source.depthRate
         queue.reserveCapacity(2)
-        startIndex = (source as? PlaybackControl)?.currentIndex
-        if let p = source as? PlaybackControl {
+        startIndex = sourcePlayback?.currentIndex
+        if let p = sourcePlayback {
             shownIndex = p.currentIndex; cachedLoop = p.loop; cachedFPS = p.fps; cachedCount = p.frameCount; paused = p.isPaused
         }
+        source.onWarning = { [weak self] in self?.post(warning: $0) }
         let t = Thread { [weak self] in self?.produce() }
         t.name = "depthlens source"
         thread = t
@@ -52,8 +62,8 @@ final class SourcePrefetcher: PlaybackControl {
         if wasRunning { idle.wait() }
     }
 
-    /// A warning from the source's own callbacks (TUM), delivered by the next `take`.
-    func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
+    /// A warning from the source's own callbacks, delivered by the next `take`.
+    private func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
 
     /// The newest finished frame (nil when none arrived since the last call), and the source's
     /// last error and warnings since then.
@@ -82,7 +92,7 @@ final class SourcePrefetcher: PlaybackControl {
                     defer { pendingDepthRateLimit = nil }
                     return (generation, pendingDepthRateLimit)
                 }
-                if let limit, let s = source as? DepthRateLimiting, s.depthRateLimit != limit { s.depthRateLimit = limit }
+                if let limit, let s = depthRate, s.depthRateLimit != limit { s.depthRateLimit = limit }
                 return (started, Result { try source.nextFrame(now: monotonicSeconds()) })
             }
             switch result {
@@ -107,7 +117,7 @@ final class SourcePrefetcher: PlaybackControl {
     /// source cannot lower its depth rate.
     @discardableResult
     func setDepthRateLimit(_ limit: Double?) -> Bool {
-        guard source is DepthRateLimiting else { return false }
+        guard depthRate != nil else { return false }
         queueLock.withLock { pendingDepthRateLimit = .some(limit) }
         return true
     }
@@ -118,7 +128,8 @@ final class SourcePrefetcher: PlaybackControl {
     /// that was due before a pause is still shown, so the picture and the reported index agree.
     private func control<R>(moves: Bool = false, _ body: (PlaybackControl) throws -> R) rethrows -> R {
         try sourceLock.withLock {
-            let p = source as! PlaybackControl
+            // Only reached through `playback`, which is nil without the source's controls.
+            guard let p = sourcePlayback else { preconditionFailure("playback control of a source without playback") }
             let r = try body(p)
             queueLock.withLock {
                 if moves {
@@ -132,7 +143,7 @@ final class SourcePrefetcher: PlaybackControl {
     }
 
     /// Self when the source has playback controls.
-    var playback: PlaybackControl? { source is PlaybackControl ? self : nil }
+    var playback: PlaybackControl? { sourcePlayback == nil ? nil : self }
 
     // MARK: PlaybackControl, forwarded under the lock
     var isPaused: Bool { queueLock.withLock { paused } }
@@ -151,5 +162,5 @@ final class SourcePrefetcher: PlaybackControl {
     var frameCount: Int? { cachedCount }
     /// The index of the frame last taken (or the source's, right after a step or seek).
     var currentIndex: Int { queueLock.withLock { shownIndex } }
-    var isFinished: Bool { sourceLock.withLock { (source as! PlaybackControl).isFinished } }
+    var isFinished: Bool { sourceLock.withLock { sourcePlayback?.isFinished ?? false } }
 }

@@ -3,8 +3,8 @@ import DepthKit
 import Foundation
 import GPUKit
 
-/// The window's source: opened from a `--source` string (and reopened from the panel's text
-/// field). A `ply:` string opens no frame source: its points are a layer of the 3D scene, handed
+/// The window's source: opened from the `--source` spec (and reopened from the panel's text
+/// field, parsed once there). A `ply:` spec opens no frame source: its points are a layer of the 3D scene, handed
 /// over once through `takePointList()`; `source` is then nil. A frame source is run on its own thread (`SourcePrefetcher`, a two-deep queue), polled once a frame for
 /// the newest frame, its depth smoothed (`DepthSmoothingStage`, CPU or GPU by the backend) before
 /// anything reads it, its depth rate limited while the machine is hot, and its warnings and
@@ -15,10 +15,10 @@ final class SourceSession {
     private let log: ViewerLog
     /// The frame source; nil while a PLY point list is shown instead.
     private(set) var source: FrameSource?
-    /// What is open, as typed: "synthetic", "bag:rec.bag", "ply:cloud.ply".
+    /// What is open: "synthetic", "bag:rec.bag", "ply:cloud.ply".
     private(set) var name: String
-    /// The `--source` text of what is open, as typed (an export opens it again on its own thread).
-    private(set) var openedText: String
+    /// The spec of what is open (an export opens it again on its own thread).
+    private(set) var opened: SourceSpec
     /// Counts opens: texts about the source are rebuilt when it changes.
     private(set) var generation = 0
     /// A PLY point list opened, until the 3D scene takes it (no host copy outlives its upload).
@@ -66,7 +66,7 @@ final class SourceSession {
     let cameras: CameraCatalog
     private var events: DeviceEvents? { cameras.events }
     /// The camera source when it waits for an unplugged camera and resumes it, and its last state change seen.
-    private var reconnecting: ReconnectingSource?
+    private var reconnecting: CameraReconnection?
     private var reconnectSeen = 0
     /// "waiting for camera /dev/video2 (HD Webcam) …" while an unplugged camera is away (the last frame stays shown).
     private(set) var waitingText: String?
@@ -78,7 +78,7 @@ final class SourceSession {
         self.log = log
         self.cameras = cameras
         alignment = DepthAlignmentStage(mode: options.align)
-        openedText = options.source
+        opened = options.source
         (source, pointList, sequence, name) = try Self.open(options.source, options: options, events: cameras.events)
     }
 
@@ -93,15 +93,13 @@ final class SourceSession {
     func start() {
         durationSeconds = source?.metadata.durationSeconds
         firstTimestamp = nil
-        reconnecting = source as? ReconnectingSource
+        reconnecting = source?.reconnection
         reconnectSeen = reconnecting?.stateChanges ?? 0
         waitingText = nil
         sequenceLine = nil
         if let sequence { durationSeconds = sequence.durationSeconds; sequence.startLoading() }
-        guard let source else { prefetcher = nil; return }
-        let p = SourcePrefetcher(source)
-        prefetcher = p
-        source.onWarning = { [weak p] in p?.post(warning: $0) }
+        // The prefetcher sets the source's warning callback before its thread starts.
+        prefetcher = source.map(SourcePrefetcher.init)
     }
 
     /// The point list a `ply:` string opened, once: the 3D scene uploads it and lets it go.
@@ -111,52 +109,49 @@ final class SourceSession {
     }
 
     /// The source's playback controls (through the prefetcher), nil for a live source.
-    var playback: PlaybackControl? { prefetcher?.playback ?? sequence }
+    var playback: PlaybackControl? { prefetcher?.playback ?? sequence?.recording }
 
-    /// Makes and starts the source `text` names, with `options`' playback settings; for `ply:`, reads
+    /// Makes and starts the source `spec` names, with `options`' playback settings; for `ply:`, reads
     /// the point list instead (the CLI's, already read with its progress bar, for the first open).
-    static func open(_ text: String, options: ViewerOptions, events: DeviceEvents? = nil) throws -> (FrameSource?, PLYContents?, PLYSequence?, String) {
-        let spec = try SourceSpec(parsing: text)
+    /// A camera that is unplugged is waited for and resumed (`reconnect`), not an error per frame.
+    static func open(_ spec: SourceSpec, options: ViewerOptions, events: DeviceEvents? = nil) throws -> (FrameSource?, PLYContents?, PLYSequence?, String) {
         if case .ply(let path) = spec {
-            let contents = try (text == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path)
+            let contents = try (spec == options.source ? options.pointList?.take() : nil) ?? PLYReader.load(path)
             return (nil, contents, nil, spec.description)
         }
         if case let .plySequence(directory, pattern) = spec {
             let q = try PLYSequence(directory: directory, pattern: pattern)
-            q.loop = options.loop
-            if let fps = options.fps { q.fps = fps }
-            if options.paused { q.pause() }
-            if let n = options.frame { try q.seek(toFrame: n) }
+            try applyPlayback(options, to: q.recording)
             return (nil, nil, q, q.name)
         }
-        var s = try spec.makeSource(depthScale: options.depthScale)
-        if let camera = s as? V4L2Source {
-            camera.controls.options = options.cameraControls
-            // A camera that is unplugged is waited for and resumed (ReconnectingSource), not an error per frame.
-            s = ReconnectingSource(camera, events: events)
-        }
+        let s = try spec.makeSource(depthScale: options.depthScale, cameraControls: options.cameraControls,
+                                    reconnect: true, events: events)
         try s.start()
-        if let p = s as? PlaybackControl {
-            p.loop = options.loop
-            if let fps = options.fps { p.fps = fps }
-            if options.paused { p.pause() }
-            if let n = options.frame { try p.seek(toFrame: n) }
-        }
+        if let p = s.playback { try applyPlayback(options, to: p) }
         return (s, nil, nil, s.name)
+    }
+
+    /// `--loop`, `--fps`, `--paused`, `--frame`.
+    private static func applyPlayback(_ options: ViewerOptions, to p: PlaybackControl) throws {
+        p.loop = options.loop
+        if let fps = options.fps { p.fps = fps }
+        if options.paused { p.pause() }
+        if let n = options.frame { try p.seek(toFrame: n) }
     }
 
     /// Opens `text` in place of the current source; on failure (a notice says why) the old one
     /// stays and this returns false.
     func reopen(_ text: String) -> Bool {
-        if case .ply(let path)? = try? SourceSpec(parsing: text) {
-            // Read on a thread of its own (the window stays responsive, Esc cancels): `finishLoad` swaps it in.
-            loadJob?.control.cancel()
-            loadJob = PLYLoadJob(text: text, path: path)
-            return false
-        }
         do {
-            let (s, points, q, opened) = try Self.open(text, options: options, events: events)
-            replace(s, points, q, opened, text: text)
+            let spec = try SourceSpec(parsing: text)
+            if case .ply(let path) = spec {
+                // Read on a thread of its own (the window stays responsive, Esc cancels): `finishLoad` swaps it in.
+                loadJob?.control.cancel()
+                loadJob = PLYLoadJob(spec: spec, path: path)
+                return false
+            }
+            let (s, points, q, name) = try Self.open(spec, options: options, events: events)
+            replace(s, points, q, name, spec: spec)
             return true
         } catch {
             log.notice("cannot open \(text): \(error)", isError: true)
@@ -171,11 +166,11 @@ final class SourceSession {
         loadJob = nil
         switch result {
         case .success(let contents):
-            replace(nil, contents, nil, "ply:\(job.path)", text: job.text)
+            replace(nil, contents, nil, "ply:\(job.path)", spec: job.spec)
             return true
         case .failure(let error):
             if job.control.isCancelled { log.notice("load of \(job.path) cancelled") }
-            else { log.notice("cannot open \(job.text): \(error)", isError: true) }
+            else { log.notice("cannot open \(job.spec): \(error)", isError: true) }
             return false
         }
     }
@@ -204,11 +199,11 @@ final class SourceSession {
     private var saidLoading = false
 
     /// Puts what `open` made in place of the current source.
-    private func replace(_ s: FrameSource?, _ points: PLYContents?, _ q: PLYSequence?, _ opened: String, text: String) {
+    private func replace(_ s: FrameSource?, _ points: PLYContents?, _ q: PLYSequence?, _ name: String, spec: SourceSpec) {
         sequence?.stopLoading()
         prefetcher?.stop()
         source?.stop()
-        (source, pointList, sequence, name, openedText) = (s, points, q, opened, text)
+        (source, pointList, sequence, self.name, opened) = (s, points, q, name, spec)
         generation += 1
         start()
         limitDepthRate(depthRateLimit)
@@ -264,7 +259,7 @@ final class SourceSession {
 
     /// The camera went away or came back: a notice, and the waiting line while it is away (the
     /// last frame stays shown). Runs on a state change only, not per frame.
-    private func noteReconnect(_ r: ReconnectingSource) {
+    private func noteReconnect(_ r: CameraReconnection) {
         reconnectSeen = r.stateChanges
         switch r.state {
         case .waiting(let camera):
@@ -272,9 +267,9 @@ final class SourceSession {
             log.notice("camera \(camera) unplugged - waiting for it", isError: true)
         case .streaming:
             waitingText = nil
-            name = r.name
+            name = source?.name ?? name   // the camera may be back at another node
             generation += 1
-            log.notice("camera \(r.resumedDescription ?? r.name) is back - resumed")
+            log.notice("camera \(r.resumedDescription ?? name) is back - resumed")
         }
     }
 

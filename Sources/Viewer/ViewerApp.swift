@@ -78,7 +78,7 @@ public final class ViewerApp {
         settings.backend = options.backend
         settings.smoothing = options.smoothing
         view = options.view
-        ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source)
+        ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source.description)
         session = try SourceSession(options: options, context: ctx, log: log, cameras: Self.makeCameraCatalog(log: log))
         let (fw, fh) = win.framebufferSize
         try swapchain.recreate(width: fw, height: fh)

@@ -62,7 +62,7 @@ enum ExportRangeError: Error, Equatable, CustomStringConvertible {
 /// `DatasetExporter` then finishes the index files with exactly the frames written.
 final class ViewerExportJob: @unchecked Sendable {
     struct Request: Sendable {
-        var source: String
+        var source: SourceSpec
         var directory: String
         var overwrite: Bool
         var selection: ExportSelection
@@ -113,8 +113,7 @@ final class ViewerExportJob: @unchecked Sendable {
         let result: Outcome
         var exporter: DatasetExporter?
         do {
-            let spec = try SourceSpec(parsing: r.source)
-            let source = try spec.makeSource(depthScale: r.depthScale)
+            let source = try r.source.makeSource(depthScale: r.depthScale)
             try DatasetExporter.prepare(directory: r.directory, overwrite: r.overwrite)
             let e = DatasetExporter(source: source, directory: r.directory)
             exporter = e
@@ -256,8 +255,8 @@ final class ViewerExport {
 
     // MARK: Starting, following, finishing
 
-    /// Starts an export of `sourceText` (opened again on the export's thread) with the panel's settings.
-    func start(sourceText: String, availability: Availability, options: ViewerOptions) {
+    /// Starts an export of `source` (opened again on the export's thread) with the panel's settings.
+    func start(source: SourceSpec, availability: Availability, options: ViewerOptions) {
         guard job == nil else { log.notice("export: one is running (Ctrl+E cancels it)", isError: true); return }
         let frames: ClosedRange<Int>?
         switch range(availability) {
@@ -277,7 +276,7 @@ final class ViewerExport {
         }
         let total = frames?.count ?? 1
         job = ViewerExportJob(.init(
-            source: sourceText, directory: dir, overwrite: overwrite, selection: ExportSelection(frames: frames),
+            source: source, directory: dir, overwrite: overwrite, selection: ExportSelection(frames: frames),
             contents: contents, ply: ply, align: alignToColor ? .color : .none, calibration: options.calibration,
             depthScale: options.depthScale, total: total))
         started += 1
@@ -348,7 +347,7 @@ final class ViewerExport {
     // MARK: The panel
 
     /// The section's widgets (the header is drawn by the caller). `current`: the playback index.
-    func panel(availability a: Availability, current: Int?, sourceText: @autoclosure () -> String, options: ViewerOptions) {
+    func panel(availability a: Availability, current: Int?, source: SourceSpec, options: ViewerOptions) {
         var why: String?
         if case .unavailable(let r) = a { why = r.text }
         if let why { wrapped(why, color: [1, 0.7, 0.3]) }
@@ -415,7 +414,7 @@ final class ViewerExport {
             if UI.button("cancel (Ctrl+E)") { cancel() }
         } else {
             UI.beginDisabled(why != nil)
-            if UI.button("export (Ctrl+E)") { start(sourceText: sourceText(), availability: a, options: options) }
+            if UI.button("export (Ctrl+E)") { start(source: source, availability: a, options: options) }
             UI.endDisabled()
         }
         if !lastResult.isEmpty { wrapped(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
@@ -435,7 +434,7 @@ extension ViewerApp {
     /// The panel's "Export..." section (collapsed at first unless `--export-dir` was given).
     func buildExportSection() {
         guard UI.header("Export...", open: export.startsOpen) else { return }
-        export.panel(availability: exportAvailability, current: playback?.currentIndex, sourceText: session.openedText,
+        export.panel(availability: exportAvailability, current: playback?.currentIndex, source: session.opened,
                      options: options)
     }
 
@@ -452,7 +451,7 @@ extension ViewerApp {
             logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
         case .toggleExport:
             if export.isRunning { export.cancel() } else {
-                export.start(sourceText: session.openedText, availability: exportAvailability, options: options)
+                export.start(source: session.opened, availability: exportAvailability, options: options)
             }
         default: break
         }

@@ -95,7 +95,7 @@ extension ViewerApp {
                     }
                 case .button:
                     if UI.button(row.label) { controls.post(.set(device: d, name: c.name, value: 1)) }
-                default:
+                case .string, .controlClass, .compound, .unknown:
                     UI.text(row.note)
                 }
                 UI.endDisabled()

@@ -438,22 +438,21 @@ extension ViewerApp {
                      options: options)
     }
 
-    /// I, O and Ctrl+E.
-    func performExport(_ action: ViewerAction) {
-        switch action {
-        case .markStart, .markEnd:
-            // The playback index: the frame stepped or sought to, as the panel's frame slider shows it.
-            guard case .recording = exportAvailability, let i = playback?.currentIndex else {
-                notice("export marks: \(session.name) has no timeline", isError: true)
-                return
-            }
-            if action == .markStart { export.selection.markStart(i) } else { export.selection.markEnd(i) }
-            logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
-        case .toggleExport:
-            if export.isRunning { export.cancel() } else {
-                export.start(source: session.opened, availability: exportAvailability, options: options)
-            }
-        default: break
+    /// I and O: marks the export's first or last frame at the frame shown.
+    func markExport(start: Bool) {
+        // The playback index: the frame stepped or sought to, as the panel's frame slider shows it.
+        guard case .recording = exportAvailability, let i = playback?.currentIndex else {
+            notice("export marks: \(session.name) has no timeline", isError: true)
+            return
+        }
+        if start { export.selection.markStart(i) } else { export.selection.markEnd(i) }
+        logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
+    }
+
+    /// Ctrl+E: starts an export, or cancels the one running.
+    func toggleExport() {
+        if export.isRunning { export.cancel() } else {
+            export.start(source: session.opened, availability: exportAvailability, options: options)
         }
     }
 }

@@ -89,7 +89,9 @@ extension ViewerApp {
                     notice("record: a PLY point list has no frames to record", isError: true)
                 }
             case .exportPLY: capture.exportPLY(frame: session.current)
-            case .markStart, .markEnd, .toggleExport: performExport(action)
+            case .markStart: markExport(start: true)
+            case .markEnd: markExport(start: false)
+            case .toggleExport: toggleExport()
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
                 if view == .threeD && composer.scene3D == nil { notice("the 3D view is not available in this build") }

@@ -89,7 +89,7 @@ struct InfoCommand: ParsableCommand {
             line += ", depth scale \(scale) units/m"
         case .depthFloat32, .depthFloat16, .disparityFloat32, .disparityFloat16:
             asDepth = DepthData(map: image)
-        default:
+        case .bgra8, .rgba8, .rgb8, .gray8:
             asDepth = nil
         }
         if let d = asDepth {

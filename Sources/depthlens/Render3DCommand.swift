@@ -115,7 +115,7 @@ struct Render3DCommand: ParsableCommand {
             throw DepthKitError.invalidArgument("--backend \(backend) and --points \(points!.rawValue) disagree; give one")
         case (.auto, .some(let p)):
             throw DepthKitError.invalidArgument("--backend auto picks the points path itself; drop --points \(p.rawValue)")
-        default: return b
+        case (.cpu, .some(.cpu)), (.gpu, .some(.compute)), (.gpu, .some(.raster)), (_, .none): return b
         }
     }
 
@@ -180,16 +180,15 @@ struct Render3DCommand: ParsableCommand {
             ? AdaptivePointSize.scale(outputFocal: k.fx, depthFocal: depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height).fx) : 0
 
         let lighting = eyeDomeLighting(defaultOn: false)
+        let style = PointStyle(pointSize: size, colorBy: by, eyeDomeLighting: lighting, adaptiveSizeScale: adaptScale)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
-        cpu.adaptiveSizeScale = adaptScale
+        cpu.style = style; cpu.colorRange = range
         var gpu: PointCloudRenderer?
         func gpuRenderer(_ method: PointCloudMethod) throws -> PointCloudRenderer {
             if gpu == nil {
                 GPUBackend.select(device: device)
                 let r = try makeRenderer(try GPUContext.shared())
-                r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
-                r.adaptiveSizeScale = adaptScale
+                r.style = style; r.colorRange = range
                 gpu = r
             }
             gpu!.method = method
@@ -283,16 +282,15 @@ struct Render3DCommand: ParsableCommand {
         let adaptScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: AdaptivePointSize.spacing(of: contents.cloud.positions)) : 0
 
         let lighting = eyeDomeLighting(defaultOn: !contents.hasColor)
+        let style = PointStyle(pointSize: size, colorBy: by, eyeDomeLighting: lighting, adaptiveSizeScale: adaptScale)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
-        cpu.adaptiveSizeScale = adaptScale
+        cpu.style = style; cpu.colorRange = range
         var gpu: (renderer: PointCloudRenderer, cloud: GPUPointCloud)?
         func gpuParts() throws -> (renderer: PointCloudRenderer, cloud: GPUPointCloud) {
             if let gpu { return gpu }
             GPUBackend.select(device: device)
             let r = try makeRenderer(try GPUContext.shared())
-            r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
-            r.adaptiveSizeScale = adaptScale
+            r.style = style; r.colorRange = range
             let parts = (r, try GPUPointCloud(renderer: r, cloud: contents.cloud))
             gpu = parts
             return parts

@@ -20,12 +20,17 @@ final class SourcePrefetcher: PlaybackControl {
     private var generation = 0
     private var thread: Thread?
     private let idle = DispatchSemaphore(value: 0)
-    // What the panel asks every frame, kept here so asking never waits for a frame being made.
-    private var shownIndex = 0
-    private var cachedLoop = false
-    private var cachedFPS: Double?
-    private var cachedCount: Int?
-    private var paused = false
+    /// What the panel asks every frame, kept here (under `queueLock`) so asking never waits for a
+    /// frame being made.
+    private var mirror = PlaybackMirror()
+    private struct PlaybackMirror {
+        /// The index of the frame last taken (or the source's, right after a step or seek).
+        var shownIndex = 0
+        var loop = false
+        var fps: Double?
+        var count: Int?
+        var paused = false
+    }
     /// A depth rate limit waiting to be set by the source's thread (`.some(nil)` lifts it).
     private var pendingDepthRateLimit: Double??
 
@@ -35,19 +40,16 @@ final class SourcePrefetcher: PlaybackControl {
 
     /// The source's playback controls (nil for a live or still source), called under `sourceLock`.
     private let sourcePlayback: PlaybackControl?
-    /// The source's depth rate limit (nil when it has none), set under `sourceLock`.
-    private let depthRate: DepthRateLimiting?
 
     /// Takes `source` over (started) and starts its thread. The source's warnings are delivered
     /// by `take`: its callback is set here, before the thread that calls it starts.
     init(_ source: FrameSource) {
         self.source = source
         sourcePlayback = source.playback
-        depthRate = source.depthRate
         queue.reserveCapacity(2)
         startIndex = sourcePlayback?.currentIndex
         if let p = sourcePlayback {
-            shownIndex = p.currentIndex; cachedLoop = p.loop; cachedFPS = p.fps; cachedCount = p.frameCount; paused = p.isPaused
+            mirror = PlaybackMirror(shownIndex: p.currentIndex, loop: p.loop, fps: p.fps, count: p.frameCount, paused: p.isPaused)
         }
         source.onWarning = { [weak self] in self?.post(warning: $0) }
         let t = Thread { [weak self] in self?.produce() }
@@ -71,7 +73,7 @@ final class SourcePrefetcher: PlaybackControl {
         queueLock.withLock {
             let f = queue.last
             queue.removeAll(keepingCapacity: true)
-            if let f { shownIndex = f.index }
+            if let f { mirror.shownIndex = f.index }
             let e = error
             error = nil
             var w: [String] = []
@@ -92,7 +94,7 @@ final class SourcePrefetcher: PlaybackControl {
                     defer { pendingDepthRateLimit = nil }
                     return (generation, pendingDepthRateLimit)
                 }
-                if let limit, let s = depthRate, s.depthRateLimit != limit { s.depthRateLimit = limit }
+                if let limit, let s = source.depthRate, s.depthRateLimit != limit { s.depthRateLimit = limit }
                 return (started, Result { try source.nextFrame(now: monotonicSeconds()) })
             }
             switch result {
@@ -117,7 +119,7 @@ final class SourcePrefetcher: PlaybackControl {
     /// source cannot lower its depth rate.
     @discardableResult
     func setDepthRateLimit(_ limit: Double?) -> Bool {
-        guard depthRate != nil else { return false }
+        guard source.depthRate != nil else { return false }
         queueLock.withLock { pendingDepthRateLimit = .some(limit) }
         return true
     }
@@ -134,9 +136,9 @@ final class SourcePrefetcher: PlaybackControl {
             queueLock.withLock {
                 if moves {
                     queue.removeAll(keepingCapacity: true); generation += 1
-                    shownIndex = p.currentIndex
+                    mirror.shownIndex = p.currentIndex
                 }
-                paused = p.isPaused
+                mirror.paused = p.isPaused
             }
             return r
         }
@@ -146,21 +148,21 @@ final class SourcePrefetcher: PlaybackControl {
     var playback: PlaybackControl? { sourcePlayback == nil ? nil : self }
 
     // MARK: PlaybackControl, forwarded under the lock
-    var isPaused: Bool { queueLock.withLock { paused } }
+    var isPaused: Bool { queueLock.withLock { mirror.paused } }
     func pause() { control { $0.pause() } }
     func resume() { control { $0.resume() } }
     func step(by delta: Int) throws { try control(moves: true) { try $0.step(by: delta) } }
     func seek(toFrame index: Int) throws { try control(moves: true) { try $0.seek(toFrame: index) } }
     var loop: Bool {
-        get { queueLock.withLock { cachedLoop } }
-        set { control { $0.loop = newValue; cachedLoop = $0.loop } }
+        get { queueLock.withLock { mirror.loop } }
+        set { control { $0.loop = newValue; mirror.loop = $0.loop } }
     }
     var fps: Double? {
-        get { queueLock.withLock { cachedFPS } }
-        set { control { $0.fps = newValue; cachedFPS = $0.fps } }
+        get { queueLock.withLock { mirror.fps } }
+        set { control { $0.fps = newValue; mirror.fps = $0.fps } }
     }
-    var frameCount: Int? { cachedCount }
+    var frameCount: Int? { queueLock.withLock { mirror.count } }
     /// The index of the frame last taken (or the source's, right after a step or seek).
-    var currentIndex: Int { queueLock.withLock { shownIndex } }
+    var currentIndex: Int { queueLock.withLock { mirror.shownIndex } }
     var isFinished: Bool { sourceLock.withLock { sourcePlayback?.isFinished ?? false } }
 }

@@ -154,12 +154,16 @@ final class ViewerExport {
     /// a new one is picked after each export, so the next does not land in a full folder.
     private var madeFolder: String?
     var selection = TimelineSelection()
-    /// Export the whole recording even when marks are set.
-    var whole = false
-    var color = true, depth = true, ir = false, ply = false
-    /// Depth registered to the color camera, at the color size (`convert --align color`).
-    var alignToColor = false
-    var overwrite = false
+    /// The panel's choices: what to write, which range, alignment, overwriting.
+    var choices = Choices()
+    struct Choices {
+        /// Export the whole recording even when marks are set.
+        var whole = false
+        var color = true, depth = true, ir = false, ply = false
+        /// Depth registered to the color camera, at the color size (`convert --align color`).
+        var alignToColor = false
+        var overwrite = false
+    }
     /// The section starts open when `--export-dir` was given.
     let startsOpen: Bool
     /// Exports started (`--log-ui`'s state line).
@@ -246,7 +250,7 @@ final class ViewerExport {
         case .unavailable(let why): return .failure(CaptureError.invalidState(why.text))
         case .still: return .success(nil)
         case .recording(let n):
-            switch selection.frames(frameCount: n, whole: whole) {
+            switch selection.frames(frameCount: n, whole: choices.whole) {
             case .success(let r): return .success(r)
             case .failure(let e): return .failure(e)
             }
@@ -264,20 +268,20 @@ final class ViewerExport {
         case .failure(let e): log.notice("export: \(e)", isError: true); return
         }
         var contents: ExportContents = []
-        if color { contents.insert(.color) }
-        if depth { contents.insert(.depth) }
+        if choices.color { contents.insert(.color) }
+        if choices.depth { contents.insert(.depth) }
         guard !contents.isEmpty else { log.notice("export: tick color or depth to write", isError: true); return }
-        if ir { contents.insert(.ir) }
+        if choices.ir { contents.insert(.ir) }
         let dir = folderText.trimmingCharacters(in: .whitespaces)
         guard !dir.isEmpty else { log.notice("export: the folder is empty", isError: true); return }
-        if !overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
+        if !choices.overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
             log.notice("export: \(dir) exists and is not empty (tick \"overwrite\" to write into it)", isError: true)
             return
         }
         let total = frames?.count ?? 1
         job = ViewerExportJob(.init(
-            source: source, directory: dir, overwrite: overwrite, selection: ExportSelection(frames: frames),
-            contents: contents, ply: ply, align: alignToColor ? .color : .none, calibration: options.calibration,
+            source: source, directory: dir, overwrite: choices.overwrite, selection: ExportSelection(frames: frames),
+            contents: contents, ply: choices.ply, align: choices.alignToColor ? .color : .none, calibration: options.calibration,
             depthScale: options.depthScale, total: total))
         started += 1
         lastResult = ""
@@ -370,13 +374,13 @@ final class ViewerExport {
         if UI.button("end here"), let c = current { selection.markEnd(c) }
         UI.sameLine()
         if UI.button("clear marks") { selection.clear() }
-        if UI.radio("marked range", !whole) { whole = false }
+        if UI.radio("marked range", !choices.whole) { choices.whole = false }
         UI.sameLine()
-        if UI.radio("whole recording", whole) { whole = true }
+        if UI.radio("whole recording", choices.whole) { choices.whole = true }
         UI.endDisabled()
         var unavailable = false
         if case .unavailable = a { unavailable = true }
-        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still, unavailable: unavailable)
+        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: choices.whole, still: a == .still, unavailable: unavailable)
         wrapped(rangeText.text(for: parts) { p in
             if p.unavailable { return "range: none" }
             if p.still { return "range: the one frame" }
@@ -386,19 +390,19 @@ final class ViewerExport {
             }
         })
 
-        UI.checkbox("color", &color)
+        UI.checkbox("color", &choices.color)
         UI.sameLine()
-        UI.checkbox("depth", &depth)
+        UI.checkbox("depth", &choices.depth)
         UI.sameLine()
-        UI.checkbox("ir", &ir)
+        UI.checkbox("ir", &choices.ir)
         UI.sameLine()
-        UI.checkbox("ply", &ply)
+        UI.checkbox("ply", &choices.ply)
         UI.text("align depth")
         UI.sameLine()
-        if UI.radio("none##align", !alignToColor) { alignToColor = false }
+        if UI.radio("none##align", !choices.alignToColor) { choices.alignToColor = false }
         UI.sameLine()
-        if UI.radio("to color##align", alignToColor) { alignToColor = true }
-        UI.checkbox("overwrite a non-empty folder", &overwrite)
+        if UI.radio("to color##align", choices.alignToColor) { choices.alignToColor = true }
+        UI.checkbox("overwrite a non-empty folder", &choices.overwrite)
         UI.endDisabled()
 
         if let j = job {

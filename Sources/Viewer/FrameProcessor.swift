@@ -36,6 +36,8 @@ final class FrameProcessor {
     private var kernels = Kernels()
     private struct Kernels {
         var gpu: [String: GPUFilter] = [:]
+        /// The colormap kernel, one for every colormap and range (set per frame).
+        var colormap: GPUDepthColormapFilter?
         var mixer: GPUFragmentMixer?
         var targets: [String: PixelBuffer] = [:]
         var cpu: [String: FilterRenderer] = [:]
@@ -88,7 +90,7 @@ final class FrameProcessor {
 
     /// Shader errors of the kernels in use (`--watch-shaders`), one line each.
     var shaderErrors: [String] {
-        var e = kernels.gpu.values.compactMap { $0.lastShaderError.map { "\($0)" } }
+        var e = (Array(kernels.gpu.values) + [kernels.colormap].compactMap { $0 }).compactMap { $0.lastShaderError.map { "\($0)" } }
         if let m = kernels.mixer?.lastShaderError { e.append("\(m)") }
         e += gpuEffects.shaderErrors
         return e
@@ -190,7 +192,9 @@ final class FrameProcessor {
             if onGPU {
                 let (tc, td) = try timed("upload") { (s.blend ? try recorder.upload(cb, color) : nil, try recorder.upload(cb, d)) }
                 mark("upload")
-                let f = try gpuFilter("colormap", spec, input: d.frameFormat) as! GPUDepthColormapFilter
+                let f = try kernels.colormap ?? factory.makeColormapFilter(s.colormap, range: s.depthRange)
+                kernels.colormap = f
+                if f.inputFormat != d.frameFormat { try f.prepare(input: d.frameFormat, outputRetainedBufferCountHint: 1) }
                 f.colormap = s.colormap
                 f.range = s.depthRange
                 let mapped = try recorder.target(for: target("colormap", d.width, d.height))

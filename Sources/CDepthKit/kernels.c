@@ -320,10 +320,10 @@ INLINE uint32_t gray(float x) { return unorm8_unit(x) * 0x010101u | 0xFF000000u;
 INLINE void dl_k_colormap_fixed_body(const float *src, uint32_t *dst, size_t n, float lo, float span, int map,
                                      uint32_t black) {
     switch (map) {
-    case DL_MAP_JET: FIXED_LOOP(jet) break;
-    case DL_MAP_TURBO: FIXED_LOOP(turbo) break;
-    case DL_MAP_VIRIDIS: FIXED_LOOP(viridis) break;
-    default: FIXED_LOOP(gray) break;
+    case DL_COLORMAP_JET: FIXED_LOOP(jet) break;
+    case DL_COLORMAP_TURBO: FIXED_LOOP(turbo) break;
+    case DL_COLORMAP_VIRIDIS: FIXED_LOOP(viridis) break;
+    default: FIXED_LOOP(gray) break;   // DL_COLORMAP_GRAYSCALE
     }
 }
 DL_DISPATCH(dl_k_colormap_fixed, (const float *src, uint32_t *dst, size_t n, float lo, float span, int map,

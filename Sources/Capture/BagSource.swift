@@ -32,8 +32,11 @@ import Foundation
 /// timestamp librealsense records), seconds. A bag with depth but no color or infrared plays depth
 /// with a black rgba8 color image of the depth size (FrameSet.color is not optional) and says so in
 /// `warnings`; a bag with color only plays color without depth.
-public final class BagSource: FrameSource, PlaybackControl {
+public final class BagSource: FrameSource {
     public let path: String
+    /// Pause, step, seek, loop and rate (valid after `start()`).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
     public var name: String { "bag:\(path)" }
     /// Intrinsics of the color frames (the color camera's, from the recording when it has them).
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
@@ -72,15 +75,13 @@ public final class BagSource: FrameSource, PlaybackControl {
     private var pairs: [Int?] = []
     private var other: Stream?
     private var depthIsLead = false
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
-    private var loopSetting = false
-    private var fpsSetting: Double?
     private var cachedColor: (index: Int, buffer: PixelBuffer)?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
 
     public init(path: String) {
         self.path = path
+        recording = RecordingPlayback(name: "bag:\(path)")
     }
 
     // MARK: Opening
@@ -142,9 +143,7 @@ public final class BagSource: FrameSource, PlaybackControl {
         let t0 = lead.refs[0].time.seconds
         frameTimes = lead.refs.map { $0.time.seconds - t0 }
         pairs = lead.refs.map { ref in other.flatMap { nearest($0.refs, ref.time) } }
-        clock = PlaybackClock(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        recording.open(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
 
         // Calibration.
         let depthCam = depth.flatMap { cameraModel(bag, $0) }
@@ -225,6 +224,7 @@ public final class BagSource: FrameSource, PlaybackControl {
     }
 
     public func stop() {
+        recording.close()
         bag = nil
         lead = nil
         other = nil
@@ -452,10 +452,10 @@ public final class BagSource: FrameSource, PlaybackControl {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard bag != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = recording.clock.due(now: now) else { return nil }
         // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed:
         // the next call goes on with the next frame.
-        clock.delivered(due.index, now: now, explicit: due.explicit)
+        recording.clock.delivered(due.index, now: now, explicit: due.explicit)
         do {
             return try frame(at: due.index)
         } catch {
@@ -465,47 +465,6 @@ public final class BagSource: FrameSource, PlaybackControl {
         }
     }
 
-    // MARK: PlaybackControl
-
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard index >= 0 && index < frameTimes.count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frameTimes.count)")
-        }
-        clock.seek(index)
-    }
-    /// Moves to the last frame received at or before `seconds` from the first frame (clamped to
-    /// the recording); the next `nextFrame` returns it. Returns its index.
-    @discardableResult
-    public func seek(toTime seconds: Double) throws -> Int {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): seek to \(seconds) s") }
-        var lo = 0, hi = frameTimes.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if frameTimes[mid] <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
-        }
-        clock.seek(lo)
-        return lo
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { bag == nil ? nil : frameTimes.count }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { bag != nil && clock.isFinished }
     /// The lead stream's recorded rate (librealsense's stream info), else the median frame interval.
     public var nominalFrameRate: Double? { lead?.fps }
 }

@@ -129,7 +129,7 @@ public final class DatasetExporter {
         do { writer = try TUMWriter(directory: directory, depthScale: units) } catch { throw CaptureError.wrapping(error, path: directory) }
         var summary = ExportSummary(directory: directory, framesWritten: 0, plyWritten: 0, stoppedBy: nil, warnings: [])
         let start = monotonicSeconds()
-        let total = selectedCount(frameCount: (source as? PlaybackControl)?.frameCount)
+        let total = selectedCount(frameCount: source.playback?.frameCount)
         var wroteCalibration = false
         var selectedSoFar = 0
         var failure: Error?

@@ -136,7 +136,8 @@ final class MediaFile {
         switch dst.format {
         case .rgba8: format = DL_MEDIA_RGBA8
         case .gray16: format = DL_MEDIA_GRAY16
-        default: preconditionFailure("convert into \(dst.format)")
+        case .bgra8, .rgb8, .gray8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
+            preconditionFailure("convert into \(dst.format)")
         }
         let r = dl_media_convert_frame(handle, stream, format, dst.baseAddress.assumingMemoryBound(to: UInt8.self), dst.bytesPerRow,
                                        Int32(dst.width), Int32(dst.height), &message, message.count)

@@ -340,7 +340,7 @@ final class ROS2Bytes {
 
 // MARK: - Compression
 
-/// rosbag2's and MCAP's compressors, through CShim's libzstd and liblz4 (frame format) decoders.
+/// rosbag2's and MCAP's compressors, through CPlatform's libzstd and liblz4 (frame format) decoders.
 enum ROS2Compression {
     static let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
     static let lz4Magic: [UInt8] = [0x04, 0x22, 0x4D, 0x18]

@@ -35,7 +35,7 @@ import Foundation
 /// clock, no message read); playback follows log times and seeks by index or time. A frame's
 /// `timestamp` is its header stamp, seconds; for librealsense recordings the frame timestamp its
 /// `…/image/metadata` carries (`timestamp=` milliseconds, as pyrealsense2 reports it).
-public final class ROS2Source: FrameSource, PlaybackControl {
+public final class ROS2Source: FrameSource {
     public let path: String
     /// Topics chosen by the user (nil: automatic).
     public let depthTopic: String?
@@ -83,15 +83,16 @@ public final class ROS2Source: FrameSource, PlaybackControl {
     private var depthIsLead = false
     private var metadataRefs: [ROS2MessageRef] = []
     private var metadataTopic: String?
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
-    private var loopSetting = false
-    private var fpsSetting: Double?
+    /// Pause, step, seek, loop and rate (the one implementation every recording shares).
+    public let playbackState: RecordingPlayback
+    public var playback: PlaybackControl? { playbackState }
     private var cachedColor: (index: Int, buffer: PixelBuffer)?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
 
     public init(path: String, depthTopic: String? = nil, colorTopic: String? = nil) {
         self.path = path
+        playbackState = RecordingPlayback(name: "ros2:\(path)")
         self.depthTopic = depthTopic
         self.colorTopic = colorTopic
     }
@@ -172,9 +173,7 @@ public final class ROS2Source: FrameSource, PlaybackControl {
         let t0 = lead.refs[0].logTime
         frameTimes = lead.refs.map { Double($0.logTime - t0) * 1e-9 }
         pairs = lead.refs.map { ref in other.flatMap { Self.nearest($0.refs, ref.logTime) } }
-        clock = PlaybackClock(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        playbackState.open(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
         if let p = lead.prefix, rec.topics.contains(where: { $0.name == "\(p)/image/metadata" && $0.type == "std_msgs/msg/String" }) {
             // librealsense's ROS 2 per-frame metadata (its ROS 1 layout has KeyValue messages there).
             metadataTopic = "\(p)/image/metadata"
@@ -249,6 +248,7 @@ public final class ROS2Source: FrameSource, PlaybackControl {
 
     public func stop() {
         recording = nil
+        playbackState.close()
         lead = nil
         other = nil
         pairs = []
@@ -686,9 +686,9 @@ public final class ROS2Source: FrameSource, PlaybackControl {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard recording != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = playbackState.clock.due(now: now) else { return nil }
         // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed.
-        clock.delivered(due.index, now: now, explicit: due.explicit)
+        playbackState.clock.delivered(due.index, now: now, explicit: due.explicit)
         do {
             return try frame(at: due.index)
         } catch {
@@ -698,46 +698,6 @@ public final class ROS2Source: FrameSource, PlaybackControl {
         }
     }
 
-    // MARK: PlaybackControl
-
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard recording != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard recording != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard index >= 0 && index < frameTimes.count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frameTimes.count)")
-        }
-        clock.seek(index)
-    }
-    /// Moves to the last frame logged at or before `seconds` from the first frame (clamped); returns its index.
-    @discardableResult
-    public func seek(toTime seconds: Double) throws -> Int {
-        guard recording != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): seek to \(seconds) s") }
-        var lo = 0, hi = frameTimes.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if frameTimes[mid] <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
-        }
-        clock.seek(lo)
-        return lo
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { recording == nil ? nil : frameTimes.count }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { recording != nil && clock.isFinished }
     /// The lead stream's recorded rate (librealsense's stream info), else the median log-time interval.
     public var nominalFrameRate: Double? { lead?.fps }
 }

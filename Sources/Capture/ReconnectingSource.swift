@@ -63,7 +63,7 @@ public struct V4L2DeviceIdentity: Equatable, Sendable, CustomStringConvertible {
 /// frame thread (`current`, `currentState`, `changes`, `resumedText`, `added`, `openNodeRemoved`)
 /// is read and written under `lock`. Everything else belongs to the thread that calls `start`,
 /// `nextFrame` and `stop`.
-public final class ReconnectingSource: FrameSource, DepthRateLimiting, @unchecked Sendable {
+public final class ReconnectingSource: FrameSource, DepthRateLimiting, CameraReconnection, @unchecked Sendable {
     public enum State: Equatable, Sendable {
         case streaming
         /// The camera went away and this waits for it; `camera` names it ("/dev/video2 (HD Webcam)").
@@ -141,6 +141,10 @@ public final class ReconnectingSource: FrameSource, DepthRateLimiting, @unchecke
         get { source.depthRateLimit }
         set { source.depthRateLimit = newValue }
     }
+    public var depthRate: DepthRateLimiting? { self }
+    /// The camera's controls: one object for the camera wherever it comes back.
+    public var cameraControls: V4L2SourceControls? { source.controls }
+    public var reconnection: CameraReconnection? { self }
 
     public func start() throws {
         let s = source

@@ -255,7 +255,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     /// The source this spec names (not started). `depthScale` (`--depth-scale`, units per meter)
     /// defaults per source: TUM 5000, pair and V4L2 1000; a snapshot brings its own. A `ply:` spec
     /// has no frames: the 3D view loads it as a layer (`PLYReader`), so this throws for it.
-    public func makeSource(depthScale: Float? = nil, system: V4L2System? = nil) throws -> FrameSource {
+    /// `cameraControls` (`--ctrl`, `--no-restore`) go to a camera's controls; with `reconnect` a
+    /// camera that is unplugged is waited for and resumed (`ReconnectingSource`, told of nodes
+    /// coming and going by `events`, else checking on a timer) rather than an error per frame.
+    public func makeSource(depthScale: Float? = nil, system: V4L2System? = nil, cameraControls: V4L2ControlOptions? = nil,
+                           reconnect: Bool = false, events: DeviceEvents? = nil) throws -> FrameSource {
         if let s = depthScale, !(s > 0 && s.isFinite) {
             throw CaptureError.invalidSource("--depth-scale must be a positive number, got \(s)")
         }
@@ -266,8 +270,10 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return TUMSource(directory: d, depthScale: depthScale)
         case let .pair(c, d): return PairSource(color: c, depth: d, depthScale: depthScale)
         case let .v4l2(c, d):
-            return V4L2Source(colorPath: c, depthPath: d, system: system ?? LinuxV4L2System(),
-                              depthScale: depthScale ?? DepthIO.defaultDepthScale)
+            let camera = V4L2Source(colorPath: c, depthPath: d, system: system ?? LinuxV4L2System(),
+                                    depthScale: depthScale ?? DepthIO.defaultDepthScale)
+            if let cameraControls { camera.controls.options = cameraControls }
+            return reconnect ? ReconnectingSource(camera, events: events) : camera
         case let .snapshot(j):
             if depthScale != nil {
                 throw CaptureError.invalidSource("--source '\(self)': a snapshot brings its own depth scale; drop --depth-scale")
@@ -304,11 +310,6 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
             throw CaptureError.invalidSource("--source 'ply:\(p)': a PLY point list has no color or depth frames (open it with view or render3d)")
         }
     }
-}
-
-/// Parses `--source` and builds the source: the CLI's one call.
-public func makeFrameSource(_ source: String, depthScale: Float? = nil, system: V4L2System? = nil) throws -> FrameSource {
-    try SourceSpec(parsing: source).makeSource(depthScale: depthScale, system: system)
 }
 
 private extension String {

@@ -32,18 +32,19 @@ struct InfoCommand: ParsableCommand {
         guard !items.isEmpty else { throw DepthKitError.invalidArgument("info needs a source or a file to describe") }
         for path in items {
             do {
-                if let spec = Self.sourceSpec(path) {
+                let spec = Self.sourceSpec(path)
+                if let spec, spec.kind.hasFrames {
                     let d = try SourceDescription(spec, depthScale: depthScale)
                     print(json ? try d.jsonText() : d.text)
                     continue
                 }
                 // `ply:FILE`, the point-list source, is described as its file is.
-                if !FileManager.default.fileExists(atPath: path), case .ply(let file)? = try? SourceSpec(parsing: path) {
+                if case .ply(let file)? = spec {
                     if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a point list (info \(file) describes it)") }
                     print(try describePLY(file))
                     continue
                 }
-                if !FileManager.default.fileExists(atPath: path), case let .plySequence(d, p)? = try? SourceSpec(parsing: path) {
+                if case let .plySequence(d, p)? = spec {
                     if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a PLY sequence") }
                     let (text, bad) = try describePLYSequence(d, pattern: p)
                     print(text)
@@ -60,12 +61,11 @@ struct InfoCommand: ParsableCommand {
         if failed > 0 { throw ExitCode.failure }
     }
 
-    /// The spec when `text` is a source with frames ("tum:DIR", "synthetic"…), nil for plain paths
+    /// The spec when `text` is a source ("tum:DIR", "synthetic", "ply:FILE"…), nil for plain paths
     /// (a file called "a:b.png" that exists is a file).
     static func sourceSpec(_ text: String) -> SourceSpec? {
-        guard !FileManager.default.fileExists(atPath: text), let spec = try? SourceSpec(parsing: text),
-              spec.kind.hasFrames else { return nil }
-        return spec
+        guard !FileManager.default.fileExists(atPath: text) else { return nil }
+        return try? SourceSpec(parsing: text)
     }
 
     private func describe(_ path: String) throws -> String {
@@ -89,7 +89,7 @@ struct InfoCommand: ParsableCommand {
             line += ", depth scale \(scale) units/m"
         case .depthFloat32, .depthFloat16, .disparityFloat32, .disparityFloat16:
             asDepth = DepthData(map: image)
-        default:
+        case .bgra8, .rgba8, .rgb8, .gray8:
             asDepth = nil
         }
         if let d = asDepth {
@@ -180,7 +180,7 @@ struct SourceDescription {
         let reader = try FrameReader(source: source)   // keeps the source started while it is read
         guard let first = try reader.next() else { throw CaptureError.invalidState("\(source.name) has no frame") }
         var meta = source.metadata
-        frameCount = (source as? PlaybackControl)?.frameCount
+        frameCount = source.playback?.frameCount
         if meta.streams.isEmpty {
             let fps = source.nominalFrameRate
             meta.streams.append(.init(name: "color", width: first.color.width, height: first.color.height, fps: fps,
@@ -190,7 +190,7 @@ struct SourceDescription {
                                           encoding: "\(d.map.format)", frames: frameCount))
             }
         }
-        if meta.durationSeconds == nil, let p = source as? PlaybackControl, let n = p.frameCount, n > 1,
+        if meta.durationSeconds == nil, let n = source.playback?.frameCount, n > 1,
            let fps = source.nominalFrameRate, fps > 0 {
             meta.durationSeconds = Double(n - 1) / fps
         }

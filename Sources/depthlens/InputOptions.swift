@@ -96,9 +96,15 @@ struct RGBDInputOptions: ParsableArguments {
 
     /// Loads the frame. `needDepth` false lets color-only filters run without --depth.
     func load(needDepth: Bool = true) throws -> LoadedFrame {
+        try load(try sourceSpec(), needDepth: needDepth)
+    }
+
+    /// Loads the frame of `spec` (what `sourceSpec()` returned: a command that asked already
+    /// passes it on rather than parse `--source` again).
+    func load(_ spec: SourceSpec?, needDepth: Bool = true) throws -> LoadedFrame {
         try check()
         var frame: LoadedFrame
-        if let spec = try sourceSpec() {
+        if let spec {
             frame = try Self.load(spec, frame: self.frame ?? 0, depthScale: depthScale)
             if frame.depth == nil && needDepth {
                 throw DepthKitError.file(path: spec.path ?? spec.description, problem: "has no depth (this command needs depth)")

@@ -20,10 +20,11 @@ final class ROS2SourceTests: XCTestCase {
         return (folder, { out + "/" + $0 })
     }
 
-    func frames(_ s: FrameSource & PlaybackControl) throws -> [FrameSet] {
-        s.pause()
-        return try (0..<(s.frameCount ?? 0)).map { i in
-            try s.seek(toFrame: i)
+    func frames(_ s: FrameSource) throws -> [FrameSet] {
+        let p = try XCTUnwrap(s.playback, "\(s.name) plays back")
+        p.pause()
+        return try (0..<(p.frameCount ?? 0)).map { i in
+            try p.seek(toFrame: i)
             return try XCTUnwrap(try s.nextFrame(now: Double(i)))
         }
     }
@@ -43,7 +44,7 @@ final class ROS2SourceTests: XCTestCase {
             let source = ROS2Source(path: bags.path(name))
             try source.start()
             XCTAssertEqual(source.name, "ros2:\(bags.path(name))")
-            XCTAssertEqual(source.frameCount, reference.frameCount, name)
+            XCTAssertEqual(source.playback?.frameCount, reference.playback?.frameCount, name)
             XCTAssertEqual(source.calibration, reference.calibration, name)
             XCTAssertEqual(source.intrinsics, reference.intrinsics, name)
             XCTAssertEqual(source.depthUnits, reference.depthUnits, name)
@@ -75,7 +76,7 @@ final class ROS2SourceTests: XCTestCase {
         for name in ["synthetic-db3", "synthetic-split", "synthetic-zstd.mcap", "synthetic-lz4-messages.db3", "synthetic-unchunked.mcap"] {
             let source = ROS2Source(path: bags.path(name))
             try source.start()
-            XCTAssertEqual(source.frameCount, 6, name)
+            XCTAssertEqual(source.playback?.frameCount, 6, name)
             XCTAssertEqual(source.metadata.streams.prefix(2).map(\.name), ["depth", "color"], name)
             XCTAssertEqual(source.metadata.streams.prefix(2).map(\.encoding), ["16UC1", "rgb8"], name)
             let cal = try XCTUnwrap(source.calibration)
@@ -101,7 +102,7 @@ final class ROS2SourceTests: XCTestCase {
                 XCTAssertEqual(d.row(7, as: Float.self)[9], Float(500 + 9 * 10 + 7 * 3 + i * 7) * 0.001, name)
                 XCTAssertEqual(d.row(2, as: Float.self)[2], 0, name)
             }
-            XCTAssertEqual(try source.seek(toTime: 0.07), 2, name)
+            XCTAssertEqual(try source.playbackState.seek(toTime: 0.07), 2, name)
         }
     }
 
@@ -247,7 +248,7 @@ final class ROS2SourceTests: XCTestCase {
         // One unplayable topic beside a good one: the good one plays, the other is a warning.
         let mixed = ROS2Source(path: folder.file("mixed"))
         try mixed.start()
-        XCTAssertEqual(mixed.frameCount, 1)
+        XCTAssertEqual(mixed.playback?.frameCount, 1)
         XCTAssertTrue(mixed.warnings.contains { $0.contains("unsupported encoding bayer_rggb8 on topic /cam/image_raw") }, "\(mixed.warnings)")
         XCTAssertTrue(mixed.metadata.streams.contains { $0.name == "/cam/image_raw" && $0.encoding == "Image bayer_rggb8" })
         for (name, problem) in expected {

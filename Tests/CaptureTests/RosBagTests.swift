@@ -246,7 +246,7 @@ final class RosBagTests: XCTestCase {
             // The unmutated seed plays: two 8x6 depth frames with color.
             let clean = BagSource(path: dir + "/" + name)
             try clean.start()
-            XCTAssertEqual(clean.frameCount, 2)
+            XCTAssertEqual(clean.recording.frameCount, 2)
             XCTAssertEqual(try clean.nextFrame(now: 0)?.color.width, 8)
             for i in 0..<150 {
                 var bytes = original
@@ -270,9 +270,9 @@ final class RosBagTests: XCTestCase {
                 do {
                     try source.start()
                     opened += 1
-                    source.pause()
-                    for f in 0..<(source.frameCount ?? 0) {
-                        try source.seek(toFrame: f)
+                    source.recording.pause()
+                    for f in 0..<(source.recording.frameCount ?? 0) {
+                        try source.recording.seek(toFrame: f)
                         _ = try? source.nextFrame(now: Double(f))
                     }
                 } catch {

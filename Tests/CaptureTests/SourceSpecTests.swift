@@ -69,9 +69,9 @@ final class SourceSpecTests: XCTestCase {
     }
 
     func testSizedSyntheticSourcesHaveTheirSizes() throws {
-        let same = try makeFrameSource("synthetic:320x240")
+        let same = try SourceSpec(parsing: "synthetic:320x240").makeSource()
         XCTAssertEqual(same.name, "synthetic:320x240")
-        let sized = try makeFrameSource("synthetic:320x240,160x120")
+        let sized = try SourceSpec(parsing: "synthetic:320x240,160x120").makeSource()
         XCTAssertEqual(sized.name, "synthetic:320x240,160x120")
         let f = try FrameReader.frame(0, of: sized)
         XCTAssertEqual(f.color.width, 320)
@@ -83,21 +83,21 @@ final class SourceSpecTests: XCTestCase {
     }
 
     func testPLYHasNoFrames() {
-        XCTAssertThrowsError(try makeFrameSource("ply:cloud.ply")) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
+        XCTAssertThrowsError(try SourceSpec(parsing: "ply:cloud.ply").makeSource()) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
     }
 
     func testMakesSourcesWithDepthScale() throws {
-        XCTAssertTrue(try makeFrameSource("synthetic") is SyntheticSource)
-        let tum = try XCTUnwrap(try makeFrameSource("tum:/x") as? TUMSource)
+        XCTAssertTrue(try SourceSpec(parsing: "synthetic").makeSource() is SyntheticSource)
+        let tum = try XCTUnwrap(try SourceSpec(parsing: "tum:/x").makeSource() as? TUMSource)
         XCTAssertNil(tum.requestedDepthScale)
         XCTAssertEqual(tum.depthScale, 5000)
-        XCTAssertEqual((try makeFrameSource("tum:/x", depthScale: 1000) as? TUMSource)?.depthScale, 1000)
+        XCTAssertEqual((try SourceSpec(parsing: "tum:/x").makeSource(depthScale: 1000) as? TUMSource)?.depthScale, 1000)
         let system = ScriptedV4L2System()
-        let v = try XCTUnwrap(try makeFrameSource("v4l2:/dev/video0,depth=/dev/video1", depthScale: 4000, system: system) as? V4L2Source)
+        let v = try XCTUnwrap(try SourceSpec(parsing: "v4l2:/dev/video0,depth=/dev/video1").makeSource(depthScale: 4000, system: system) as? V4L2Source)
         XCTAssertEqual(v.depth?.depthScale, 4000)
         XCTAssertEqual(v.color.depthScale, 4000)
         XCTAssertEqual(v.name, "v4l2:/dev/video0,depth=/dev/video1")
-        XCTAssertThrowsError(try makeFrameSource("synthetic", depthScale: 0)) {
+        XCTAssertThrowsError(try SourceSpec(parsing: "synthetic").makeSource(depthScale: 0)) {
             XCTAssertEqual("\($0)", "--depth-scale must be a positive number, got 0.0")
         }
     }

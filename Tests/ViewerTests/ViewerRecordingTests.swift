@@ -98,7 +98,7 @@ final class ViewerRecordingTests: WindowTestCase {
         XCTAssertGreaterThan(frames, 1, done)
         let source = MKVSource(path: file)
         try source.start()
-        XCTAssertEqual(source.frameCount, frames)
+        XCTAssertEqual(source.recording.frameCount, frames)
         XCTAssertNotNil(source.calibration, "the calibration travels inside")
         let f = try FrameReader.frame(0, of: source)
         XCTAssertEqual(f.color.width, 320)

@@ -47,8 +47,8 @@ final class DDSTests: XCTestCase {
         try src.start()
         defer { src.stop() }
         var out: [FrameSet] = []
-        for i in 0..<(src.frameCount ?? 0) {
-            try src.seek(toFrame: i)
+        for i in 0..<(src.playback?.frameCount ?? 0) {
+            try src.playback?.seek(toFrame: i)
             if let f = try src.nextFrame(now: 0) { out.append(f) }
         }
         return (out, try XCTUnwrap(src.calibration))

@@ -86,6 +86,32 @@ final class SourceVocabularyTests: CLITestCase {
         }
     }
 
+    /// Every recording is processed frame by frame by `process --source` without `--frame`: a bag
+    /// and an mkv as a data-set folder is (before, only `tum:` was; a bag or an mkv gave frame 0),
+    /// each frame the same picture `--frame i` makes of it.
+    func testProcessReadsEveryFrameOfEveryRecording() throws {
+        let bag = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/realsense-d435-640x480.bag").path
+        let mkv = path("rec.mkv")
+        let r = try CLI.run(["record", "--source", "synthetic:64x48", "--frames", "3", "--mkv", mkv])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for (source, frames) in [("bag:\(bag)", 2), ("mkv:\(mkv)", 3)] {
+            let folder = path("all-\(frames)")
+            let all = try CLI.run(["process", "--source", source, "--filter", "grayscale", "--out", folder])
+            XCTAssertEqual(all.status, 0, "\(source): \(all.stderr)")
+            XCTAssertTrue(all.stdout.contains("wrote \(frames) frames to \(folder)"), all.stdout)
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            XCTAssertEqual(names.count, frames, "\(source): \(names)")
+            for (i, name) in names.enumerated() {
+                let one = path("one-\(frames)-\(i).png")
+                let p = try CLI.run(["process", "--source", source, "--frame", "\(i)", "--filter", "grayscale", "--out", one])
+                XCTAssertEqual(p.status, 0, p.stderr)
+                let a = try ImageIO.read((folder as NSString).appendingPathComponent(name)), b = try ImageIO.read(one)
+                XCTAssertEqual(a.packedBytes(), b.packedBytes(), "\(source) frame \(i): the batch's \(name) differs from --frame \(i)")
+            }
+        }
+    }
+
     /// A data-set folder's `calibration.json` is the source's calibration: `info` reports it and
     /// the depth frames carry its depth intrinsics (the point cloud uses them).
     func testCalibrationJSONBesideAFolder() throws {

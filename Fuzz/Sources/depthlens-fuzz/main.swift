@@ -107,7 +107,7 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // (MJPEG, raw b16g, H.264, FFV1…), and the first again after the last (a seek back).
     "mkv": { b in
         let s = MKVSource(bytes: Array(b), name: "in.mkv")
-        guard (try? s.start()) != nil, let n = s.frameCount else { return }
+        guard (try? s.start()) != nil, let n = s.recording.frameCount else { return }
         for i in 0..<min(n, 64) { _ = try? s.frame(i) }
         if n > 1 { _ = try? s.frame(0) }
     },
@@ -176,13 +176,13 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
             }
         }
         let source = BagSource(path: put(b, "in.bag"))
-        guard (try? source.start()) != nil, let n = source.frameCount else { return }
-        source.pause()
+        guard (try? source.start()) != nil, let n = source.recording.frameCount else { return }
+        source.recording.pause()
         for i in 0..<min(n, 16) {
-            try? source.seek(toFrame: i)
+            try? source.recording.seek(toFrame: i)
             _ = try? source.nextFrame(now: Double(i))
         }
-        _ = try? source.seek(toTime: 0.5)
+        _ = try? source.recording.seek(toTime: 0.5)
         _ = source.metadata
     },
     // MCAP (ROS 2 recordings) from memory: the summary's chunk and message indexes, or the scan of

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "../../../Shaders/dl_codes.h"  // DL_COLORMAP_*: the code table Swift and GLSL use
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,9 +50,7 @@ void dl_k_histogram(const float *src, size_t n, uint32_t *hist, float lo, float 
 void dl_k_lut_lookup(const float *src, uint32_t *dst, size_t n, const uint32_t *lut,
                      float lo, float perMeter, float last, uint32_t black);
 
-/// Colormaps of `dl_k_colormap_fixed` (same order as Swift's `Colormap`).
-enum { DL_MAP_JET = 0, DL_MAP_TURBO = 1, DL_MAP_VIRIDIS = 2, DL_MAP_GRAY = 3 };
-/// Fixed range: t = 1 − clamp01((d − lo)/span), out = map(t) as RGBA (unorm8), invalid → black.
+/// Fixed range (`map`: DL_COLORMAP_* of dl_codes.h, Swift's `Colormap.code`): t = 1 − clamp01((d − lo)/span), out = map(t) as RGBA (unorm8), invalid → black.
 /// Needs 0 < span < ∞ (`DepthRange.validatedBinCount` checks it).
 void dl_k_colormap_fixed(const float *src, uint32_t *dst, size_t n, float lo, float span, int map, uint32_t black);
 

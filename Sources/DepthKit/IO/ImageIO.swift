@@ -58,7 +58,7 @@ public enum ImageIO {
         case .rgba8: return b
         case .gray8, .rgb8, .bgra8: return toRGBA8(b)
         case .gray16: throw DepthKitError.file(path: path, problem: "16-bit gray image is not a color image (is it a depth map?)")
-        default: throw DepthKitError.file(path: path, problem: "\(b.format) image is not a color image (is it a depth map?)")
+        case .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: throw DepthKitError.file(path: path, problem: "\(b.format) image is not a color image (is it a depth map?)")
         }
     }
 
@@ -80,7 +80,7 @@ public enum ImageIO {
                 case .gray8: d[o] = s[x]; d[o + 1] = s[x]; d[o + 2] = s[x]; d[o + 3] = 255
                 case .rgb8: d[o] = s[3 * x]; d[o + 1] = s[3 * x + 1]; d[o + 2] = s[3 * x + 2]; d[o + 3] = 255
                 case .bgra8: d[o] = s[o + 2]; d[o + 1] = s[o + 1]; d[o + 2] = s[o]; d[o + 3] = s[o + 3]
-                default: preconditionFailure("toRGBA8 on \(fmt)")
+                case .rgba8, .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("toRGBA8 on \(fmt)")
                 }
             }
         }
@@ -195,7 +195,7 @@ public enum ImageIO {
         case .rgb8: channels = 3; bits = 8
         case .gray8: channels = 1; bits = 8
         case .gray16: channels = 1; bits = 16
-        default:
+        case .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
             throw DepthKitError.file(path: path, problem:
                 "cannot write \(buffer.format) as PNG (write depth as .pfm, or convert it to gray16)")
         }

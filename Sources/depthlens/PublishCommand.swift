@@ -53,7 +53,7 @@ struct PublishCommand: ParsableCommand {
             + "network on that domain can read these topics.\n").utf8))
         try src.start()
         defer { src.stop() }
-        if let p = src as? PlaybackControl {
+        if let p = src.playback {
             p.loop = loop
             if let fps {
                 guard fps > 0, fps <= 1000 else { throw DepthKitError.invalidArgument("--fps must be in (0, 1000]") }
@@ -77,7 +77,7 @@ struct PublishCommand: ParsableCommand {
             let frame: FrameSet?
             do { frame = try src.nextFrame(now: now - t0) } catch {
                 // The source has said what went wrong (onWarning); a recording goes on with its next frame.
-                if !src.isLive, let p = src as? PlaybackControl, p.isFinished { break }
+                if !src.isLive, let p = src.playback, p.isFinished { break }
                 Thread.sleep(forTimeInterval: 0.005)
                 continue
             }
@@ -88,7 +88,7 @@ struct PublishCommand: ParsableCommand {
                                                                      colorWidth: frame.color.width, colorHeight: frame.color.height)
                 try publisher.publish(frame, calibration: cal, depthUnitsPerMeter: src.depthUnitsPerMeter)
                 if let frames, publisher.published >= frames { break }
-            } else if let p = src as? PlaybackControl, p.isFinished {
+            } else if let p = src.playback, p.isFinished {
                 break
             } else {
                 Thread.sleep(forTimeInterval: 0.001)

@@ -41,9 +41,10 @@ struct SubscribeCommand: ParsableCommand {
     func run() throws {
         guard seconds > 0, seconds <= 3600 else { throw DepthKitError.invalidArgument("--seconds must be in (0, 3600]") }
         let spec = try SourceSpec(parsing: source)
-        guard case .dds = spec, let src = try spec.makeSource() as? DDSSource else {
+        guard case let .dds(topics) = spec else {
             throw DepthKitError.invalidArgument("--source must be a dds: source")
         }
+        let src = DDSSource(topics: topics)
         src.onWarning = { FileHandle.standardError.write(Data("depthlens: \($0)\n".utf8)) }
         try src.start()
         defer { src.stop() }

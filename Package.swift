@@ -78,8 +78,7 @@ let package = Package(
         .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia", "CSQLite", "CDDS"], swiftSettings: swift6),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
         .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
-        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"],
-                swiftSettings: [.swiftLanguageMode(.v5)]),  // to Swift 6 once its source session is split (issue 28),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"]),
         .executableTarget(
             name: "depthlens",
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",

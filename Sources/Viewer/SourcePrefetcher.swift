@@ -9,7 +9,11 @@ import Foundation
 ///
 /// Playback commands (pause, step, seek) go through this object: they run on the source under
 /// the same lock as `nextFrame` and empty the queue, so a stepped or sought frame is the next one shown.
-final class SourcePrefetcher: PlaybackControl {
+///
+/// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
+/// `error`, `warnings`, `running`, `generation`, `mirror` and `pendingDepthRateLimit` are read and
+/// written under `queueLock`; `thread` is set before the thread starts.
+final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     let source: FrameSource
     private let sourceLock = NSLock()   // held around every call into `source`
     private let queueLock = NSLock()    // held around `queue`, `error`, `warnings`, `running`

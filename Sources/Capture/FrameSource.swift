@@ -66,6 +66,9 @@ public protocol FrameSource: AnyObject {
     /// The stereo baseline in meters of a stereo depth camera (the depth-quality sub-pixel RMS),
     /// nil when the source does not know it. Valid after `start()`.
     var stereoBaselineMeters: Float? { get }
+    /// Each frame's camera pose in the world (optical frame), when the recording has them (phone
+    /// scans, a TUM folder with groundtruth.txt); nil otherwise. Valid after `start()`.
+    var poses: FramePoses? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -80,6 +83,7 @@ public extension FrameSource {
     var nominalFrameRate: Double? { nil }
     var depthUnitsPerMeter: Float? { calibration?.depthScale }
     var stereoBaselineMeters: Float? { nil }
+    var poses: FramePoses? { nil }
 }
 
 /// A source's description of itself, for `info`, `convert`'s calibration.json and the panel.

@@ -41,6 +41,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
     case mkv(path: String)
+    /// A phone LiDAR scan folder (Stray Scanner, Polycam, ARKitScenes, 3D Scanner App), with the
+    /// lowest depth confidence kept (0, 1, 2; default 1).
+    case scan(directory: String, minConfidence: Int)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -77,6 +80,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "mkv", syntax: "mkv:FILE",
              summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
              hasFrames: true),
+        Kind(name: "scan", syntax: "scan:DIR[,min-confidence=0|1|2]",
+             summary: "a phone LiDAR scan folder with poses: Stray Scanner, Polycam raw data, ARKitScenes, 3D Scanner App (depth below the confidence, default 1, dropped)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -103,6 +109,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
+        case .scan: name = "scan"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -133,6 +140,20 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
+        case "scan":
+            // The folder, then options after the last commas that look like options.
+            var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            var confidence = 1
+            while parts.count > 1, let option = parts.last, option.contains("=") {
+                guard option.hasPrefix("min-confidence="), let c = Int(option.dropFirst("min-confidence=".count)), (0...2).contains(c) else {
+                    throw bad("unknown option '\(option)' (expected min-confidence=0, 1 or 2)")
+                }
+                confidence = c
+                parts.removeLast()
+            }
+            let dir = parts.joined(separator: ",")
+            guard !dir.isEmpty else { throw bad("missing directory after 'scan:'") }
+            self = .scan(directory: dir, minConfidence: confidence)
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -189,6 +210,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
+        case let .scan(d, c): return "scan:\(d)" + (c == 1 ? "" : ",min-confidence=\(c)")
         }
     }
 
@@ -201,6 +223,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .snapshot(j): return j
         case let .ply(p), let .bag(p), let .mkv(p): return p
         case let .plySequence(d, _): return d
+        case let .scan(d, _): return d
         }
     }
 
@@ -235,6 +258,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case let .scan(d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a scan's depth is millimeters; drop --depth-scale")
+            }
+            return ScanSource(directory: d, minConfidence: c)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

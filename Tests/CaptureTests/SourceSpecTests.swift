@@ -33,6 +33,9 @@ final class SourceSpecTests: XCTestCase {
             ("synthetic:640x480,320x240,1x1", "expected synthetic:COLORWxH[,DEPTHWxH]"),
             ("ply:", "missing file"),
             ("snapshot:", "missing NAME.json"),
+            ("scan:", "missing directory"),
+            ("scan:/data/room,min-confidence=5", "expected min-confidence=0, 1 or 2"),
+            ("scan:/data/room,fps=5", "unknown option 'fps=5'"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try SourceSpec(parsing: text), text) { error in
@@ -50,7 +53,7 @@ final class SourceSpecTests: XCTestCase {
         let examples: [String: String] = [
             "synthetic": "synthetic:1280x720,640x480", "tum": "tum:/data/fr1", "pair": "pair:c.png,d.png",
             "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
-            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv",
+            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "scan": "scan:/data/room,min-confidence=2",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {

@@ -206,6 +206,17 @@ final class ScanSourceTests: XCTestCase {
         XCTAssertLessThanOrEqual(colorOff, slack)
     }
 
+    /// A stop (the signal's number from `shouldStop`) ends the fusion before the next frame.
+    func testFusionStops() throws {
+        let dir = try fixtures()
+        var polls = 0
+        let (cloud, summary) = try CloudFuser(source: ScanSource(directory: dir + "/arkitscenes"), voxelSize: 0.05)
+            .run(shouldStop: { polls += 1; return polls > 1 ? 2 : nil })
+        XCTAssertEqual(summary.stoppedBy, 2)
+        XCTAssertEqual(summary.framesFused, 1)
+        XCTAssertGreaterThan(cloud.count, 0)
+    }
+
     /// A scan without odometry.csv plays without poses and says so once.
     func testMissingPosesSaidOnce() throws {
         let dir = try fixtures()

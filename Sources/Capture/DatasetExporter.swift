@@ -78,7 +78,8 @@ public struct ExportSummary: Sendable {
 /// Writes a recording as a TUM-layout folder — `rgb/T.png`, `depth/T.png` (16-bit, the
 /// recording's own units), `rgb.txt`, `depth.txt`, `associations.txt` (the pairing the viewer
 /// uses), `calibration.json` (the `info --json` calibration) and, with `ply`, `ply/T.ply` per depth
-/// frame with the real intrinsics and colors — that `tum:DIR` reopens with the same frames.
+/// frame with the real intrinsics and colors — that `tum:DIR` reopens with the same frames; a
+/// source with poses also gets `groundtruth.txt` (TUM's trajectory format), which `tum:` reads back.
 ///
 /// Every file is written atomically and listed once complete; on an error, a stop signal or a
 /// cancel, the index files are finished with what was written before the export returns or throws.
@@ -133,6 +134,9 @@ public final class DatasetExporter {
         var wroteCalibration = false
         var selectedSoFar = 0
         var failure: Error?
+        // groundtruth.txt lines of the frames written, in order (nil: that frame has no pose).
+        let poses = source.poses
+        var poseLines: [String?] = []
         do {
             while true {
                 if let s = shouldStop() { summary.stoppedBy = s; break }
@@ -156,6 +160,9 @@ public final class DatasetExporter {
                 let depth = contents.contains(.depth) ? frame.depth : nil
                 let name = try wrapped { try writer.append(color: color, depth: depth, timestamp: frame.timestamp) }
                 summary.framesWritten += 1
+                if let poses {
+                    poseLines.append(poses.pose(of: raw).map { PoseTrack.tumLine(timestamp: frame.timestamp, pose: $0) })
+                }
                 if writePLY, let d = frame.depth {
                     let rgb = ImageIO.toEightBit(frame.color)
                     let cloud = calibration.needsAlignment
@@ -175,6 +182,9 @@ public final class DatasetExporter {
         // Whatever happened, the folder lists exactly the complete frames.
         do { try writer.finish() } catch { if failure == nil { failure = CaptureError.wrapping(error, path: directory) } }
         framesListed = writer.listedCount
+        if poses != nil {
+            do { try writeGroundTruth(poseLines.prefix(framesListed).compactMap { $0 }) } catch { if failure == nil { failure = error } }
+        }
         summary.warnings = source.warnings
         if let failure { throw failure }
         return summary
@@ -187,6 +197,13 @@ public final class DatasetExporter {
         let lo = max(0, selection.frames?.lowerBound ?? 0), hi = min(n - 1, selection.frames?.upperBound ?? n - 1)
         guard hi >= lo else { return 0 }
         return (hi - lo) / max(1, selection.every) + 1
+    }
+
+    /// `groundtruth.txt` (TUM: `timestamp tx ty tz qx qy qz qw`, the optical frame in the world)
+    /// for the frames listed that have a pose.
+    private func writeGroundTruth(_ lines: [String]) throws {
+        let text = PoseTrack.tumHeader + lines.map { $0 + "\n" }.joined()
+        try wrapped { try FileSupport.atomicWrite(Array(text.utf8), to: directory + "/groundtruth.txt") }
     }
 
     private func writeCalibration(_ c: RGBDCalibration) throws {

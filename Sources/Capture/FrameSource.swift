@@ -82,6 +82,9 @@ public protocol FrameSource: AnyObject {
     var cameraControls: V4L2SourceControls? { get }
     /// Waiting for an unplugged camera and resuming it (`ReconnectingSource`); nil for other sources.
     var reconnection: CameraReconnection? { get }
+    /// Each frame's camera pose in the world (optical frame), when the recording has them (phone
+    /// scans, a TUM folder with groundtruth.txt); nil otherwise. Valid after `start()`.
+    var poses: FramePoses? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -96,6 +99,7 @@ public extension FrameSource {
     var nominalFrameRate: Double? { nil }
     var depthUnitsPerMeter: Float? { calibration?.depthScale }
     var stereoBaselineMeters: Float? { nil }
+    var poses: FramePoses? { nil }
     var playback: PlaybackControl? { nil }
     var depthRate: DepthRateLimiting? { nil }
     var cameraControls: V4L2SourceControls? { nil }

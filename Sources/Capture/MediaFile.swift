@@ -36,8 +36,8 @@ final class MediaFile {
 
     deinit { dl_media_close(handle) }
 
-    /// Opens a file with the demuxer `format` ("matroska").
-    static func open(path: String, format: String) throws -> MediaFile {
+    /// Opens a file with the demuxer `format` ("matroska"), or nil to let libavformat probe it.
+    static func open(path: String, format: String?) throws -> MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = dl_media_open_file(path, format, &h, &message, message.count)

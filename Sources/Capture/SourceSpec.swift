@@ -47,6 +47,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case dds(DDSTopics)
     /// A ROS 2 recording (rosbag2 folder, `.db3` or `.mcap`), with optional depth and color topics.
     case ros2(path: String, depth: String?, color: String?)
+    /// A phone LiDAR scan folder (Stray Scanner, Polycam, ARKitScenes, 3D Scanner App), with the
+    /// lowest depth confidence kept (0, 1, 2; default 1).
+    case scan(directory: String, minConfidence: Int)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -92,6 +95,9 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "ros2", syntax: "ros2:PATH[,depth=TOPIC][,color=TOPIC]",
              summary: "a ROS 2 recording (rosbag2 folder, .db3 or .mcap): RealSense Viewer recordings, realsense2_camera and any bag with depth and color image topics (picked automatically, or named)",
              hasFrames: true),
+        Kind(name: "scan", syntax: "scan:DIR[,min-confidence=0|1|2]",
+             summary: "a phone LiDAR scan folder with poses: Stray Scanner, Polycam raw data, ARKitScenes, 3D Scanner App (depth below the confidence, default 1, dropped)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -121,6 +127,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .photo: name = "photo"
         case .dds: name = "dds"
         case .ros2: name = "ros2"
+        case .scan: name = "scan"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -155,6 +162,20 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "dds":
             do { self = .dds(try DDSTopics.parse(rest)) } catch let CaptureError.invalidSource(why) { throw bad(why) }
         case "ros2": self = try Self.ros2(try path("recording"), bad)
+        case "scan":
+            // The folder, then options after the last commas that look like options.
+            var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            var confidence = 1
+            while parts.count > 1, let option = parts.last, option.contains("=") {
+                guard option.hasPrefix("min-confidence="), let c = Int(option.dropFirst("min-confidence=".count)), (0...2).contains(c) else {
+                    throw bad("unknown option '\(option)' (expected min-confidence=0, 1 or 2)")
+                }
+                confidence = c
+                parts.removeLast()
+            }
+            let dir = parts.joined(separator: ",")
+            guard !dir.isEmpty else { throw bad("missing directory after 'scan:'") }
+            self = .scan(directory: dir, minConfidence: confidence)
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -237,6 +258,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .photo(p): return "photo:\(p)"
         case let .dds(t): return t.description
         case let .ros2(p, d, c): return "ros2:\(p)" + (d.map { ",depth=\($0)" } ?? "") + (c.map { ",color=\($0)" } ?? "")
+        case let .scan(d, c): return "scan:\(d)" + (c == 1 ? "" : ",min-confidence=\(c)")
         }
     }
 
@@ -249,6 +271,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .snapshot(j): return j
         case let .ply(p), let .bag(p), let .mkv(p), let .photo(p), let .ros2(p, _, _): return p
         case let .plySequence(d, _): return d
+        case let .scan(d, _): return d
         }
     }
 
@@ -304,6 +327,11 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': a ROS 2 recording brings its depth units (16-bit depth without them is millimeters); drop --depth-scale")
             }
             return ROS2Source(path: p, depthTopic: d, colorTopic: c)
+        case let .scan(d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a scan's depth is millimeters; drop --depth-scale")
+            }
+            return ScanSource(directory: d, minConfidence: c)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):

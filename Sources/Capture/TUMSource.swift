@@ -21,6 +21,9 @@ public final class TUMSource: FrameSource, DepthRateLimiting {
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
     public var depthUnitsPerMeter: Float? { depthScale }
+    /// From `groundtruth.txt` beside the frames (TUM's trajectory: the optical frame in the world),
+    /// looked up by each frame's timestamp (`PoseTrack`).
+    public private(set) var poses: FramePoses?
     /// One line per skipped frame, oldest first.
     public private(set) var warnings: [String] = []
     /// Called with each warning as it happens.
@@ -54,6 +57,16 @@ public final class TUMSource: FrameSource, DepthRateLimiting {
             }
         } else {
             calibration = nil
+        }
+        let groundTruthPath = TUMSequence.absolute(directory) + "/groundtruth.txt"
+        poses = nil
+        if FileManager.default.fileExists(atPath: groundTruthPath) {
+            do {
+                let track = try PoseTrack.parseTUM(try FileSupport.readAll(groundTruthPath), path: groundTruthPath)
+                if !track.isEmpty { poses = FramePoses(.byTime(track), origin: "groundtruth.txt") }
+            } catch {
+                throw CaptureError.wrapping(error, path: groundTruthPath)
+            }
         }
         let seq: TUMSequence
         do { seq = try TUMSequence(directory: directory, depthScale: requestedDepthScale ?? calibration?.depthScale) } catch {

@@ -200,7 +200,7 @@ final class ViewerExport {
         folder = Array(s.utf8CString.dropLast()) + [CChar](repeating: 0, count: 1024)
     }
 
-    private var folderText: String { String(cString: folder) }
+    private var folderText: String { String(cBuffer: folder) }
 
     /// A fresh `<snapshot-dir>/export-YYYYMMDD-HHMMSS` in the folder field.
     private func pickFolder() {

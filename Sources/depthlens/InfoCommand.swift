@@ -173,6 +173,8 @@ struct SourceDescription {
     let metadata: SourceMetadata
     let calibration: RGBDCalibration
     let frameCount: Int?
+    /// "N poses (origin)" when the source has camera poses.
+    let poses: (count: Int, origin: String)?
 
     init(_ spec: SourceSpec, depthScale: Float?) throws {
         self.spec = spec
@@ -181,6 +183,7 @@ struct SourceDescription {
         guard let first = try reader.next() else { throw CaptureError.invalidState("\(source.name) has no frame") }
         var meta = source.metadata
         frameCount = source.playback?.frameCount
+        poses = source.poses.map { ($0.count, $0.origin) }
         if meta.streams.isEmpty {
             let fps = source.nominalFrameRate
             meta.streams.append(.init(name: "color", width: first.color.width, height: first.color.height, fps: fps,
@@ -221,6 +224,7 @@ struct SourceDescription {
         if !metadata.tags.isEmpty { o["tags"] = metadata.tags }
         // A photo's depth may be relative (iPhone portrait): not meters, said at the top level.
         if let a = metadata.tags["depth_accuracy"] { o["accuracy"] = a }
+        o["poses"] = poses.map { ["count": $0.count, "origin": $0.origin, "frame": "optical (x right, y down, z forward), world from camera"] as [String: Any] } ?? NSNull()
         return o
     }
 
@@ -255,6 +259,7 @@ struct SourceDescription {
         lines.append(String(format: "  depth→color: translation %.4f %.4f %.4f m, rotation ", t.x, t.y, t.z)
                      + calibration.depthToColor.rotation.map { String(format: "%.5f", $0) }.joined(separator: " "))
         lines.append("  depth scale \(calibration.depthScale) units/m; calibration: \(calibration.origin)")
+        if let p = poses { lines.append("  poses: \(p.count) camera poses from \(p.origin) (world from the optical frame)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -33,6 +33,9 @@ final class SourceSpecTests: XCTestCase {
             ("synthetic:640x480,320x240,1x1", "expected synthetic:COLORWxH[,DEPTHWxH]"),
             ("ply:", "missing file"),
             ("snapshot:", "missing NAME.json"),
+            ("scan:", "missing directory"),
+            ("scan:/data/room,min-confidence=5", "expected min-confidence=0, 1 or 2"),
+            ("scan:/data/room,fps=5", "unknown option 'fps=5'"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try SourceSpec(parsing: text), text) { error in
@@ -53,6 +56,7 @@ final class SourceSpecTests: XCTestCase {
             "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "photo": "photo:IMG_0001.HEIC",
             "dds": "dds:/camera/color/image_raw,depth=/camera/depth/image_rect_raw,domain=3",
             "ros2": "ros2:rec,a.mcap,depth=/cam/depth/image_raw,color=/cam/color/image_raw",
+            "scan": "scan:/data/room,min-confidence=2",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {

@@ -151,6 +151,17 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     },
     // `--calibration` files: recognized by content, then the YAML subset, OpenCV's XML or calibration.json.
     "calibration": { _ = try? CalibrationFile.decode(Array($0), path: "in.yml") },
+    // Every parser of the phone-scan layouts' text files and TUM's groundtruth.txt, on the same bytes.
+    "scan": { b in
+        let bytes = Array(b)
+        _ = try? ScanFormats.strayOdometry(bytes, path: "odometry.csv")
+        _ = try? ScanFormats.strayCameraMatrix(bytes, path: "camera_matrix.csv")
+        _ = try? ScanFormats.polycamCamera(bytes, path: "camera.json")
+        _ = try? ScanFormats.pincam(bytes, path: "frame.pincam")
+        _ = try? ScanFormats.arkitScenesTrajectory(bytes, path: "lowres_wide.traj")
+        _ = try? ScanFormats.scannerAppFrame(bytes, path: "frame_00000.json")
+        _ = try? PoseTrack.parseTUM(bytes, path: "groundtruth.txt")
+    },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
     "snapshot": { _ = try? SnapshotMetadata.decode(Array($0), name: "in.json") },
     // ROS bags: the container in memory (index, chunks through lz4/bz2, every message decoded as
@@ -319,6 +330,16 @@ func makeSeeds(_ dir: String) throws {
         + "Item:Length=\"12&#x33;\"/></rdf:li></rdf:Seq></Container:Directory></rdf:Description>"))
     try seed("tum", "rgb.txt", text("# color images\n1305031102.175304 rgb/1305031102.175304.png\n1305031102.211214 rgb/1305031102.211214.png\n"))
     try seed("tum", "associations.txt", text("1305031102.175304 rgb/a.png 1305031102.160407 depth/a.png\n"))
+    try seed("scan", "odometry.csv", text("timestamp, frame, x, y, z, qx, qy, qz, qw\n1000.0, 000000, 0.1, -0.2, 0.3, 0.02, 0.17, -0.01, 0.98\n"))
+    try seed("scan", "camera_matrix.csv", text("611.0,0.0,318.2\n0.0,609.5,241.7\n0.0,0.0,1.0\n"))
+    try seed("scan", "polycam.json", text("{\"cx\": 318.2, \"cy\": 241.7, \"fx\": 611.0, \"fy\": 609.5, \"width\": 640, \"height\": 480, "
+        + "\"t_00\": 1, \"t_01\": 0, \"t_02\": 0, \"t_03\": 0.1, \"t_10\": 0, \"t_11\": 1, \"t_12\": 0, \"t_13\": 0.2, "
+        + "\"t_20\": 0, \"t_21\": 0, \"t_22\": 1, \"t_23\": 0.3}"))
+    try seed("scan", "frame.pincam", text("256 192 212.1 212.1 127.5 95.5\n"))
+    try seed("scan", "lowres_wide.traj", text("6997.771 -0.05 -0.35 0.02 0.0068 0.183 -0.326\n"))
+    try seed("scan", "frame_00000.json", text("{\"cameraPoseARFrame\": [1,0,0,0.1, 0,1,0,0.2, 0,0,1,0.3, 0,0,0,1], "
+        + "\"intrinsics\": [611,0,318.2, 0,609.5,241.7, 0,0,1], \"time\": 52431.25}"))
+    try seed("scan", "groundtruth.txt", text("# timestamp tx ty tz qx qy qz qw\n1305031102.175304 0.1 0.2 0.3 0 0 0 1\n"))
     var v4l2: [UInt8] = [2, 0, 2, 0x02, 0x80, 0x01, 0xE0, 0x01, 0x40, 0x00, 0xF0, 2, 30, 1, 15, 1]
     v4l2 += [5, 1, 0x02, 0x80, 0x01, 0xE0, 1, 30, 1, 0x02, 0x80, 0x01, 0xE0, 30, 1, 0]
     try seed("v4l2", "two_formats", { try FileSupport.atomicWrite(v4l2, to: $0) })

@@ -13,6 +13,11 @@ let glslangLinker: [LinkerSetting] = [
                   "-lstdc++", "-lm", "-lpthread"]),
 ]
 
+/// Targets already in the Swift 6 language mode (complete concurrency checking).
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+/// The test targets stay in the Swift 5 mode until their shared state is boxed (issue 28).
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
 let package = Package(
     name: "depthlens",
     platforms: [.macOS(.v13)],
@@ -29,11 +34,30 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CVulkan", pkgConfig: "vulkan", providers: [.apt(["libvulkan-dev"])]),
         .systemLibrary(name: "CGLFW", pkgConfig: "glfw3", providers: [.apt(["libglfw3-dev"])]),
+        /// rosbag2 `.db3` recordings (ros2: sources).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        /// Eclipse Cyclone DDS 0.10 (Debian's libddsc): ROS 2's middleware, for dds: sources and `publish`.
+        /// Headers in /usr/include, linked as ddsc (its pkg-config file's only flag, -DDDS_NDEBUG, is one
+        /// SwiftPM refuses from pkg-config; CDDS defines it).
+        .systemLibrary(name: "CCycloneDDS", providers: [.apt(["cyclonedds-dev"])]),
+        /// Raw-CDR topics over Cyclone DDS behind a `dl_dds_` C surface (a sertype whose samples are bytes).
+        .target(name: "CDDS", dependencies: ["CCycloneDDS"],
+                cSettings: [.headerSearchPath("include"), .define("DDS_NDEBUG")], linkerSettings: [.linkedLibrary("ddsc")]),
+        /// The C half of DepthKit: the CPU kernels' loops, their worker pool, libpng/libjpeg behind setjmp.
         .target(
-            name: "CShim",
+            name: "CDepthKit",
             cSettings: [.headerSearchPath("include")],
-            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg"), .linkedLibrary("v4l2"),
-                             .linkedLibrary("lz4"), .linkedLibrary("bz2")] + glslangLinker
+            linkerSettings: [.linkedLibrary("png16"), .linkedLibrary("jpeg")]
+        ),
+        /// glslang's C interface, for GPUKit alone (its static libraries need SPIRV-Tools and libstdc++).
+        .target(name: "CGlslang", cSettings: [.headerSearchPath("include")], linkerSettings: glslangLinker),
+        /// The C that Capture and the Viewer call: V4L2 ioctls, inotify, stop signals, lz4/bz2/zstd
+        /// decompression and CRC-32 of recordings, the allocation counter, the readout lines.
+        .target(
+            name: "CPlatform",
+            cSettings: [.headerSearchPath("include")],
+            linkerSettings: [.linkedLibrary("v4l2"), .linkedLibrary("lz4"), .linkedLibrary("bz2"), .linkedLibrary("zstd"),
+                             .linkedLibrary("z")]
         ),
         /// Dear ImGui's C++ API (Debian's libimgui.a, GLFW and Vulkan backends included) behind a `dl_` C surface.
         .target(
@@ -49,12 +73,12 @@ let package = Package(
             linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
                              .linkedLibrary("swscale")]
         ),
-        .target(name: "DepthKit", dependencies: ["CShim"]),
-        .target(name: "GPUKit", dependencies: ["DepthKit", "CShim", "CVulkan"]),
-        .target(name: "Capture", dependencies: ["DepthKit", "CShim", "CMedia"]),
+        .target(name: "DepthKit", dependencies: ["CDepthKit"], swiftSettings: swift6),
+        .target(name: "GPUKit", dependencies: ["DepthKit", "CDepthKit", "CGlslang", "CVulkan"], swiftSettings: swift6),
+        .target(name: "Capture", dependencies: ["DepthKit", "CDepthKit", "CPlatform", "CMedia", "CSQLite", "CDDS"], swiftSettings: swift6),
         /// Test doubles for Capture (the scripted V4L2 kernel); used by tests and Fuzz/, never by the product.
-        .target(name: "CaptureTesting", dependencies: ["Capture", "CShim"]),
-        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CShim", "CImGui"]),
+        .target(name: "CaptureTesting", dependencies: ["Capture", "CPlatform"]),
+        .target(name: "Viewer", dependencies: ["GPUKit", "Capture", "DepthKit", "CGLFW", "CVulkan", "CDepthKit", "CPlatform", "CImGui"]),
         .executableTarget(
             name: "depthlens",
             dependencies: ["Viewer", "GPUKit", "Capture", "DepthKit",
@@ -62,14 +86,15 @@ let package = Package(
         ),
         /// What every test target shares (paths, a process runner with a deadline, the Python references,
         /// seeded random numbers, temporary folders); never part of the product.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "CShimTests", dependencies: ["TestSupport", "CShim"]),
-        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit"]),
-        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CShim"]),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"]),
-        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"]),
-        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"]),
-        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
+        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"], swiftSettings: swift5),
+        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"], swiftSettings: swift5),
+        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"], swiftSettings: swift5),
+        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"], swiftSettings: swift5),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"], swiftSettings: swift5),
+        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"], swiftSettings: swift5),
+        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"], swiftSettings: swift5),
+        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"], swiftSettings: swift5),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -9,7 +9,9 @@ BUILD_PACKAGES=(pkg-config libvulkan-dev libglfw3-dev glslang-dev spirv-tools li
                 libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers
                 ffmpeg   # ffmpeg: `record --video` and the viewer's Ctrl+R encode H.264 through it
                 liblz4-dev libbz2-dev  # ROS bag chunks (bag: sources)
-                libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)  # Matroska in and out (mkv: sources, record --mkv)
+                libsqlite3-dev libzstd-dev zlib1g-dev  # ROS 2 recordings: rosbag2 .db3, zstd (MCAP chunks, rosbag2 compression), MCAP CRCs
+                libavformat-dev libavcodec-dev libavutil-dev libswscale-dev  # Matroska in and out (mkv: sources, record --mkv)
+                cyclonedds-dev cyclonedds-tools)  # ROS 2's DDS (dds: sources, publish): libddsc 0.10, idlc
 # What the tests need on top: validation layers, a virtual X server, a window driver, screenshots.
 TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
 # gnuplot draws `bench --plot` (its test runs it).

@@ -35,8 +35,13 @@ import Foundation
 ///
 /// **Streams on their own clocks** (`RecordedStreams`, what `convert` writes): the color, depth and
 /// infrared streams playback uses, each with every frame once under its own header stamp.
-public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
+public final class BagSource: FrameSource, RecordedStreams {
     public let path: String
+    /// Pause, step, seek, loop and rate (valid after `start()`).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
+    /// The color, depth and infrared streams, each on its own clock (what `convert` writes).
+    public var recordedStreams: RecordedStreams? { self }
     public var name: String { "bag:\(path)" }
     /// Intrinsics of the color frames (the color camera's, from the recording when it has them).
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
@@ -49,6 +54,10 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
     public private(set) var frameTimes: [Double] = []
     /// The depth units the depth was converted with (meters per raw unit), after `start()`.
     public private(set) var depthUnits: Float?
+    /// The stereo baseline (meters): |t.x| of the Infrared_1 → Infrared_2 extrinsics when the bag
+    /// has both (what the Depth Quality Tool uses), else the depth sensor's recorded `Stereo
+    /// Baseline` option (mm). Nil when the bag has neither. After `start()`.
+    public private(set) var stereoBaselineMeters: Float?
 
     /// One image stream of the bag.
     struct Stream {
@@ -71,9 +80,6 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
     private var pairs: [Int?] = []
     private var other: Stream?
     private var depthIsLead = false
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
-    private var loopSetting = false
-    private var fpsSetting: Double?
     private var cachedColor: (topic: String, index: Int, buffer: PixelBuffer)?
     /// The streams `RecordedStreams` offers (color, depth, infrared, those the bag has), and
     /// their header stamps once read.
@@ -84,6 +90,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
 
     public init(path: String) {
         self.path = path
+        recording = RecordingPlayback(name: "bag:\(path)")
     }
 
     // MARK: Opening
@@ -129,6 +136,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
             }
         }
         depthUnits = depth == nil ? nil : units
+        stereoBaselineMeters = depth.flatMap { stereoBaseline(bag, depth: $0) }
 
         // Lead stream and pairing by receive time.
         let lead: Stream, other: Stream?
@@ -146,9 +154,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         let t0 = lead.refs[0].time.seconds
         frameTimes = lead.refs.map { $0.time.seconds - t0 }
         pairs = lead.refs.map { ref in other.flatMap { nearest($0.refs, ref.time) } }
-        clock = PlaybackClock(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        recording.open(count: lead.refs.count, timestamps: frameTimes, defaultFPS: lead.fps ?? 30)
 
         // Calibration.
         let depthCam = depth.flatMap { cameraModel(bag, $0) }
@@ -216,6 +222,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
            let n = try? ROSMessage.uint32(try bag.data(of: v), bag: path, topic: "/file_version") {
             tags["realsense_file_version"] = "\(n)"
         }
+        if let b = stereoBaselineMeters { tags["stereo_baseline_mm"] = String(format: "%.4f", b * 1000) }
         tags["compression"] = Set(bag.chunks.map(\.compression)).sorted().joined(separator: ",")
         let hasDevice = device.name != nil || device.serial != nil || device.firmware != nil
         metadata = SourceMetadata(kind: "bag", device: hasDevice ? device : nil, streams: streams,
@@ -228,6 +235,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
     }
 
     public func stop() {
+        recording.close()
         bag = nil
         lead = nil
         other = nil
@@ -324,30 +332,11 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         }.map(\.element)
     }
 
-    static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
-    static func isColorEncoding(_ e: String) -> Bool {
-        ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(e)
-    }
-    static func bytesPerPixel(_ e: String) -> Int {
-        switch e {
-        case "rgb8", "bgr8": return 3
-        case "rgba8", "bgra8", "32FC1": return 4
-        case "mono8", "8UC1": return 1
-        default: return 2
-        }
-    }
+    static func isDepthEncoding(_ e: String) -> Bool { ROSImageDecoding.isDepthEncoding(e) }
+    static func isColorEncoding(_ e: String) -> Bool { ROSImageDecoding.isColorEncoding(e) }
 
     static func checkSize(_ image: ROSMessage.Image, bag: String, topic: String) throws {
-        guard image.width >= 1, image.height >= 1, image.width <= 65536, image.height <= 65536 else {
-            throw CaptureError.file(path: bag, problem: "image on \(topic) is \(image.width)x\(image.height)")
-        }
-        let bpp = bytesPerPixel(image.encoding)
-        guard image.step >= image.width * bpp else {
-            throw CaptureError.file(path: bag, problem: "image on \(topic): step \(image.step) is less than \(image.width) pixels of \(image.encoding)")
-        }
-        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(image.encoding), image.width % 2 != 0 {
-            throw CaptureError.file(path: bag, problem: "image on \(topic): \(image.encoding) needs an even width, got \(image.width)")
-        }
+        try ROSImageDecoding.check(image, file: bag, topic: topic)
     }
 
     private func cameraModel(_ bag: RosBag, _ s: Stream) -> CameraModel? {
@@ -356,15 +345,10 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         for topic in candidates {
             guard let ref = bag.messages(onTopic: topic).first,
                   let info = try? ROSMessage.cameraInfo(try bag.data(of: ref), bag: path, topic: topic) else { continue }
-            let k = info.K
-            // Plausible pinhole values only (a corrupt or hostile file must not give inf or NaN).
-            guard k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6 else { continue }
-            let w = info.width > 0 ? info.width : s.width, h = info.height > 0 ? info.height : s.height
-            var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]),
-                                                               width: w, height: h),
-                                  model: Self.distortionModel(info.distortionModel), coeffs: info.D.map { Float($0) })
-            if w != s.width || h != s.height { cam = cam.scaled(toWidth: s.width, height: s.height) }
-            return cam
+            if let cam = ROSImageDecoding.cameraModel(K: info.K, D: info.D, distortionModel: info.distortionModel, width: info.width,
+                                                      height: info.height, streamWidth: s.width, streamHeight: s.height) {
+                return cam
+            }
         }
         return nil
     }
@@ -381,6 +365,30 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
     }
 
     /// The stream's `tf/<group>` transform (reference stream → this stream) and its group.
+    /// See `stereoBaselineMeters`.
+    private func stereoBaseline(_ bag: RosBag, depth: Stream) -> Float? {
+        let streams = Set(bag.topics.map(\.topic).compactMap { t -> String? in
+            guard let r = t.range(of: "/tf/") else { return nil }
+            return String(t[..<r.lowerBound])
+        })
+        for left in streams where left.hasSuffix("/Infrared_1") {
+            let right = String(left.dropLast(1)) + "2"
+            guard streams.contains(right), let l = transform(bag, left), let r = transform(bag, right), l.group == r.group else { continue }
+            let leftToRight = r.transform.composed(after: l.transform.inverse)
+            let b = abs(leftToRight.translation.x)
+            if b > 0, b < 10 { return b }
+        }
+        let candidates = (depth.sensorPrefix.map { ["\($0)/option/Stereo Baseline/value"] } ?? [])
+            + bag.topics.map(\.topic).filter { $0.hasSuffix("/option/Stereo Baseline/value") }
+        for topic in candidates {
+            if let ref = bag.messages(onTopic: topic).last,
+               let mm = try? ROSMessage.float32(try bag.data(of: ref), bag: path, topic: topic), mm > 0, mm < 10_000 {
+                return mm / 1000
+            }
+        }
+        return nil
+    }
+
     private func transform(_ bag: RosBag, _ prefix: String) -> (transform: RigidTransform, group: String)? {
         for topic in bag.topics.map(\.topic) where topic.hasPrefix(prefix + "/tf/") {
             guard let ref = bag.messages(onTopic: topic).first,
@@ -427,35 +435,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         if let c = cachedDepth, c.index == j { return c.depth }
         guard let s = depthIsLead ? lead : other else { throw CaptureError.invalidState("\(name): no depth stream") }
         try checkFrame(image, s)
-        let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
-        let units = depthUnits ?? 0.001
-        let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
-        image.data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            parallelRows(image.height) { rows in
-                for y in rows {
-                    let row = base + y * step
-                    let d = out.row(y, as: Float.self)
-                    if isFloat {
-                        for x in 0..<width {
-                            var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-                            bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
-                            let v = Float(bitPattern: bits)
-                            d[x] = v > 0 && v.isFinite ? v : 0
-                        }
-                    } else if big {
-                        for x in 0..<width {
-                            d[x] = Float(UInt16(bigEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
-                        }
-                    } else {
-                        for x in 0..<width {
-                            d[x] = Float(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
-                        }
-                    }
-                }
-            }
-        }
-        out.markModified()
+        let out = ROSImageDecoding.depthMeters(image, units: depthUnits ?? 0.001)
         let intr = calibration?.depth.intrinsics
         let depth = DepthData(map: out, intrinsics: intr?.width == image.width && intr?.height == image.height ? intr : nil)
         cachedDepth = (j, depth)
@@ -469,40 +449,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         guard let bag else { throw CaptureError.invalidState("\(name): not started") }
         let image = try given ?? ROSMessage.image(try bag.data(of: s.refs[j]), bag: path, topic: s.topic)
         try checkFrame(image, s)
-        let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
-        image.data.withUnsafeBytes { raw in
-            guard let base = raw.baseAddress else { return }
-            switch image.encoding {
-            case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: false, into: out)
-            case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: true, into: out)
-            case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: image.step, into: out)
-            case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: image.step, into: out)
-            case "yuv422", "uyvy", "UYVY":
-                // UYVY → YUYV (swap each byte pair), then the YUYV conversion.
-                var row = [UInt8](repeating: 0, count: image.width * 2 * image.height)
-                for y in 0..<image.height {
-                    let src = base + y * image.step
-                    for x in stride(from: 0, to: image.width * 2, by: 2) {
-                        row[y * image.width * 2 + x] = src.load(fromByteOffset: x + 1, as: UInt8.self)
-                        row[y * image.width * 2 + x + 1] = src.load(fromByteOffset: x, as: UInt8.self)
-                    }
-                }
-                row.withUnsafeBytes { PixelConversion.yuyvToRGBA($0.baseAddress!, bytesPerLine: image.width * 2, into: out) }
-            default: // rgba8, bgra8
-                let bgr = image.encoding == "bgra8"
-                for y in 0..<image.height {
-                    let src = (base + y * image.step).assumingMemoryBound(to: UInt8.self)
-                    let d = out.row(y, as: UInt8.self)
-                    for x in 0..<image.width {
-                        d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
-                        d[4 * x + 1] = src[4 * x + 1]
-                        d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
-                        d[4 * x + 3] = src[4 * x + 3]
-                    }
-                }
-                out.markModified()
-            }
-        }
+        let out = ROSImageDecoding.rgba(image)
         cachedColor = (s.topic, j, out)
         return out
     }
@@ -518,10 +465,10 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard bag != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = recording.clock.due(now: now) else { return nil }
         // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed:
         // the next call goes on with the next frame.
-        clock.delivered(due.index, now: now, explicit: due.explicit)
+        recording.clock.delivered(due.index, now: now, explicit: due.explicit)
         do {
             return try frame(at: due.index)
         } catch {
@@ -531,47 +478,6 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
         }
     }
 
-    // MARK: PlaybackControl
-
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard index >= 0 && index < frameTimes.count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frameTimes.count)")
-        }
-        clock.seek(index)
-    }
-    /// Moves to the last frame received at or before `seconds` from the first frame (clamped to
-    /// the recording); the next `nextFrame` returns it. Returns its index.
-    @discardableResult
-    public func seek(toTime seconds: Double) throws -> Int {
-        guard bag != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): seek to \(seconds) s") }
-        var lo = 0, hi = frameTimes.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if frameTimes[mid] <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
-        }
-        clock.seek(lo)
-        return lo
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { bag == nil ? nil : frameTimes.count }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { bag != nil && clock.isFinished }
     /// The lead stream's recorded rate (librealsense's stream info), else the median frame interval.
     public var nominalFrameRate: Double? { lead?.fps }
 }
@@ -579,7 +485,7 @@ public final class BagSource: FrameSource, PlaybackControl, RecordedStreams {
 // MARK: RecordedStreams
 
 extension BagSource {
-    public func recordedStreams() throws -> [RecordedStream] {
+    public func streams() throws -> [RecordedStream] {
         if let recorded { return recorded }
         guard let bag else { throw CaptureError.invalidState("\(name): streams before start()") }
         // Header stamps, read in file order (each chunk decompressed once).
@@ -611,9 +517,9 @@ extension BagSource {
 
     /// The lead stream's header stamps (playback steps through its frames).
     public func playbackTimestamps() throws -> [Double] {
-        let streams = try recordedStreams()
+        let list = try streams()
         guard let lead, let i = exportable.firstIndex(where: { $0.topic == lead.topic }) else { return [] }
-        return streams[i].timestamps
+        return list[i].timestamps
     }
 
     public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {

@@ -36,7 +36,11 @@ public struct CameraMenu: Equatable, Sendable {
 /// The cameras present now (`menu`), listed again whenever a camera node is added or removed
 /// (`DeviceEvents`: the inotify watcher), on the reporter's thread, and by `refresh()`. The render
 /// loop reads `menu` and `generation` under a short lock and never waits for a listing.
-public final class CameraCatalog {
+///
+/// `@unchecked Sendable`: the watcher's thread calls `refresh`; listings are serialized by
+/// `listLock` (the V4L2 system is used only inside it) and the menu is read and written under
+/// `lock`. `token` is set in `init` and cleared by `stop` on the owner's thread.
+public final class CameraCatalog: @unchecked Sendable {
     /// The watcher this catalog started (`init(directory:)`), nil when inotify was unavailable.
     public let watcher: DeviceWatcher?
     /// Why there is no watcher ("…: inotify failed: …"), if there is none.

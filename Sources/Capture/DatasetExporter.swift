@@ -84,9 +84,11 @@ public struct ExportSummary: Sendable {
 /// Writes a recording as a TUM-layout folder — `rgb/T.png`, `depth/T.png` (16-bit, the
 /// recording's own units), `ir/T.png`, `rgb.txt`, `depth.txt`, `ir.txt`, `associations.txt`,
 /// `calibration.json` (the `info --json` calibration) and, with `ply`, `ply/T.ply` per depth frame
-/// with the real intrinsics and colors — that `tum:DIR` reopens with the same frames.
+/// with the real intrinsics and colors — that `tum:DIR` reopens with the same frames; a source with
+/// poses also gets `groundtruth.txt` (TUM's trajectory format: a line per frame written, at its
+/// stamp), which `tum:` reads back.
 ///
-/// **Streams on their own clocks.** A source that offers `RecordedStreams` (bag, mkv, tum) is
+/// **Streams on their own clocks.** A source that offers `recordedStreams` (bag, mkv, tum, ros2) is
 /// written stream by stream: every color frame once under its own stamp, every depth frame once
 /// under its own (IR likewise, with `ir`); associations.txt pairs each depth frame with the written
 /// color frame nearest in time. The selection applies to each stream: `time` keeps the frames
@@ -148,7 +150,7 @@ public final class DatasetExporter {
     public func run(shouldStop: () -> Int32? = { StopSignals.pending },
                     progress: (ExportProgress) -> Void = { _ in }) throws -> ExportSummary {
         // Started first: a source knows its depth units once started.
-        let recorded = source as? RecordedStreams
+        let recorded = source.recordedStreams
         let reader: FrameReader?
         if recorded != nil {
             try source.start()
@@ -162,14 +164,15 @@ public final class DatasetExporter {
         do { writer = try TUMWriter(directory: directory, depthScale: units) } catch { throw CaptureError.wrapping(error, path: directory) }
         var summary = ExportSummary(directory: directory, framesWritten: 0, plyWritten: 0, stoppedBy: nil, warnings: [])
         let pipeline = ExportPipeline(workers: workers, mode: alignment.mode, depthScale: writer.depthScale, directory: directory)
+        let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
         var failure: Error?
         do {
             if let streams = recorded {
                 writer.pairsByNearestTime = true
                 summary.byStream = true
-                try runByStream(streams, writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
+                try runByStream(streams, listing: listing, summary: &summary, shouldStop: shouldStop, progress: progress)
             } else if let reader {
-                try runByFrame(reader, writer: writer, pipeline: pipeline, summary: &summary, shouldStop: shouldStop, progress: progress)
+                try runByFrame(reader, listing: listing, summary: &summary, shouldStop: shouldStop, progress: progress)
             }
         } catch {
             failure = error
@@ -178,6 +181,12 @@ public final class DatasetExporter {
         pipeline.close()
         do { try writer.finish() } catch { if failure == nil { failure = CaptureError.wrapping(error, path: directory) } }
         framesListed = writer.listedCount
+        if source.poses != nil {
+            // groundtruth.txt lines of the frames listed (a frame without a pose has none), each stamp once.
+            var seen = Set<String>()
+            let lines = listing.poseLines.prefix(framesListed).compactMap { $0 }.filter { seen.insert($0).inserted }
+            do { try writeGroundTruth(lines) } catch { if failure == nil { failure = error } }
+        }
         summary.warnings = source.warnings + summary.warnings
         if let failure { throw failure }
         return summary
@@ -185,13 +194,14 @@ public final class DatasetExporter {
 
     // MARK: Frame by frame (sources without RecordedStreams)
 
-    private func runByFrame(_ reader: FrameReader, writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
+    private func runByFrame(_ reader: FrameReader, listing: OrderedListing, summary: inout ExportSummary,
                             shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
+        let writer = listing.writer
         let start = monotonicSeconds()
-        let total = selectedCount(frameCount: (source as? PlaybackControl)?.frameCount)
+        let total = selectedCount(frameCount: source.playback?.frameCount)
+        let poses = source.poses
         var wroteCalibration = false
         var selectedSoFar = 0
-        let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
         defer { listing.drain(); count(listing, into: &summary) }
         while true {
@@ -223,6 +233,7 @@ public final class DatasetExporter {
             if writePLY, frame.depth != nil {
                 unit.ply = ("ply/\(names.stem).ply", ImageIO.toEightBit(frame.color), frame.depth)
             }
+            unit.pose = poses?.pose(of: raw).map { PoseTrack.tumLine(timestamp: frame.timestamp, pose: $0) }
             try listing.submit(unit, onListed: onListed)
         }
         try listing.finish(onListed: onListed)
@@ -236,9 +247,10 @@ public final class DatasetExporter {
 
     // MARK: Stream by stream
 
-    private func runByStream(_ rec: RecordedStreams, writer: TUMWriter, pipeline: ExportPipeline, summary: inout ExportSummary,
+    private func runByStream(_ rec: RecordedStreams, listing: OrderedListing, summary: inout ExportSummary,
                              shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
-        let streams = try rec.recordedStreams()
+        let writer = listing.writer
+        let streams = try rec.streams()
         func first(_ kind: StreamKind) -> Int? { streams.firstIndex { $0.kind == kind } }
         let colorStream = first(.color) ?? (contents.contains(.ir) ? nil : first(.ir))
         let depthStream = first(.depth)
@@ -250,7 +262,8 @@ public final class DatasetExporter {
         let plyStream = writePLY ? depthStream : nil
 
         // The selection, per stream.
-        let playback = selection.frames == nil ? [] : try rec.playbackTimestamps()
+        let poses = source.poses
+        let playback = selection.frames == nil && poses == nil ? [] : try rec.playbackTimestamps()
         var items: [(time: Double, order: Int, stream: Int, as: TUMWriter.Stream, index: Int)] = []
         var wanted = jobs
         if let p = plyStream, !jobs.contains(where: { $0.stream == p }) { wanted.append((p, .depth)) }
@@ -287,7 +300,6 @@ public final class DatasetExporter {
 
         let start = monotonicSeconds()
         let total = items.count
-        let listing = OrderedListing(writer: writer, pipeline: pipeline, capacity: framesInFlight)
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
         defer { listing.drain(); count(listing, into: &summary) }
         var firstDecodeError: CaptureError?
@@ -329,6 +341,10 @@ public final class DatasetExporter {
                 firstDecodeError = firstDecodeError ?? error
                 continue
             }
+            // The frame's pose at its own stamp (per-frame poses: those of the playback frame nearest it).
+            if let poses, let pose = poses.pose(frame: nearestIndex(in: playback, to: item.time) ?? item.index, timestamp: item.time) {
+                unit.pose = PoseTrack.tumLine(timestamp: item.time, pose: pose)
+            }
             try listing.submit(unit, onListed: onListed)
         }
         try listing.finish(onListed: onListed)
@@ -348,6 +364,13 @@ public final class DatasetExporter {
         let lo = max(0, selection.frames?.lowerBound ?? 0), hi = min(n - 1, selection.frames?.upperBound ?? n - 1)
         guard hi >= lo else { return 0 }
         return (hi - lo) / max(1, selection.every) + 1
+    }
+
+    /// `groundtruth.txt` (TUM: `timestamp tx ty tz qx qy qz qw`, the optical frame in the world)
+    /// for the frames listed that have a pose.
+    private func writeGroundTruth(_ lines: [String]) throws {
+        let text = PoseTrack.tumHeader + lines.map { $0 + "\n" }.joined()
+        try wrapped { try FileSupport.atomicWrite(Array(text.utf8), to: directory + "/groundtruth.txt") }
     }
 
     private func writeCalibration(_ c: RGBDCalibration) throws {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Foundation
 
 /// A change to one entry of a watched directory, as a `DeviceNodeNotifier` saw it (the name is the
@@ -18,7 +18,7 @@ public enum DeviceNodeChange: Equatable, Sendable {
 
 /// The system side of a directory watch, behind a protocol so tests can drive `DeviceWatcher`
 /// with scripted changes (`ScriptedDeviceNotifier` in CaptureTesting). The real one is `InotifyNotifier`.
-public protocol DeviceNodeNotifier: AnyObject {
+public protocol DeviceNodeNotifier: AnyObject, Sendable {
     /// Blocks until entries change, then calls `body` once per change, in order. Returns false
     /// (without calling `body`) once `interrupt()` was called or the watch ended for good.
     func waitForChanges(_ body: (DeviceNodeChange) -> Void) -> Bool
@@ -26,11 +26,14 @@ public protocol DeviceNodeNotifier: AnyObject {
     func interrupt()
 }
 
-/// `DeviceNodeNotifier` over Linux inotify (CShim's `dl_inotify_*`): IN_CREATE, IN_DELETE, IN_ATTRIB
+/// `DeviceNodeNotifier` over Linux inotify (CPlatform's `dl_inotify_*`): IN_CREATE, IN_DELETE, IN_ATTRIB
 /// (and renames) on one directory. The reader blocks in `poll` on the inotify descriptor and an
 /// eventfd that `interrupt()` writes: no timer, no wake-up while nothing happens. The read buffer is
 /// allocated once; only entries whose name starts with `namePrefix` become `String`s.
-public final class InotifyNotifier: DeviceNodeNotifier {
+///
+/// `@unchecked Sendable`: the read buffer and `endReason` belong to the one thread blocked in
+/// `waitForChanges` (the watcher's); other threads only call `interrupt()`, which writes the eventfd.
+public final class InotifyNotifier: DeviceNodeNotifier, @unchecked Sendable {
     public let directory: String
     private let fd: Int32
     private let wakeFD: Int32
@@ -79,7 +82,7 @@ public final class InotifyNotifier: DeviceNodeNotifier {
                 return false
             }
             guard let name, change != DL_NODE_OTHER, hasPrefix(name) else { continue }
-            let s = String(cString: name)
+            let s = String(validatingCString: name) ?? ""
             if change == DL_NODE_CREATED { body(.created(s)) } else if change == DL_NODE_DELETED { body(.deleted(s)) } else { body(.attributesChanged(s)) }
         }
         return true
@@ -105,10 +108,10 @@ public enum DeviceEvent: Equatable, Sendable {
 }
 
 /// Something that reports camera nodes as they come and go (`DeviceWatcher`; a scripted one in tests).
-public protocol DeviceEvents: AnyObject {
+public protocol DeviceEvents: AnyObject, Sendable {
     /// Calls `handler` with every node added or removed from now on (on the reporter's thread).
     /// Returns a token for `unsubscribe`.
-    func subscribe(_ handler: @escaping (DeviceEvent) -> Void) -> Int
+    func subscribe(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> Int
     func unsubscribe(_ token: Int)
 }
 
@@ -119,15 +122,18 @@ public protocol DeviceEvents: AnyObject {
 /// udev creates a node before it sets the node's group and mode, so a node that appears may not be
 /// openable for a few milliseconds: such a node waits and is reported when an attribute change
 /// (IN_ATTRIB) makes it openable (`isReady`). A lost-events overflow lists the directory again.
-public final class DeviceWatcher: DeviceEvents {
+///
+/// `@unchecked Sendable`: `present`, `notReady`, `handlers`, `nextToken` and `stopped` are read
+/// and written under `lock`; the rest is immutable after `init` (`thread` is set before it starts).
+public final class DeviceWatcher: DeviceEvents, @unchecked Sendable {
     public let directory: String
     private let notifier: DeviceNodeNotifier
-    private let isReady: (String) -> Bool
+    private let isReady: @Sendable (String) -> Bool
     private let lock = NSLock()
     /// Node names reported present (openable), and names that appeared but were not openable yet.
     private var present: Set<String> = []
     private var notReady: Set<String> = []
-    private var handlers: [Int: (DeviceEvent) -> Void] = [:]
+    private var handlers: [Int: @Sendable (DeviceEvent) -> Void] = [:]
     private var nextToken = 0
     private let finished = DispatchSemaphore(value: 0)
     private var stopped = false
@@ -140,7 +146,7 @@ public final class DeviceWatcher: DeviceEvents {
     }
 
     /// - Parameter isReady: whether a node can be opened now (default: read and write access).
-    public init(directory: String, notifier: DeviceNodeNotifier, isReady: @escaping (String) -> Bool = DeviceWatcher.isOpenable) {
+    public init(directory: String, notifier: DeviceNodeNotifier, isReady: @escaping @Sendable (String) -> Bool = DeviceWatcher.isOpenable) {
         self.directory = directory
         self.notifier = notifier
         self.isReady = isReady
@@ -167,7 +173,7 @@ public final class DeviceWatcher: DeviceEvents {
             .map { (directory as NSString).appendingPathComponent($0) }
     }
 
-    public func subscribe(_ handler: @escaping (DeviceEvent) -> Void) -> Int {
+    public func subscribe(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> Int {
         lock.withLock {
             nextToken += 1
             handlers[nextToken] = handler

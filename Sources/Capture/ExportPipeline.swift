@@ -15,6 +15,8 @@ struct ExportUnit: Sendable {
     var ir: (PixelBuffer, TUMWriter.Written)?
     /// `ply/T.ply` from this depth (aligned like the depth written) with these colors.
     var ply: (path: String, color: PixelBuffer?, depth: DepthData?)?
+    /// The frame's `groundtruth.txt` line (a source with poses), kept once the unit is listed.
+    var pose: String?
 
     init(calibration: RGBDCalibration, colorSize: (Int, Int), paired: Bool) {
         self.calibration = calibration; self.colorSize = colorSize; self.paired = paired
@@ -33,6 +35,7 @@ struct ExportDone: Sendable {
     /// Relative paths of every file written (the PLY too), to delete when it cannot be listed.
     var files: [String]
     var wrotePLY: Bool
+    var pose: String?
 }
 
 /// The export's worker threads: each takes the next unit, aligns its depth (`--align color`, a
@@ -138,7 +141,7 @@ final class ExportPipeline: @unchecked Sendable {
                     wrotePLY = true
                 }
             }
-            return ExportDone(written: written, paired: u.paired, kinds: u.kinds, files: files, wrotePLY: wrotePLY)
+            return ExportDone(written: written, paired: u.paired, kinds: u.kinds, files: files, wrotePLY: wrotePLY, pose: u.pose)
         } catch {
             for f in files { unlink(directory + "/" + f) }   // no half unit left behind
             throw CaptureError.wrapping(error, path: directory)
@@ -170,6 +173,8 @@ final class OrderedListing {
     private(set) var listed = 0
     private(set) var plyWritten = 0
     private(set) var images: [StreamKind: Int] = [:]
+    /// Each listed unit's `groundtruth.txt` line (nil: no pose), in the order `TUMWriter` lists them.
+    private(set) var poseLines: [String?] = []
 
     init(writer: TUMWriter, pipeline: ExportPipeline, capacity: Int) {
         self.writer = writer; self.pipeline = pipeline; self.capacity = max(1, capacity)
@@ -225,6 +230,7 @@ final class OrderedListing {
             return
         }
         try writer.list(done.written, paired: done.paired)
+        poseLines.append(done.pose)
         listed += 1
         if done.wrotePLY { plyWritten += 1 }
         for k in done.kinds { images[k, default: 0] += 1 }

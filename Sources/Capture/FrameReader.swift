@@ -2,7 +2,7 @@ import DepthKit
 import Foundation
 
 /// Reads a source's frames in order, the way every headless command does (record, process,
-/// export-ply, render3d, convert): a recorded source (`PlaybackControl` with a known end) frame by
+/// export-ply, render3d, convert): a recorded source (`playback` with a known end) frame by
 /// frame from `first` as fast as it loads, stopping at its end; an endless recorded one (the
 /// synthetic scene) frame by frame until the caller stops; a still source (a pair, a snapshot) its
 /// one frame; a live source in real time, failing after `timeout` seconds without a frame.
@@ -25,7 +25,7 @@ public final class FrameReader {
 
     deinit { source.stop() }
 
-    private var playback: PlaybackControl? { source.isLive ? nil : source as? PlaybackControl }
+    private var playback: PlaybackControl? { source.isLive ? nil : source.playback }
 
     /// The next frame, nil after the last.
     public func next() throws -> FrameSet? {
@@ -73,7 +73,7 @@ public final class FrameReader {
         guard let f = try reader.next() else {
             throw CaptureError.invalidState("\(source.name): no frame \(index)")
         }
-        if let p = source as? PlaybackControl, !source.isLive, p.frameCount != nil, f.index != index {
+        if source.recordedFrameCount != nil, f.index != index {
             throw CaptureError.invalidState("\(source.name): frame \(index) could not be read (\(source.warnings.last ?? "skipped"))")
         }
         return f

@@ -34,6 +34,10 @@ public let framesHeldByConsumer = 5
 ///
 /// Errors a source hits mid-run are thrown from `nextFrame` as `CaptureError` with a one-line
 /// description; the caller shows them and keeps calling.
+///
+/// What a source can do beyond frames is a capability it offers (`playback`, `depthRate`,
+/// `cameraControls`, `reconnection`; nil when it cannot): a consumer asks the source, never casts
+/// it to a concrete type, so a new source kind adopts what it has and every consumer follows.
 public protocol FrameSource: AnyObject {
     /// Human-readable name ("synthetic", "tum:/data/fr1_desk", "v4l2:/dev/video0").
     var name: String { get }
@@ -63,6 +67,27 @@ public protocol FrameSource: AnyObject {
     /// Units per meter of the 16-bit depth the source reads (what a writer of the same units uses);
     /// nil for sources whose depth is not stored as integers (the synthetic scene).
     var depthUnitsPerMeter: Float? { get }
+    /// The stereo baseline in meters of a stereo depth camera (the depth-quality sub-pixel RMS),
+    /// nil when the source does not know it. Valid after `start()`.
+    var stereoBaselineMeters: Float? { get }
+
+    // MARK: Capabilities
+
+    /// Pause, step, seek, loop and rate of a recording or the synthetic scene (`RecordingPlayback`);
+    /// nil for cameras and still sources (a pair, a snapshot).
+    var playback: PlaybackControl? { get }
+    /// A lower depth rate when the machine runs hot (the thermal watch); nil when the source cannot.
+    var depthRate: DepthRateLimiting? { get }
+    /// A camera's controls (V4L2: enumerated, restored, `--ctrl` set on open); nil for other sources.
+    var cameraControls: V4L2SourceControls? { get }
+    /// Waiting for an unplugged camera and resuming it (`ReconnectingSource`); nil for other sources.
+    var reconnection: CameraReconnection? { get }
+    /// Each frame's camera pose in the world (optical frame), when the recording has them (phone
+    /// scans, a TUM folder with groundtruth.txt); nil otherwise. Valid after `start()`.
+    var poses: FramePoses? { get }
+    /// Every frame of each recorded stream on its own clock, unpaired (what `convert` writes); nil
+    /// for sources that only play pairs. Valid after `start()`.
+    var recordedStreams: RecordedStreams? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -76,6 +101,29 @@ public extension FrameSource {
     }
     var nominalFrameRate: Double? { nil }
     var depthUnitsPerMeter: Float? { calibration?.depthScale }
+    var stereoBaselineMeters: Float? { nil }
+    var poses: FramePoses? { nil }
+    var playback: PlaybackControl? { nil }
+    var depthRate: DepthRateLimiting? { nil }
+    var cameraControls: V4L2SourceControls? { nil }
+    var reconnection: CameraReconnection? { nil }
+    var recordedStreams: RecordedStreams? { nil }
+}
+
+public extension FrameSource {
+    /// A recording with a known end (a data-set folder, a bag, an mkv, a PLY sequence): what the
+    /// headless commands read frame by frame to its last frame. Valid after `start()`.
+    var recordedFrameCount: Int? { isLive ? nil : playback?.frameCount }
+}
+
+/// A camera source that waits for its camera when it is unplugged and resumes it when it is back.
+public protocol CameraReconnection: AnyObject {
+    /// Streaming, or waiting for the camera (named) to come back.
+    var state: ReconnectingSource.State { get }
+    /// Counts state changes: a reader compares it with the last it saw (no allocation per frame).
+    var stateChanges: Int { get }
+    /// After a resume: what came back ("/dev/video4 (HD Webcam): 640x480 YUYV at 30 fps").
+    var resumedDescription: String? { get }
 }
 
 /// A source's description of itself, for `info`, `convert`'s calibration.json and the panel.
@@ -119,7 +167,8 @@ public struct SourceMetadata: Sendable, Equatable {
     }
 }
 
-/// Playback controls of recorded sources (`TUMSource`, `SyntheticSource`).
+/// Playback controls of recorded sources: `RecordingPlayback`, the one implementation every source
+/// holds, and the viewer's prefetcher, which forwards them to its source's thread.
 public protocol PlaybackControl: AnyObject {
     var isPaused: Bool { get }
     func pause()

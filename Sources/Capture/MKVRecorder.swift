@@ -135,7 +135,7 @@ public final class MKVRecorder: @unchecked Sendable {
 
         var message = [CChar](repeating: 0, count: 512)
         var w: OpaquePointer?
-        guard dl_mkv_writer_create(partialPath, &w, &message, message.count) == 0, let w else { throw bad(String(cString: message)) }
+        guard dl_mkv_writer_create(partialPath, &w, &message, message.count) == 0, let w else { throw bad(String(cBuffer: message)) }
         var r = dl_mkv_writer_add_track(w, DL_MKV_COLOR, Int32(clamping: colorWidth), Int32(clamping: colorHeight),
                                         options.lossless ? 1 : 0, Int32(options.crf), options.preset, &message, message.count)
         if r == 0, let d = depthSize {
@@ -169,7 +169,7 @@ public final class MKVRecorder: @unchecked Sendable {
         }
         if r == 0 { r = dl_mkv_writer_begin(w, &message, message.count) }
         guard r == 0 else {
-            let problem = String(cString: message)
+            let problem = String(cBuffer: message)
             dl_mkv_writer_free(w)
             try? FileManager.default.removeItem(atPath: partialPath)
             throw bad(problem)
@@ -287,7 +287,7 @@ public final class MKVRecorder: @unchecked Sendable {
                 encodeTotal += dt
                 encodeMax = max(encodeMax, dt)
             } else if failure == nil {
-                failure = String(cString: message)
+                failure = String(cBuffer: message)
                 queue.removeAll()
             }
             condition.broadcast()
@@ -328,7 +328,7 @@ public final class MKVRecorder: @unchecked Sendable {
             throw CaptureError.file(path: path, problem: failure ?? "no frames were recorded")
         }
         guard r == 0 else {
-            throw CaptureError.file(path: path, problem: "\(String(cString: message)) (what was written is in \(partialPath))")
+            throw CaptureError.file(path: path, problem: "\(String(cBuffer: message)) (what was written is in \(partialPath))")
         }
         guard rename(partialPath, path) == 0 else {
             throw CaptureError.file(path: path, problem: "cannot rename \(partialPath): \(String(cString: strerror(errno)))")

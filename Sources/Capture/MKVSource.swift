@@ -27,8 +27,13 @@ import Foundation
 ///   demand, reading forward for playback and seeking (libavformat's cue index) for jumps.
 /// - Streams on their own clocks (`RecordedStreams`, what `convert` writes): the COLOR, DEPTH and IR
 ///   tracks, each with every frame once in presentation order, stamped as above.
-public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
+public final class MKVSource: FrameSource, RecordedStreams {
     public let path: String
+    /// Pause, step, seek, loop and rate (valid after `start()`).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
+    /// Every COLOR, DEPTH and IR frame on its own clock (what `convert` writes).
+    public var recordedStreams: RecordedStreams? { self }
     public var name: String { "mkv:\(path)" }
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
@@ -55,10 +60,7 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
     /// Tracks read for `decodeFrame` besides the displayed and the depth track: their packets are
     /// kept (and inter-coded ones fed) while reading forward, as those two tracks' are.
     private var wanted: Set<Int32> = []
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var warned: Set<Int> = []
-    private var loopSetting = false
-    private var fpsSetting: Double?
     /// Decode index of the last packet read per stream since the last seek.
     private var lastRead: [Int32: Int] = [:]
     /// Seeks done since `start()` (sequential playback does none).
@@ -84,12 +86,14 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
     public init(path: String) {
         self.path = path
         self.memory = nil
+        recording = RecordingPlayback(name: "mkv:\(path)")
     }
 
     /// A recording held in memory, read through a custom AVIOContext; `name` names it in messages.
     public init(bytes: [UInt8], name: String) {
         self.path = name
         self.memory = bytes
+        recording = RecordingPlayback(name: "mkv:\(name)")
     }
 
     enum Role: String { case color = "COLOR", depth = "DEPTH", ir = "IR" }
@@ -311,9 +315,7 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
         lastRead.removeAll()
         stash.removeAll()
         seekCount = 0
-        clock = PlaybackClock(count: list.count, timestamps: frameTimestamps, defaultFPS: 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        recording.open(count: list.count, timestamps: frameTimestamps, defaultFPS: 30)
     }
 
     private func loadCalibration(_ f: MediaFile, tags: [String: String], color: Track?, depth: Track?) {
@@ -374,6 +376,7 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
     }
 
     public func stop() {
+        recording.close()
         file = nil
         tracks.removeAll()
         display = nil
@@ -395,22 +398,22 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard file != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = recording.clock.due(now: now) else { return nil }
         var i = due.index
         var tries = 0
         while true {
             do {
                 let set = try frame(i)
-                clock.delivered(i, now: now, explicit: due.explicit)
+                recording.clock.delivered(i, now: now, explicit: due.explicit)
                 return set
             } catch {
                 warn(frame: i, error)
                 tries += 1
-                if due.explicit, tries < frames.count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                if due.explicit, tries < frames.count, let j = recording.clock.neighbor(of: i, direction: recording.clock.direction) {
                     i = j
                     continue
                 }
-                clock.delivered(i, now: now, explicit: due.explicit)
+                recording.clock.delivered(i, now: now, explicit: due.explicit)
                 return nil
             }
         }
@@ -568,7 +571,7 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
                 dl_media_b16g_to_gray16($0.baseAddress, $0.count, Int32(t.width), Int32(t.height),
                                         out.baseAddress.assumingMemoryBound(to: UInt16.self), out.bytesPerRow, &message, message.count)
             }
-            guard r == 0 else { return .failed(String(cString: message)) }
+            guard r == 0 else { return .failed(String(cBuffer: message)) }
             out.markModified()
             return .done(out)
         }
@@ -714,52 +717,12 @@ public final class MKVSource: FrameSource, PlaybackControl, RecordedStreams {
         guard end > fileSize else { return nil }
         return "truncated: the Matroska segment ends at byte \(end), the file has \(fileSize) bytes"
     }
-
-    // MARK: PlaybackControl
-
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard file != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard file != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard index >= 0 && index < frames.count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frames.count)")
-        }
-        clock.seek(index)
-    }
-    /// Moves to the last frame at or before `seconds` after the first frame (clamped to the recording).
-    public func seek(toTime seconds: Double) throws {
-        guard file != nil, !frames.isEmpty else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard seconds.isFinite else { throw CaptureError.invalidState("\(name): cannot seek to \(seconds) s") }
-        let first = frameTimestamps[0]
-        var lo = 0, hi = frames.count - 1
-        while lo < hi {
-            let mid = (lo + hi + 1) / 2
-            if frameTimestamps[mid] - first <= seconds + 1e-9 { lo = mid } else { hi = mid - 1 }
-        }
-        clock.seek(lo)
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { file == nil ? nil : frames.count }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { file != nil && clock.isFinished }
 }
 
 // MARK: RecordedStreams
 
 extension MKVSource {
-    public func recordedStreams() throws -> [RecordedStream] {
+    public func streams() throws -> [RecordedStream] {
         guard file != nil else { throw CaptureError.invalidState("\(name): streams before start()") }
         return streamTracks.map { t in
             RecordedStream(kind: t.role == .color ? .color : (t.role == .depth ? .depth : .ir), name: t.role.rawValue,

@@ -36,12 +36,12 @@ final class MediaFile {
 
     deinit { dl_media_close(handle) }
 
-    /// Opens a file with the demuxer `format` ("matroska").
-    static func open(path: String, format: String) throws -> MediaFile {
+    /// Opens a file with the demuxer `format` ("matroska"), or nil to let libavformat probe it.
+    static func open(path: String, format: String?) throws -> MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = dl_media_open_file(path, format, &h, &message, message.count)
-        guard r == 0, let h else { throw CaptureError.file(path: path, problem: String(cString: message)) }
+        guard r == 0, let h else { throw CaptureError.file(path: path, problem: String(cBuffer: message)) }
         return MediaFile(handle: h, name: path)
     }
 
@@ -50,12 +50,12 @@ final class MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = bytes.withUnsafeBufferPointer { dl_media_open_memory($0.baseAddress, $0.count, format, &h, &message, message.count) }
-        guard r == 0, let h else { throw CaptureError.file(path: name, problem: String(cString: message)) }
+        guard r == 0, let h else { throw CaptureError.file(path: name, problem: String(cBuffer: message)) }
         return MediaFile(handle: h, name: name)
     }
 
     private func fail(_ what: String? = nil) -> CaptureError {
-        let m = String(cString: message)
+        let m = String(cBuffer: message)
         return .file(path: name, problem: what.map { "\($0): \(m)" } ?? m)
     }
 
@@ -136,7 +136,8 @@ final class MediaFile {
         switch dst.format {
         case .rgba8: format = DL_MEDIA_RGBA8
         case .gray16: format = DL_MEDIA_GRAY16
-        default: preconditionFailure("convert into \(dst.format)")
+        case .bgra8, .rgb8, .gray8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
+            preconditionFailure("convert into \(dst.format)")
         }
         let r = dl_media_convert_frame(handle, stream, format, dst.baseAddress.assumingMemoryBound(to: UInt8.self), dst.bytesPerRow,
                                        Int32(dst.width), Int32(dst.height), &message, message.count)

@@ -24,14 +24,14 @@ public struct PLYSequenceFrame: Sendable {
 ///   --ply` writes `ply/T.ply`, e.g. `1305031102.175304.ply`) and those numbers increase strictly in
 ///   the sorted order, that number is the file's time in seconds and playback follows it; otherwise
 ///   (`frame_0001.ply`) file i is at i / fps, fps `--fps` or 10 (`defaultFPS`).
-/// - Playback (`PlaybackControl`: pause, step, seek, loop, rate) runs on `PlaybackClock`, as the
-///   frame sources do. `nextCloud(now:)` loads the file due (synchronously); `startLoading()` runs
+/// - Playback (`recording`: pause, step, seek, loop, rate) is the `RecordingPlayback` the frame
+///   sources hold, under this sequence's lock (its loading thread reads the clock). `nextCloud(now:)` loads the file due (synchronously); `startLoading()` runs
 ///   it on a thread of its own that also reads the next file ahead, and `take()` hands the newest
 ///   loaded frame to the render loop without waiting.
 /// - A file that cannot be read is skipped with a warning naming it (once per file): in timed
 ///   playback the previous frame stays and playback goes on to the next file's time; a step or
 ///   seek onto it goes on to the next readable file in its direction.
-public final class PLYSequence: PlaybackControl, @unchecked Sendable {
+public final class PLYSequence: @unchecked Sendable {
     public struct Entry: Sendable, Equatable {
         public let path: String
         public let name: String
@@ -55,10 +55,14 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// The file being read now: its index, control and when it began (`loadingStatus`, `cancelLoad`).
     private var active: (index: Int, control: PLYLoadControl, since: Double)?
 
-    private let lock = NSLock()   // clock, settings, warnings, the slot, generation
-    private var clock: PlaybackClock
-    private var fpsSetting: Double?
-    private var loopSetting = false
+    private let lock = NSLock()   // the recording's clock and settings, warnings, the slot, generation
+    /// Pause, step, seek, loop and rate, under `lock`; a step or seek drops the frame loaded for
+    /// the old position, and `currentIndex` is the frame `take` handed out (or a move's target).
+    public private(set) lazy var recording = RecordingPlayback(
+        name: name, count: entries.count, timestamps: timedByNames ? entries.map { $0.nameTime! } : [],
+        defaultFPS: Self.defaultFPS,
+        guarded: .init(lock: lock, moved: { [unowned self] in moved() },
+                       shownIndex: { [unowned self] in lock.withLock { shownIndex } }))
     private var warned: Set<Int> = []
     private var pendingWarnings: [String] = []
     public private(set) var warnings: [String] = []
@@ -104,7 +108,7 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
         entries = zip(picked, times).map {
             Entry(path: (directory as NSString).appendingPathComponent($0), name: $0, nameTime: timed ? $1 : nil)
         }
-        clock = PlaybackClock(count: entries.count, timestamps: timed ? times.map { $0! } : [], defaultFPS: Self.defaultFPS)
+        _ = recording   // made here, before any thread can ask for it
     }
 
     deinit { stopLoading() }
@@ -169,7 +173,7 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// File `i`'s time in seconds: its name's number, else i / fps.
     public func timestamp(at i: Int) -> Double {
         if let t = entries[i].nameTime { return t }
-        return Double(i) / (lock.withLock { fpsSetting } ?? Self.defaultFPS)
+        return Double(i) / (lock.withLock { recording.fpsLocked } ?? Self.defaultFPS)
     }
 
     /// Seconds from the first file to the last.
@@ -181,7 +185,7 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// see the type's notes). Safe from any one thread at a time beside the playback calls.
     public func nextCloud(now: Double) -> PLYSequenceFrame? {
         guard let (first, explicit, started) = lock.withLock({ () -> (Int, Bool, Int)? in
-            guard let d = clock.due(now: now) else { return nil }
+            guard let d = recording.clock.due(now: now) else { return nil }
             return (d.index, d.explicit, generation)
         }) else { return nil }
         var i = first, tries = 0
@@ -192,21 +196,21 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
                 guard started == generation else { return .success(nil) }
                 if cancelled {
                     // Not shown, not a bad file (`cancelLoad` said so): the clock stays on the frame shown, paused.
-                    shownIndex = max(clock.current, 0)
+                    shownIndex = max(recording.clock.current, 0)
                     return .success(nil)
                 }
                 switch result {
                 case .success(let contents):
-                    clock.delivered(i, now: now, explicit: explicit)
+                    recording.clock.delivered(i, now: now, explicit: explicit)
                     return .success(PLYSequenceFrame(contents: contents, index: i, name: entries[i].name,
                                                      timestamp: timestampLocked(i)))
                 case .failure(let error):
                     warnLocked(i, error)
                     tries += 1
-                    if explicit, tries < count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                    if explicit, tries < count, let j = recording.clock.neighbor(of: i, direction: recording.clock.direction) {
                         return .failure(Retry(index: j))
                     }
-                    clock.delivered(i, now: now, explicit: explicit)
+                    recording.clock.delivered(i, now: now, explicit: explicit)
                     return .success(nil)
                 }
             }
@@ -224,8 +228,8 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     /// yet, while playing (paused, a step reads the file it asks for).
     public func prefetch() {
         guard let next = lock.withLock({ () -> Int? in
-            guard clock.current >= 0, clock.pending == nil, !clock.paused else { return nil }
-            return clock.neighbor(of: clock.current, direction: clock.direction)
+            guard recording.clock.current >= 0, recording.clock.pending == nil, !recording.clock.paused else { return nil }
+            return recording.clock.neighbor(of: recording.clock.current, direction: recording.clock.direction)
         }), ahead?.index != next else { return }
         let (r, cancelled) = read(next)
         if !cancelled { ahead = (next, r) }
@@ -258,9 +262,9 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
         lock.withLock {
             guard let a = active, monotonicSeconds() - a.since >= after else { return false }
             a.control.cancel()
-            clock.paused = true
-            if clock.pending == a.index { clock.pending = nil }
-            shownIndex = max(clock.current, 0)
+            recording.clock.paused = true
+            if recording.clock.pending == a.index { recording.clock.pending = nil }
+            shownIndex = max(recording.clock.current, 0)
             pendingWarnings.append("load of \(entries[a.index].path) cancelled")
             return true
         }
@@ -276,7 +280,7 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
     }
 
     private func timestampLocked(_ i: Int) -> Double {
-        entries[i].nameTime ?? Double(i) / (fpsSetting ?? Self.defaultFPS)
+        entries[i].nameTime ?? Double(i) / (recording.fpsLocked ?? Self.defaultFPS)
     }
 
     private func warnLocked(_ i: Int, _ error: Error) {
@@ -333,43 +337,12 @@ public final class PLYSequence: PlaybackControl, @unchecked Sendable {
         }
     }
 
-    // MARK: PlaybackControl
-
-    public var isPaused: Bool { lock.withLock { clock.paused } }
-    public func pause() { lock.withLock { clock.paused = true } }
-    public func resume() { lock.withLock { clock.paused = false } }
-    public func step(by delta: Int) throws {
-        lock.withLock {
-            clock.step(by: delta)
-            moved()
-        }
-    }
-    public func seek(toFrame index: Int) throws {
-        guard index >= 0 && index < count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(count)")
-        }
-        lock.withLock {
-            clock.seek(index)
-            moved()
-        }
-    }
+    /// What a step or seek does besides moving the clock (under the lock): a load begun before it is stale.
     private func moved() {
         generation += 1
         slot = nil
-        shownIndex = clock.pending ?? shownIndex
+        shownIndex = recording.clock.pending ?? shownIndex
     }
-    public var loop: Bool {
-        get { lock.withLock { loopSetting } }
-        set { lock.withLock { loopSetting = newValue; clock.loop = newValue } }
-    }
-    public var fps: Double? {
-        get { lock.withLock { fpsSetting } }
-        set { lock.withLock { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting } }
-    }
-    public var frameCount: Int? { count }
-    /// The index of the frame last taken (or the target of a step or seek).
-    public var currentIndex: Int { lock.withLock { shownIndex } }
-    public var isFinished: Bool { lock.withLock { clock.isFinished } }
 }
 
 private extension Character {

@@ -1,5 +1,5 @@
 import DepthKit
-import CShim
+import CDepthKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -252,7 +252,7 @@ public enum PixelConversion {
                                &image, &message, message.count)
         defer { dl_image_free(&image) }
         guard r == 0, let px = image.pixels else {
-            let problem = String(cString: message)
+            let problem = String(cBuffer: message)
             throw ConversionProblem(r == -2 ? "MJPEG \(problem)" : "corrupt MJPEG frame: \(problem)")
         }
         if image.channels == 1 {

@@ -58,7 +58,12 @@ public struct V4L2DeviceIdentity: Equatable, Sendable, CustomStringConvertible {
 ///
 /// `nextFrame`, `start` and `stop` are called from one thread (the viewer's source thread); `state`,
 /// `stateChanges` and `source` may be read from any.
-public final class ReconnectingSource: FrameSource, DepthRateLimiting {
+///
+/// `@unchecked Sendable`: the device watcher's thread calls `note` only; what it shares with the
+/// frame thread (`current`, `currentState`, `changes`, `resumedText`, `added`, `openNodeRemoved`)
+/// is read and written under `lock`. Everything else belongs to the thread that calls `start`,
+/// `nextFrame` and `stop`.
+public final class ReconnectingSource: FrameSource, DepthRateLimiting, CameraReconnection, @unchecked Sendable {
     public enum State: Equatable, Sendable {
         case streaming
         /// The camera went away and this waits for it; `camera` names it ("/dev/video2 (HD Webcam)").
@@ -136,6 +141,10 @@ public final class ReconnectingSource: FrameSource, DepthRateLimiting {
         get { source.depthRateLimit }
         set { source.depthRateLimit = newValue }
     }
+    public var depthRate: DepthRateLimiting? { self }
+    /// The camera's controls: one object for the camera wherever it comes back.
+    public var cameraControls: V4L2SourceControls? { source.controls }
+    public var reconnection: CameraReconnection? { self }
 
     public func start() throws {
         let s = source

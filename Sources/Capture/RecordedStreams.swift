@@ -30,25 +30,26 @@ public enum StreamFrame: Sendable {
 
 /// The capability of a recorded source whose streams can be read each on its own clock, frame by
 /// frame, without the pairing playback does (`convert` writes every frame of every stream once,
-/// under its own stamp, and pairs them only in associations.txt). `BagSource`, `MKVSource` and
-/// `TUMSource` adopt it; consumers ask for it with `source as? RecordedStreams`, never for a
-/// concrete source. Valid after `start()`; like the rest of a source, used from one thread.
+/// under its own stamp, and pairs them only in associations.txt). `BagSource`, `MKVSource`,
+/// `TUMSource` and `ROS2Source` offer it; consumers ask for it with the capability accessor
+/// `FrameSource.recordedStreams` (nil for other sources), never by a cast. Valid after `start()`;
+/// like the rest of a source, used from one thread.
 public protocol RecordedStreams: AnyObject {
     /// The streams the recording holds (at most one of each kind: the ones playback uses). The
     /// first call may read the whole index (a bag's header stamps).
-    func recordedStreams() throws -> [RecordedStream]
+    func streams() throws -> [RecordedStream]
     /// The timestamp of each frame playback numbers (`PlaybackControl` frame i, the viewer's frame
     /// N): `convert --frames A:B` selects, of every stream, the frames nearest in time to those.
     func playbackTimestamps() throws -> [Double]
-    /// Decodes frame `index` of stream `stream` (an index into `recordedStreams()`), without
+    /// Decodes frame `index` of stream `stream` (an index into `streams()`), without
     /// moving playback. Throws `CaptureError.file` naming the recording for a frame that cannot be read.
     func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame
 }
 
 public extension RecordedStreams {
-    /// The first stream of `kind`, as an index into `recordedStreams()`.
+    /// The first stream of `kind`, as an index into `streams()`.
     func streamIndex(of kind: StreamKind) throws -> Int? {
-        try recordedStreams().firstIndex { $0.kind == kind }
+        try streams().firstIndex { $0.kind == kind }
     }
 }
 

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import Foundation
 #if canImport(Glibc)
 import Glibc

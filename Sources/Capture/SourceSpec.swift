@@ -18,7 +18,7 @@ public struct PixelSize: Equatable, Hashable, Sendable, CustomStringConvertible 
 
 /// A parsed `--source` string. Every command that reads frames (view, record, process, export-ply,
 /// render3d, convert, info) parses its `--source` here and nowhere else; the usage text, `--help`
-/// and the README's table come from `SourceSpec.kinds`.
+/// and the source tables of README.md and docs/SOURCES.md come from `SourceSpec.kinds`.
 ///
 /// Adding a kind: a case here, its row in `kinds` and its parse branch, and its source in its own
 /// file; the switches below are exhaustive, so the compiler lists every place that must change.
@@ -41,6 +41,15 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case bag(path: String)
     /// A Matroska recording: the Azure Kinect recorder's, or depthlens' own `record --mkv`.
     case mkv(path: String)
+    /// A phone's depth photo: HEIC/HEIF or JPEG (iPhone portrait, GDepth, Dynamic Depth), found from its bytes.
+    case photo(path: String)
+    /// ROS 2 image topics over DDS (Cyclone DDS), or a realsense2_camera namespace.
+    case dds(DDSTopics)
+    /// A ROS 2 recording (rosbag2 folder, `.db3` or `.mcap`), with optional depth and color topics.
+    case ros2(path: String, depth: String?, color: String?)
+    /// A phone LiDAR scan folder (Stray Scanner, Polycam, ARKitScenes, 3D Scanner App), with the
+    /// lowest depth confidence kept (0, 1, 2; default 1).
+    case scan(directory: String, minConfidence: Int)
 
     public static let defaultSyntheticSize = PixelSize(640, 480)
     public static let synthetic = SourceSpec.synthetic(color: defaultSyntheticSize, depth: defaultSyntheticSize)
@@ -77,6 +86,18 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "mkv", syntax: "mkv:FILE",
              summary: "a Matroska recording: Azure Kinect (COLOR, DEPTH, IR tracks, calibration.json) or depthlens' own",
              hasFrames: true),
+        Kind(name: "photo", syntax: "photo:FILE",
+             summary: "a phone's depth photo: iPhone HEIC/JPEG portrait (depth + mattes), Google GDepth or Android Dynamic Depth JPEG",
+             hasFrames: true),
+        Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N], dds:/NAMESPACE",
+             summary: "live ROS 2 image topics over DDS (no ROS install), or a realsense2_camera namespace (color, depth, camera_info, /tf_static)",
+             hasFrames: true),
+        Kind(name: "ros2", syntax: "ros2:PATH[,depth=TOPIC][,color=TOPIC]",
+             summary: "a ROS 2 recording (rosbag2 folder, .db3 or .mcap): RealSense Viewer recordings, realsense2_camera and any bag with depth and color image topics (picked automatically, or named)",
+             hasFrames: true),
+        Kind(name: "scan", syntax: "scan:DIR[,min-confidence=0|1|2]",
+             summary: "a phone LiDAR scan folder with poses: Stray Scanner, Polycam raw data, ARKitScenes, 3D Scanner App (depth below the confidence, default 1, dropped)",
+             hasFrames: true),
     ]
 
     /// "synthetic[:WxH[,WxH]] | tum:DIR | …": the one-line usage every command's help shows.
@@ -85,7 +106,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     /// The `--source` help of every command.
     public static var help: String { "Where frames come from: \(usage)." }
 
-    /// The README's table of sources (Markdown), kept equal to the README by a test.
+    /// The table of sources (Markdown): README.md and docs/SOURCES.md hold exactly this text (a test).
     public static var markdownTable: String {
         "| `--source` | what it opens |\n| --- | --- |\n"
             + kinds.map { "| `\($0.syntax)` | \($0.summary) |" }.joined(separator: "\n") + "\n"
@@ -103,6 +124,10 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .ply, .plySequence: name = "ply"
         case .bag: name = "bag"
         case .mkv: name = "mkv"
+        case .photo: name = "photo"
+        case .dds: name = "dds"
+        case .ros2: name = "ros2"
+        case .scan: name = "scan"
         }
         return Self.kinds.first { $0.name == name }!
     }
@@ -133,6 +158,24 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case "ply": self = Self.ply(try path("file"))
         case "bag": self = .bag(path: try path("file"))
         case "mkv": self = .mkv(path: try path("file"))
+        case "photo": self = .photo(path: try path("file"))
+        case "dds":
+            do { self = .dds(try DDSTopics.parse(rest)) } catch let CaptureError.invalidSource(why) { throw bad(why) }
+        case "ros2": self = try Self.ros2(try path("recording"), bad)
+        case "scan":
+            // The folder, then options after the last commas that look like options.
+            var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            var confidence = 1
+            while parts.count > 1, let option = parts.last, option.contains("=") {
+                guard option.hasPrefix("min-confidence="), let c = Int(option.dropFirst("min-confidence=".count)), (0...2).contains(c) else {
+                    throw bad("unknown option '\(option)' (expected min-confidence=0, 1 or 2)")
+                }
+                confidence = c
+                parts.removeLast()
+            }
+            let dir = parts.joined(separator: ",")
+            guard !dir.isEmpty else { throw bad("missing directory after 'scan:'") }
+            self = .scan(directory: dir, minConfidence: confidence)
         case "pair":
             let parts = rest.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
@@ -158,6 +201,29 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         default:
             throw bad("unknown source kind '\(kind)' (\(usage))")
         }
+    }
+
+    /// `ros2:PATH[,depth=TOPIC][,color=TOPIC]`: the options are the trailing comma-separated parts
+    /// that start with `depth=` or `color=` (topics start with `/`), so a path may hold commas.
+    private static func ros2(_ rest: String, _ bad: (String) -> CaptureError) throws -> SourceSpec {
+        var parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        var depth: String?, color: String?
+        while parts.count > 1, let last = parts.last, last.hasPrefix("depth=") || last.hasPrefix("color=") {
+            parts.removeLast()
+            let isDepth = last.hasPrefix("depth="), topic = String(last.dropFirst(6))
+            guard topic.hasPrefix("/") else { throw bad("topic '\(topic)' does not start with / (e.g. ros2:rec.db3,depth=/camera/depth/image_raw)") }
+            if isDepth {
+                guard depth == nil else { throw bad("depth= given twice") }
+                depth = topic
+            } else {
+                guard color == nil else { throw bad("color= given twice") }
+                color = topic
+            }
+        }
+        let path = parts.joined(separator: ",")
+        guard !path.isEmpty else { throw bad("missing recording after 'ros2:'") }
+        if let d = depth, d == color { throw bad("depth and color are the same topic \(d)") }
+        return .ros2(path: path, depth: depth, color: color)
     }
 
     /// `ply:` with a glob in its last path component (`*`, `?`, `[`) is a sequence of the matching
@@ -189,25 +255,34 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .plySequence(d, pattern): return "ply:" + (pattern.map { d == "." ? $0 : (d.hasSuffix("/") ? d : d + "/") + $0 } ?? d)
         case let .bag(p): return "bag:\(p)"
         case let .mkv(p): return "mkv:\(p)"
+        case let .photo(p): return "photo:\(p)"
+        case let .dds(t): return t.description
+        case let .ros2(p, d, c): return "ros2:\(p)" + (d.map { ",depth=\($0)" } ?? "") + (c.map { ",color=\($0)" } ?? "")
+        case let .scan(d, c): return "scan:\(d)" + (c == 1 ? "" : ",min-confidence=\(c)")
         }
     }
 
     /// The file or folder this spec reads, for one-line errors (nil for the scene and cameras).
     public var path: String? {
         switch self {
-        case .synthetic, .v4l2: return nil
+        case .synthetic, .v4l2, .dds: return nil
         case let .tum(d): return d
         case let .pair(c, _): return c
         case let .snapshot(j): return j
-        case let .ply(p), let .bag(p), let .mkv(p): return p
+        case let .ply(p), let .bag(p), let .mkv(p), let .photo(p), let .ros2(p, _, _): return p
         case let .plySequence(d, _): return d
+        case let .scan(d, _): return d
         }
     }
 
     /// The source this spec names (not started). `depthScale` (`--depth-scale`, units per meter)
     /// defaults per source: TUM 5000, pair and V4L2 1000; a snapshot brings its own. A `ply:` spec
     /// has no frames: the 3D view loads it as a layer (`PLYReader`), so this throws for it.
-    public func makeSource(depthScale: Float? = nil, system: V4L2System? = nil) throws -> FrameSource {
+    /// `cameraControls` (`--ctrl`, `--no-restore`) go to a camera's controls; with `reconnect` a
+    /// camera that is unplugged is waited for and resumed (`ReconnectingSource`, told of nodes
+    /// coming and going by `events`, else checking on a timer) rather than an error per frame.
+    public func makeSource(depthScale: Float? = nil, system: V4L2System? = nil, cameraControls: V4L2ControlOptions? = nil,
+                           reconnect: Bool = false, events: DeviceEvents? = nil) throws -> FrameSource {
         if let s = depthScale, !(s > 0 && s.isFinite) {
             throw CaptureError.invalidSource("--depth-scale must be a positive number, got \(s)")
         }
@@ -218,8 +293,10 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case let .tum(d): return TUMSource(directory: d, depthScale: depthScale)
         case let .pair(c, d): return PairSource(color: c, depth: d, depthScale: depthScale)
         case let .v4l2(c, d):
-            return V4L2Source(colorPath: c, depthPath: d, system: system ?? LinuxV4L2System(),
-                              depthScale: depthScale ?? DepthIO.defaultDepthScale)
+            let camera = V4L2Source(colorPath: c, depthPath: d, system: system ?? LinuxV4L2System(),
+                                    depthScale: depthScale ?? DepthIO.defaultDepthScale)
+            if let cameraControls { camera.controls.options = cameraControls }
+            return reconnect ? ReconnectingSource(camera, events: events) : camera
         case let .snapshot(j):
             if depthScale != nil {
                 throw CaptureError.invalidSource("--source '\(self)': a snapshot brings its own depth scale; drop --depth-scale")
@@ -235,17 +312,32 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw CaptureError.invalidSource("--source '\(self)': an mkv records its depth units; drop --depth-scale")
             }
             return MKVSource(path: p)
+        case let .photo(p):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a photo brings its own depth range; drop --depth-scale")
+            }
+            return PhotoSource(path: p)
+        case let .dds(t):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': ROS depth images carry their units (16UC1 mm, 32FC1 m); drop --depth-scale")
+            }
+            return DDSSource(topics: t)
+        case let .ros2(p, d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a ROS 2 recording brings its depth units (16-bit depth without them is millimeters); drop --depth-scale")
+            }
+            return ROS2Source(path: p, depthTopic: d, colorTopic: c)
+        case let .scan(d, c):
+            if depthScale != nil {
+                throw CaptureError.invalidSource("--source '\(self)': a scan's depth is millimeters; drop --depth-scale")
+            }
+            return ScanSource(directory: d, minConfidence: c)
         case .plySequence:
             throw CaptureError.invalidSource("--source '\(self)': a PLY sequence has no color or depth frames (open it with view)")
         case let .ply(p):
             throw CaptureError.invalidSource("--source 'ply:\(p)': a PLY point list has no color or depth frames (open it with view or render3d)")
         }
     }
-}
-
-/// Parses `--source` and builds the source: the CLI's one call.
-public func makeFrameSource(_ source: String, depthScale: Float? = nil, system: V4L2System? = nil) throws -> FrameSource {
-    try SourceSpec(parsing: source).makeSource(depthScale: depthScale, system: system)
 }
 
 private extension String {

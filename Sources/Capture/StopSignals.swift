@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 
 /// SIGINT, SIGTERM and SIGHUP — Ctrl+C, `kill`, `timeout`, systemd, a closed terminal or a
 /// logout — all mean "stop": every writer (recordings, exports, convert) finishes what it has

@@ -4,7 +4,7 @@ import DepthKit
 /// rendered at scene time i / fps, with the scene's exact intrinsics. Endless; pause, step and seek work.
 /// With `renderDepth` false, frames carry color only (no depth pass; for a color stream whose depth
 /// comes from elsewhere).
-public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimiting {
+public final class SyntheticSource: FrameSource, DepthRateLimiting {
     public let width: Int
     public let height: Int
     public let renderDepth: Bool
@@ -13,7 +13,10 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
     public var intrinsics: CameraIntrinsics { SyntheticScene.intrinsics(width: width, height: height) }
     public var isLive: Bool { false }
 
-    private var clock: PlaybackClock
+    /// Pause, step, seek and rate (endless: no loop, no frame count).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
+    public var depthRate: DepthRateLimiting? { self }
     private var colorPool: BufferPool?
     private var depthPool: BufferPool?
     private var scratch: PixelBuffer?
@@ -32,7 +35,7 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
         self.width = width
         self.height = height
         self.renderDepth = renderDepth
-        clock = PlaybackClock(count: nil, timestamps: [], defaultFPS: fps)
+        recording = RecordingPlayback(name: "synthetic", endlessAt: fps)
         defaultFPS = fps
     }
     /// The rate frame times are spaced at (frame i is scene time i / defaultFPS).
@@ -53,7 +56,7 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
                          outputRetainedBufferCountHint: framesHeldByConsumer + 1, allocationThreshold: 9)
             : nil
         scratch = PixelBuffer(width: width, height: height, format: .depthFloat32)
-        if !started { clock.pending = max(clock.current, 0) }
+        if !started { recording.clock.pending = max(recording.clock.current, 0) }
         started = true
     }
 
@@ -64,11 +67,18 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
     }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
-        guard started, let colorPool, let scratch, depthPool != nil || !renderDepth else {
+        guard started, colorPool != nil, depthPool != nil || !renderDepth else {
             throw CaptureError.invalidState("synthetic: nextFrame before start()")
         }
-        guard let (i, explicit) = clock.due(now: now) else { return nil }
-        let t = clock.offset(i)
+        guard let (i, explicit) = recording.clock.due(now: now) else { return nil }
+        let f = try frame(i, time: recording.clock.offset(i))
+        recording.clock.delivered(i, now: now, explicit: explicit)
+        return f
+    }
+
+    /// Frame `i` at scene time `t` (its depth the last one rendered when the depth rate limit skips it).
+    func frame(_ i: Int, time t: Double) throws -> FrameSet {
+        guard let colorPool, let scratch else { throw CaptureError.invalidState("synthetic: nextFrame before start()") }
         let freshDepth = depthPool != nil && (depthGate.admits(timestamp: t) || lastDepth == nil)
         let color: PixelBuffer, depth: PixelBuffer?
         do { color = try colorPool.makeBuffer(); depth = freshDepth ? try depthPool?.makeBuffer() : nil } catch {
@@ -82,22 +92,6 @@ public final class SyntheticSource: FrameSource, PlaybackControl, DepthRateLimit
             scene.render(color: color, scratch: scratch, time: t)
         }
         color.markModified()
-        clock.delivered(i, now: now, explicit: explicit)
         return FrameSet(color: color, depth: renderDepth ? lastDepth : nil, timestamp: t, index: i)
     }
-
-    // MARK: PlaybackControl
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws { clock.step(by: delta) }
-    public func seek(toFrame index: Int) throws {
-        guard index >= 0 else { throw CaptureError.invalidState("synthetic: cannot seek to frame \(index)") }
-        clock.seek(index)
-    }
-    public var loop: Bool { get { false } set {} }
-    public var fps: Double? { get { clock.fps } set { clock.fps = newValue.flatMap { $0 > 0 ? $0 : nil } } }
-    public var frameCount: Int? { nil }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { false }
 }

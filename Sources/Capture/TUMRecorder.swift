@@ -17,7 +17,7 @@ public struct RecordingSummary: Sendable {
 /// at 5000 units per meter, `rgb.txt`, `depth.txt`, `associations.txt`) through DepthKit's
 /// `TUMWriter`, so `TUMSequence` reads it back.
 ///
-/// Recorded sources (`PlaybackControl`) are stepped frame by frame from frame 0, as fast as they
+/// Recorded sources (with `playback`) are stepped frame by frame from frame 0, as fast as they
 /// load, and stop at their end; live sources are polled in real time until `frames` arrive.
 public enum TUMRecorder {
     /// - Parameters:
@@ -86,7 +86,7 @@ public func record(source: FrameSource, frames: Int, to directory: String) throw
 /// Frames per second of a source, for a video of it: the playback rate when one is set, else the
 /// recorded rate (TUM timestamps), the camera's configured rate, or 30.
 public func nominalFrameRate(of source: FrameSource) -> Double {
-    if let p = source as? PlaybackControl, let fps = p.fps, fps > 0 { return fps }
+    if let fps = source.playback?.fps, fps > 0 { return fps }
     return source.nominalFrameRate ?? 30
 }
 

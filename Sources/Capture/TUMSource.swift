@@ -8,18 +8,27 @@ import DepthKit
 ///
 /// Streams on their own clocks (`RecordedStreams`): rgb.txt's and depth.txt's files, each once
 /// under its own timestamp (`TUMSequence.streamFiles`).
-public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, RecordedStreams {
+public final class TUMSource: FrameSource, DepthRateLimiting, RecordedStreams {
     public let directory: String
     /// Units per meter given on the command line; nil for the folder's default (TUM 5000, pairs 1000).
     public let requestedDepthScale: Float?
     /// Units per meter of the folder's 16-bit depth (after `start()`; before it, the TUM default).
     public var depthScale: Float { sequence?.depthScale ?? requestedDepthScale ?? TUMSequence.depthScale }
+    /// Pause, step, seek, loop and rate (valid after `start()`).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
+    public var depthRate: DepthRateLimiting? { self }
+    /// rgb.txt's and depth.txt's frames, each on its own clock (what `convert` writes).
+    public var recordedStreams: RecordedStreams? { self }
     public var name: String { "tum:\(directory)" }
     /// From `calibration.json` beside the frames, when there is one.
     public private(set) var calibration: RGBDCalibration?
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
     public var depthUnitsPerMeter: Float? { depthScale }
+    /// From `groundtruth.txt` beside the frames (TUM's trajectory: the optical frame in the world),
+    /// looked up by each frame's timestamp (`PoseTrack`).
+    public private(set) var poses: FramePoses?
     /// One line per skipped frame, oldest first.
     public private(set) var warnings: [String] = []
     /// Called with each warning as it happens.
@@ -28,10 +37,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
     private var sequence: TUMSequence?
     /// rgb.txt's and depth.txt's files as streams, once asked for.
     private var files: (streams: [RecordedStream], lists: [[TUMSequence.StreamFile]])?
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var warned: Set<Int> = []
-    private var loopSetting = false
-    private var fpsSetting: Double?
     private var depthGate = DepthRateGate()
     /// The last depth loaded, carried by frames the depth rate limit skips (their depth PNG is not decoded).
     private var lastDepth: (index: Int, depth: DepthData)?
@@ -44,6 +50,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
     public init(directory: String, depthScale: Float? = nil) {
         self.directory = directory
         self.requestedDepthScale = depthScale
+        recording = RecordingPlayback(name: "tum:\(directory)")
     }
 
     /// Reads the index files. Throws `CaptureError.file` for a missing or malformed folder.
@@ -58,6 +65,16 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
         } else {
             calibration = nil
         }
+        let groundTruthPath = TUMSequence.absolute(directory) + "/groundtruth.txt"
+        poses = nil
+        if FileManager.default.fileExists(atPath: groundTruthPath) {
+            do {
+                let track = try PoseTrack.parseTUM(try FileSupport.readAll(groundTruthPath), path: groundTruthPath)
+                if !track.isEmpty { poses = FramePoses(.byTime(track), origin: "groundtruth.txt") }
+            } catch {
+                throw CaptureError.wrapping(error, path: groundTruthPath)
+            }
+        }
         let seq: TUMSequence
         do { seq = try TUMSequence(directory: directory, depthScale: requestedDepthScale ?? calibration?.depthScale) } catch {
             throw CaptureError.wrapping(error, path: directory)
@@ -65,9 +82,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
         if let c = calibration, c.depthScale != seq.depthScale { calibration?.depthScale = seq.depthScale }
         sequence = seq
         files = nil
-        clock = PlaybackClock(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        recording.open(count: seq.count, timestamps: seq.entries.map(\.timestamp), defaultFPS: 30)
         warned.removeAll()
         warnings.removeAll()
         // Intrinsics follow the first readable frame's color size.
@@ -80,6 +95,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
     }
 
     public func stop() {
+        recording.close()
         sequence = nil
         files = nil
         lastDepth = nil
@@ -88,7 +104,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard let seq = sequence else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = recording.clock.due(now: now) else { return nil }
         var i = due.index
         let explicit = due.explicit
         var tries = 0
@@ -97,7 +113,7 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
                 let t = seq.entries[i].timestamp
                 if !(depthGate.admits(timestamp: t) || lastDepth == nil), let last = lastDepth {
                     let color = try ImageIO.readColor(seq.entries[i].colorPath)
-                    clock.delivered(i, now: now, explicit: explicit)
+                    recording.clock.delivered(i, now: now, explicit: explicit)
                     return FrameSet(color: color, depth: last.depth, timestamp: t, index: i, name: seq.entries[i].name)
                 }
                 let f = try seq.loadFrame(at: i)
@@ -106,18 +122,18 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
                     depth.intrinsics = k
                 }
                 lastDepth = (i, depth)
-                clock.delivered(i, now: now, explicit: explicit)
+                recording.clock.delivered(i, now: now, explicit: explicit)
                 return FrameSet(color: f.color, depth: depth, timestamp: t, index: i, name: seq.entries[i].name)
             } catch {
                 warn(i, error)
                 tries += 1
                 // An explicit move (start, step, seek, loop) goes on to the next readable frame;
                 // timed playback just moves past the bad one and waits for the next frame's time.
-                if explicit, tries < seq.count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                if explicit, tries < seq.count, let j = recording.clock.neighbor(of: i, direction: recording.clock.direction) {
                     i = j
                     continue
                 }
-                clock.delivered(i, now: now, explicit: explicit)
+                recording.clock.delivered(i, now: now, explicit: explicit)
                 return nil
             }
         }
@@ -130,30 +146,6 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
         onWarning?(message)
     }
 
-    // MARK: PlaybackControl
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard sequence != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard let seq = sequence else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard index >= 0 && index < seq.count else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(seq.count)")
-        }
-        clock.seek(index)
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { sequence?.count }
     /// Frames per second of the recording: the median interval of its timestamps (nil before `start` or for one frame).
     public var nominalFrameRate: Double? {
         guard let e = sequence?.entries, e.count >= 2 else { return nil }
@@ -161,8 +153,6 @@ public final class TUMSource: FrameSource, PlaybackControl, DepthRateLimiting, R
         guard !gaps.isEmpty else { return nil }
         return (1 / gaps[gaps.count / 2] * 1000).rounded() / 1000
     }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { sequence != nil && clock.isFinished }
 }
 
 // MARK: RecordedStreams
@@ -189,7 +179,7 @@ extension TUMSource {
     }
 
     /// Color from rgb.txt, depth from depth.txt (or the files the pairs name), sizes from each first frame.
-    public func recordedStreams() throws -> [RecordedStream] { try streamFiles().streams }
+    public func streams() throws -> [RecordedStream] { try streamFiles().streams }
 
     public func playbackTimestamps() throws -> [Double] {
         guard let seq = sequence else { throw CaptureError.invalidState("\(name): streams before start()") }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import DepthKit
 
 /// One V4L2 capture device, streaming with mmap'ed buffers, every syscall through a `V4L2System`.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Foundation
 
 /// One V4L2 control as the driver describes it (`VIDIOC_QUERY_EXT_CTRL`, `VIDIOC_QUERYMENU`) with
@@ -51,7 +51,7 @@ public struct V4L2Control: Equatable, Sendable {
     public var isScalar: Bool {
         switch kind {
         case .integer, .boolean, .menu, .integerMenu, .integer64, .bitmask: return true
-        default: return false
+        case .button, .string, .controlClass, .compound, .unknown: return false
         }
     }
     /// Has a value to read (scalar and not write-only).
@@ -108,7 +108,7 @@ public struct V4L2Control: Equatable, Sendable {
             }
             return minimum &+ Int64(bitPattern: product)
         case .boolean: return v != 0 ? 1 : 0
-        default: return v
+        case .menu, .integerMenu, .bitmask, .button, .string, .controlClass, .compound, .unknown: return v
         }
     }
 
@@ -120,7 +120,7 @@ public struct V4L2Control: Equatable, Sendable {
         switch kind {
         case .menu, .integerMenu: return menuItem(v).map { "\(v) (\($0.label))" } ?? String(v)
         case .boolean: return v != 0 ? "1 (on)" : "0 (off)"
-        default: return String(v)
+        case .integer, .integer64, .bitmask, .button, .string, .controlClass, .compound, .unknown: return String(v)
         }
     }
 
@@ -520,7 +520,7 @@ public struct V4L2ControlInfo: Codable, Equatable, Sendable, CustomStringConvert
         switch type {
         case .integer, .integer64, .bitmask: s += " : min=\(minimum) max=\(maximum) step=\(step) default=\(defaultValue)"
         case .boolean, .menu, .integerMenu: s += " : " + (type == .boolean ? "" : "min=\(minimum) max=\(maximum) ") + "default=\(defaultValue)"
-        default: break
+        case .button, .string, .controlClass, .compound, .unknown: break
         }
         if let value { s += " value=\(value)" }
         if !flags.isEmpty { s += " flags=" + flags.joined(separator: ", ") }

@@ -35,6 +35,8 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
     private var delivered = 0
     /// The cameras' controls: enumerated, restored and `--ctrl` set each time they open (`V4L2SourceControls`).
     public let controls: V4L2SourceControls
+    public var cameraControls: V4L2SourceControls? { controls }
+    public var depthRate: DepthRateLimiting? { self }
     /// Control notices (refused values) go where the source's warnings go.
     public var onWarning: ((String) -> Void)? {
         get { controls.onNotice }

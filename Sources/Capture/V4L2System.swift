@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 
 /// Every system call the V4L2 camera makes, behind one protocol, so the camera code runs against
 /// the real kernel (`LinuxV4L2System`) or against a scripted one in tests (`ScriptedV4L2System`),
@@ -33,7 +33,7 @@ extension V4L2System {
     }
 }
 
-/// The real kernel through libv4l2 (CShim wraps its variadic calls). errno is captured right after
+/// The real kernel through libv4l2 (CPlatform wraps its variadic calls). errno is captured right after
 /// each call so nothing in between can overwrite it.
 public final class LinuxV4L2System: V4L2System {
     public private(set) var errno: Int32 = 0

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import DepthKit
 
 /// A V4L2 pixel format code (`v4l2_fourcc`), printed as its four characters.

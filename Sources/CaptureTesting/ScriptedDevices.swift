@@ -3,7 +3,9 @@ import Foundation
 
 /// A `DeviceNodeNotifier` that plays the kernel's inotify: tests `post` changes, and the watcher's
 /// thread, blocked in `waitForChanges`, receives them in order.
-public final class ScriptedDeviceNotifier: DeviceNodeNotifier {
+///
+/// `@unchecked Sendable`: `queue` and `interrupted` are read and written under `lock`.
+public final class ScriptedDeviceNotifier: DeviceNodeNotifier, @unchecked Sendable {
     private let lock = NSLock()
     private let ready = DispatchSemaphore(value: 0)
     private var queue: [[DeviceNodeChange]] = []
@@ -37,24 +39,30 @@ public final class ScriptedDeviceNotifier: DeviceNodeNotifier {
 
 /// `DeviceEvents` a test posts by hand: each `post` calls the subscribers at once, on the test's
 /// thread (what the watcher would report from its own).
-public final class ScriptedDeviceEvents: DeviceEvents {
-    private var handlers: [Int: (DeviceEvent) -> Void] = [:]
+///
+/// `@unchecked Sendable`: `handlers` and `nextToken` are read and written under `lock`.
+public final class ScriptedDeviceEvents: DeviceEvents, @unchecked Sendable {
+    private let lock = NSLock()
+    private var handlers: [Int: @Sendable (DeviceEvent) -> Void] = [:]
     private var nextToken = 0
 
     public init() {}
 
     /// Subscribers now.
-    public var subscriberCount: Int { handlers.count }
+    public var subscriberCount: Int { lock.withLock { handlers.count } }
 
     public func post(_ event: DeviceEvent) {
-        for (_, h) in handlers.sorted(by: { $0.key < $1.key }) { h(event) }
+        let hs = lock.withLock { handlers.sorted(by: { $0.key < $1.key }).map(\.value) }
+        for h in hs { h(event) }
     }
 
-    public func subscribe(_ handler: @escaping (DeviceEvent) -> Void) -> Int {
-        nextToken += 1
-        handlers[nextToken] = handler
-        return nextToken
+    public func subscribe(_ handler: @escaping @Sendable (DeviceEvent) -> Void) -> Int {
+        lock.withLock {
+            nextToken += 1
+            handlers[nextToken] = handler
+            return nextToken
+        }
     }
 
-    public func unsubscribe(_ token: Int) { handlers[token] = nil }
+    public func unsubscribe(_ token: Int) { lock.withLock { handlers[token] = nil } }
 }

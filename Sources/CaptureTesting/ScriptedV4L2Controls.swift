@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Capture
 
 /// One control of a scripted device, answered as a driver answers `VIDIOC_QUERY_EXT_CTRL`,

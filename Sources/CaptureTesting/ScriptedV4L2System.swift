@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CPlatform
 import Capture
 
 /// A `V4L2System` that plays the kernel: fake devices answer the ioctls a V4L2 driver answers,

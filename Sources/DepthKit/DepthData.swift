@@ -37,12 +37,12 @@ public struct DepthData: @unchecked Sendable {
                     switch srcFormat {
                     case .depthFloat32, .disparityFloat32: v = src.row(y, as: Float.self)[x]
                     case .depthFloat16, .disparityFloat16: v = Float(src.row(y, as: Float16.self)[x])
-                    default: v = Float(src.row(y, as: UInt16.self)[x]) * scale
+                    case .bgra8, .rgba8, .rgb8, .gray8, .gray16: v = Float(src.row(y, as: UInt16.self)[x]) * scale
                     }
                     if !isValidDepth(v) { v = 0 } else if invert { v = 1 / v }
                     switch format {
                     case .depthFloat32, .disparityFloat32: out.row(y, as: Float.self)[x] = v
-                    default: out.row(y, as: Float16.self)[x] = Float16(v)
+                    case .bgra8, .rgba8, .rgb8, .gray8, .gray16, .depthFloat16, .disparityFloat16: out.row(y, as: Float16.self)[x] = Float16(v)
                     }
                 }
             }

@@ -13,3 +13,12 @@ public enum DepthKitError: Error, CustomStringConvertible, Equatable {
         }
     }
 }
+
+public extension String {
+    /// The text of a NUL-terminated C character buffer (an error message a C call filled in), up to
+    /// its first NUL or its end.
+    init(cBuffer buffer: [CChar]) {
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        self.init(decoding: bytes, as: UTF8.self)
+    }
+}

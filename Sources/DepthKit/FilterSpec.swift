@@ -1,3 +1,5 @@
+import CDepthKit
+
 /// What a filter computes, independent of the backend that computes it.
 ///
 /// The CLI, the viewer and the tests describe a kernel with a `FilterSpec`; a `FilterFactory`
@@ -63,6 +65,17 @@ public enum DepthRange: Hashable, Sendable {
 /// Colormaps for depth; all take the same t ∈ [0, 1].
 public enum Colormap: String, CaseIterable, Hashable, Sendable {
     case jet, turbo, viridis, grayscale
+
+    /// DL_COLORMAP_* of dl_codes.h: the one code table the C kernels, the CPU point renderer and
+    /// the GLSL shaders read (a new colormap is a new case, a new code there, and each side's formula).
+    public var code: UInt32 {
+        switch self {
+        case .jet: return DL_COLORMAP_JET
+        case .turbo: return DL_COLORMAP_TURBO
+        case .viridis: return DL_COLORMAP_VIRIDIS
+        case .grayscale: return DL_COLORMAP_GRAYSCALE
+        }
+    }
 
     /// The color at t (clamped to [0, 1]) as linear RGB in [0, 1]. GPU shaders use the same formulas.
     @inline(__always)

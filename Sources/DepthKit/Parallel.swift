@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// The core count, read once: `ProcessInfo.activeProcessorCount` allocates on every read on Linux,
@@ -26,7 +26,7 @@ public func parallelBands(_ rows: Int, minimumRowsPerBand: Int = 16, _ body: (In
     }
 }
 
-/// Runs `body(0..<count)` on CShim's worker pool (cores − 1 threads and the caller), returning
+/// Runs `body(0..<count)` on CDepthKit's worker pool (cores − 1 threads and the caller), returning
 /// when all are done. Unlike `DispatchQueue.concurrentPerform`, it allocates nothing per call:
 /// the render loop runs kernels every frame and counts its allocations (`view --stats`).
 public func parallelFor(_ count: Int, _ body: (Int) -> Void) {

@@ -111,7 +111,7 @@ public final class PixelBuffer: @unchecked Sendable {
         case .bgra8: return (p[2], p[1], p[0], p[3])
         case .rgb8: return (p[0], p[1], p[2], 255)
         case .gray8: return (p[0], p[0], p[0], 255)
-        default: preconditionFailure("rgba(x:y:) on \(format)")
+        case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("rgba(x:y:) on \(format)")
         }
     }
 
@@ -122,7 +122,7 @@ public final class PixelBuffer: @unchecked Sendable {
         case .bgra8: p[0] = c.2; p[1] = c.1; p[2] = c.0; p[3] = c.3
         case .rgb8: p[0] = c.0; p[1] = c.1; p[2] = c.2
         case .gray8: p[0] = c.0
-        default: preconditionFailure("setRGBA on \(format)")
+        case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("setRGBA on \(format)")
         }
     }
 
@@ -133,7 +133,7 @@ public final class PixelBuffer: @unchecked Sendable {
         case .depthFloat16, .disparityFloat16: return Float(row(y, as: Float16.self)[x])
         case .gray16: return Float(row(y, as: UInt16.self)[x])
         case .gray8: return Float(row(y, as: UInt8.self)[x])
-        default: preconditionFailure("sample(x:y:) on \(format)")
+        case .bgra8, .rgba8, .rgb8: preconditionFailure("sample(x:y:) on \(format)")
         }
     }
 
@@ -143,7 +143,7 @@ public final class PixelBuffer: @unchecked Sendable {
         case .depthFloat16, .disparityFloat16: row(y, as: Float16.self)[x] = Float16(v)
         case .gray16: row(y, as: UInt16.self)[x] = UInt16(max(0, min(65535, v.rounded())))
         case .gray8: row(y, as: UInt8.self)[x] = UInt8(max(0, min(255, v.rounded())))
-        default: preconditionFailure("setSample on \(format)")
+        case .bgra8, .rgba8, .rgb8: preconditionFailure("setSample on \(format)")
         }
     }
 }

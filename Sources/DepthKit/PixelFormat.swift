@@ -28,7 +28,7 @@ public enum PixelFormat: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .bgra8, .rgba8: return 4
         case .rgb8: return 3
-        default: return 1
+        case .gray8, .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: return 1
         }
     }
 
@@ -36,7 +36,7 @@ public enum PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public var isColor: Bool {
         switch self {
         case .bgra8, .rgba8, .rgb8, .gray8: return true
-        default: return false
+        case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: return false
         }
     }
 
@@ -45,7 +45,7 @@ public enum PixelFormat: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: return true
         case .gray16(let scale): return scale > 0
-        default: return false
+        case .bgra8, .rgba8, .rgb8, .gray8: return false
         }
     }
 

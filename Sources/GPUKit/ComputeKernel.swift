@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import CVulkan
 import Foundation
 

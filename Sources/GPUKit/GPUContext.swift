@@ -179,6 +179,14 @@ public final class GPUContext: @unchecked Sendable {
 
     /// Runs `body` with the queue while holding the queue lock: `vkQueueSubmit` and
     /// `vkQueuePresentKHR` need the queue externally synchronized, so every use of it goes through here.
+    /// Waits until the device is idle, holding the queue lock: Vulkan requires every queue of the
+    /// device to be externally synchronized for `vkDeviceWaitIdle`, so no other thread may submit
+    /// or present meanwhile. Vulkan: `vkDeviceWaitIdle`.
+    @discardableResult
+    public func waitIdle() -> VkResult {
+        queueLock.withLock { vkDeviceWaitIdle(device) }
+    }
+
     public func withQueue<R>(_ body: (VkQueue) throws -> R) rethrows -> R {
         try queueLock.withLock { try body(queue) }
     }

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import CVulkan
 import DepthKit
 import Foundation
@@ -269,19 +269,10 @@ public final class GPUDepthColormapFilter: GPUFilter {
         }
         var p = PushWords()
         p.i(input.width); p.i(input.height)
-        p.u(Self.colormapIndex(colormap)); p.u(equalized)
+        p.u(colormap.code); p.u(equalized)
         p.f(lo); p.f(hi); p.f(perMeter); p.i(bins)
         main.dispatch(cb, sets: DescriptorSets(inSet, try textureCache.storageSet(output), counts.set), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))
     }
 
-    /// DL_COLORMAP_* of dl_codes.h.
-    static func colormapIndex(_ c: Colormap) -> UInt32 {
-        switch c {
-        case .jet: return DL_COLORMAP_JET
-        case .turbo: return DL_COLORMAP_TURBO
-        case .viridis: return DL_COLORMAP_VIRIDIS
-        case .grayscale: return DL_COLORMAP_GRAYSCALE
-        }
-    }
 }

@@ -37,8 +37,15 @@ public final class GPUFilterFactory: FilterFactory {
         case let .grayscale(offset, range):
             f = try GPUDepthToGrayscaleFilter(offset: offset, range: range, context: context, cache: textureCache, library: library)
         case let .colormap(map, range):
-            f = try GPUDepthColormapFilter(colormap: map, range: range, context: context, cache: textureCache, library: library)
+            return try makeColormapFilter(map, range: range)
         }
+        f.watchesShaders = watchesShaders
+        return f
+    }
+
+    /// The depth colormap kernel as its own type (its colormap and range are settable between frames).
+    public func makeColormapFilter(_ colormap: Colormap, range: DepthRange) throws -> GPUDepthColormapFilter {
+        let f = try GPUDepthColormapFilter(colormap: colormap, range: range, context: context, cache: textureCache, library: library)
         f.watchesShaders = watchesShaders
         return f
     }

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import CVulkan
 import DepthKit
 import Foundation
@@ -279,20 +279,11 @@ final class PointCloudCompute {
         max(1, Int(pointSize.rounded())) % 2 == 0
     }
 
-    /// DL_COLOR_BY_* of dl_codes.h.
-    static func colorByIndex(_ c: PointCloudColorBy) -> UInt32 {
-        switch c {
-        case .color: return DL_COLOR_BY_COLOR
-        case .depth: return DL_COLOR_BY_DEPTH
-        case .height: return DL_COLOR_BY_HEIGHT
-        }
-    }
-
     /// The rasterizer's flags word (DL_POINT_* of dl_codes.h).
     static func flags(source: UInt32, colorBy: PointCloudColorBy, colormap: Colormap, stride: Int, pointSize: Float) -> Int {
         let strideField = UInt32(min(max(stride, 1), 16) - 1)
-        var f = source << DL_POINT_SOURCE_SHIFT | colorByIndex(colorBy) << DL_POINT_COLOR_BY_SHIFT
-            | GPUDepthColormapFilter.colormapIndex(colormap) << DL_POINT_COLORMAP_SHIFT
+        var f = source << DL_POINT_SOURCE_SHIFT | colorBy.code << DL_POINT_COLOR_BY_SHIFT
+            | colormap.code << DL_POINT_COLORMAP_SHIFT
             | strideField << DL_POINT_STRIDE_SHIFT
         if landsOnNearestPixel(pointSize) { f |= DL_POINT_NEAREST_PIXEL_BIT }
         return Int(f)

@@ -35,14 +35,28 @@ public final class PointCloudRenderer {
     public let depthFormat: VkFormat
     /// Point sizes the device draws: 1…pointSizeRange.max with `largePoints`, else exactly 1.
     public let pointSizeRange: ClosedRange<Float>
+    /// How points look (size, background, colors, lighting, adaptive size): one value, the same
+    /// type the CPU renderer holds. The point size is clamped to `pointSizeRange` (NaN → 1).
+    /// Settable between frames.
+    public var style: PointStyle {
+        get { storedStyle }
+        set {
+            storedStyle = newValue
+            let s = newValue.pointSize
+            storedStyle.pointSize = s.isNaN ? 1 : min(max(s, pointSizeRange.lowerBound), pointSizeRange.upperBound)
+        }
+    }
+    private var storedStyle = PointStyle()
     /// Point diameter in output pixels, clamped to `pointSizeRange` (NaN → 1). Settable between frames.
     public var pointSize: Float {
-        get { storedPointSize }
-        set { storedPointSize = newValue.isNaN ? 1 : min(max(newValue, pointSizeRange.lowerBound), pointSizeRange.upperBound) }
+        get { style.pointSize }
+        set { style.pointSize = newValue }
     }
-    private var storedPointSize: Float = 1
     /// Background, RGBA in [0, 1]; dark gray by default.
-    public var clearColor: SIMD4<Float> = [0.1, 0.1, 0.1, 1]
+    public var clearColor: SIMD4<Float> {
+        get { style.clearColor }
+        set { storedStyle.clearColor = newValue }
+    }
     /// The last `render` / `draw`: wall clock of the whole call, GPU time of the draw.
     public private(set) var lastTiming: GPUTiming?
     public var counters: Counters { _counters }
@@ -58,18 +72,30 @@ public final class PointCloudRenderer {
     /// The compute path's atomics: 64 where `shaderBufferInt64Atomics` is enabled and not forced off, else 32.
     public var atomicBits: Int { context.bufferInt64Atomics && !forces32BitAtomics ? 64 : 32 }
     /// What colors points (compute path; the raster path always uses the color texel).
-    public var colorBy: PointCloudColorBy = .color
+    public var colorBy: PointCloudColorBy {
+        get { style.colorBy }
+        set { storedStyle.colorBy = newValue }
+    }
     /// The colormap of `colorBy` depth / height.
-    public var colormap: Colormap = .jet
+    public var colormap: Colormap {
+        get { style.colormap }
+        set { storedStyle.colormap = newValue }
+    }
     /// Meters mapped onto the colormap: depth (near end = warm) or height (−y).
     public var colorRange: ClosedRange<Float> = 0...5
     /// Eye-dome lighting after the compute path's resolve (off by default; DepthKit's
     /// `EyeDomeLighting`, pointCloudEDL.comp). The raster path does not shade.
-    public var eyeDomeLighting = EyeDomeLighting()
+    public var eyeDomeLighting: EyeDomeLighting {
+        get { style.eyeDomeLighting }
+        set { storedStyle.eyeDomeLighting = newValue }
+    }
     /// Adaptive point size (compute path; 0: off, every point `pointSize`): `AdaptivePointSize`'s
     /// scale; each point gets ⌈scale·z / w⌉ (depth frames) or ⌈scale / w⌉ (point buffers) pixels,
     /// clamped to 1…pointSize.
-    public var adaptiveSizeScale: Float = 0
+    public var adaptiveSizeScale: Float {
+        get { style.adaptiveSizeScale }
+        set { storedStyle.adaptiveSizeScale = newValue }
+    }
     /// Draw every n-th point of a point buffer (progressive drawing of big clouds while dragging); 1…16.
     public var pointStride = 1
 
@@ -124,7 +150,7 @@ public final class PointCloudRenderer {
     }
 
     deinit {
-        vkDeviceWaitIdle(context.device)
+        context.waitIdle()
         targets.removeAll()
         depthSets.removeAll()
         pools.removeAll()

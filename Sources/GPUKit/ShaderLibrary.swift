@@ -1,4 +1,5 @@
-import CShim
+import CDepthKit
+import CGlslang
 import Foundation
 
 /// SPIR-V for one shader file, with the files it was built from (for reloading).
@@ -21,7 +22,7 @@ public struct CompiledShader: Sendable {
 /// - Caches SPIR-V by a hash of the expanded source in `$XDG_CACHE_HOME/depthlens/spirv`
 ///   (else `~/.cache/depthlens/spirv`).
 /// - Codes and sizes shared with Swift live in `dl_codes.h` (included by `common.glsl` here and
-///   by CShim's header for Swift and C): one definition for every side.
+///   by CDepthKit's header for Swift and C): one definition for every side.
 public final class ShaderLibrary: @unchecked Sendable {
     public let directory: URL
     public let cacheDirectory: URL?

@@ -54,7 +54,7 @@ public final class GPUTexture {
         case .depthFloat32, .disparityFloat32:
             format = VK_FORMAT_R32_SFLOAT
             color = false
-        default:
+        case .rgb8, .gray8, .gray16, .depthFloat16, .disparityFloat16:
             throw GPUError.unsupported("the GPU texture cache takes rgba8, bgra8 or depthFloat32 buffers, not \(buffer.format)")
         }
         guard buffer.bytesPerRow % buffer.format.bytesPerPixel == 0 else {

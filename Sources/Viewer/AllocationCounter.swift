@@ -1,7 +1,7 @@
-import CShim
+import CPlatform
 import Foundation
 
-/// Heap allocations of the calling thread (CShim's malloc interposer, `alloc_count.c`) and the
+/// Heap allocations of the calling thread (CPlatform's malloc interposer, `alloc_count.c`) and the
 /// process's resident set size: the viewer's steady-state figures (`--stats`, ViewerTests).
 enum AllocationCounter {
     /// Starts or stops counting on the calling thread.

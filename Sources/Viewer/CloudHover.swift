@@ -1,4 +1,5 @@
-import CShim
+import CDepthKit
+import CPlatform
 import DepthKit
 import Foundation
 import GPUKit

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import DepthKit
 import Foundation
 

@@ -28,10 +28,7 @@ final class FramePresenter: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     // Written by the loop before `go.signal()`, read by the thread after `go.wait()`, and the
     // other way round for `result` and `threadCounts` with `done`: the semaphores order them.
-    private var swapchain: VkSwapchainKHR?
-    private var image: UInt32 = 0
-    private var transfer = false
-    private var wait: VkSemaphore?
+    private var frame: Handover?
     private var submitError: Error?
     private var stopping = false
     private var result = VK_SUCCESS
@@ -43,6 +40,15 @@ final class FramePresenter: @unchecked Sendable {
     private var started = false
     /// Whether the frame handed over last went to the thread (`start`'s `threaded`).
     private var onThread = false
+
+    /// The frame handed over: its swapchain and image, whether a copy writes the image, and the
+    /// semaphore its submit signals and its present waits for.
+    private struct Handover {
+        var swapchain: VkSwapchainKHR
+        var image: UInt32
+        var transfer: Bool
+        var wait: VkSemaphore
+    }
 
     init(context: GPUContext, submit: @escaping (_ transfer: Bool, _ signal: VkSemaphore) throws -> Void) {
         self.context = context
@@ -59,10 +65,7 @@ final class FramePresenter: @unchecked Sendable {
     /// measured frame to frame, which a frame still in flight would make one frame late).
     func start(_ swapchain: VkSwapchainKHR, image: UInt32, transfer: Bool, wait: VkSemaphore, threaded: Bool = FramePresenter.threaded) {
         precondition(!pending, "a frame is still being submitted and presented")
-        self.swapchain = swapchain
-        self.image = image
-        self.transfer = transfer
-        self.wait = wait
+        frame = Handover(swapchain: swapchain, image: image, transfer: transfer, wait: wait)
         pending = true
         onThread = threaded
         if threaded {
@@ -89,9 +92,9 @@ final class FramePresenter: @unchecked Sendable {
     /// The submit, then (when it worked) the present.
     private func run() {
         do {
-            guard let swapchain, let wait else { return }
-            try submit(transfer, wait)
-            result = context.present(swapchain, image: image, wait: wait)
+            guard let f = frame else { return }
+            try submit(f.transfer, f.wait)
+            result = context.present(f.swapchain, image: f.image, wait: f.wait)
         } catch {
             submitError = error
         }

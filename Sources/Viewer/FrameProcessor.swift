@@ -32,15 +32,22 @@ final class FrameProcessor {
     let recorder: GPUFrameRecorder
     let factory: GPUFilterFactory
     private let cpu = CPUFilterFactory()
-    private var gpuFilters: [String: GPUFilter] = [:]
-    private var mixer: GPUFragmentMixer?
-    private var targets: [String: PixelBuffer] = [:]
-    private var cpuFilters: [String: FilterRenderer] = [:]
-    private var cpuMixer: ImageMixer?
+    /// The kernels made so far, kept by name and size, and the CPU pictures they draw into.
+    private var kernels = Kernels()
+    private struct Kernels {
+        var gpu: [String: GPUFilter] = [:]
+        /// The colormap kernel, one for every colormap and range (set per frame).
+        var colormap: GPUDepthColormapFilter?
+        var mixer: GPUFragmentMixer?
+        var targets: [String: PixelBuffer] = [:]
+        var cpu: [String: FilterRenderer] = [:]
+        var cpuMixer: ImageMixer?
+    }
     private var cpuCache: (key: CPUEffectKey, buffer: PixelBuffer, label: String)?
     /// `--backend auto`: per kernel and size, the backend BackendSelector measured as faster
     /// (remembered on disk per device, shared with `process --backend auto`).
     private lazy var selector = BackendSelector(deviceName: factory.backendName)
+    /// Per kernel and size: on the GPU or not (what the selector chose).
     private var autoChoices: [String: Bool] = [:]
     /// The depth-mask modes on the GPU.
     private lazy var gpuEffects = GPUEffectStage(factory: factory, recorder: recorder)
@@ -48,9 +55,13 @@ final class FrameProcessor {
     private(set) var autoNotes: [String] = []
     /// CPU milliseconds of the last frame per kernel.
     private(set) var cpuTimes: [(String, Double)] = []
-    /// The last output label and auto key, rebuilt only when their parts change (no allocation per frame).
-    private var labelMemo = TextMemo<OutputLabelParts>(), autoKeyMemo = TextMemo<AutoKeyParts>()
-    private var cpuColormapKeyMemo = TextMemo<CPUColormapKeyParts>()
+    /// The last output label, auto key and CPU colormap key, rebuilt only when their parts change
+    /// (no allocation per frame).
+    private var memos = Memos()
+    private struct Memos {
+        var label = TextMemo<OutputLabelParts>(), autoKey = TextMemo<AutoKeyParts>()
+        var cpuColormapKey = TextMemo<CPUColormapKeyParts>()
+    }
 
     /// Set by the window each frame: pictures made on the CPU will be copied into the swapchain
     /// image (`PictureCopy`), so they are not uploaded as textures (a GPU copy a frame saved).
@@ -79,25 +90,25 @@ final class FrameProcessor {
 
     /// Shader errors of the kernels in use (`--watch-shaders`), one line each.
     var shaderErrors: [String] {
-        var e = gpuFilters.values.compactMap { $0.lastShaderError.map { "\($0)" } }
-        if let m = mixer?.lastShaderError { e.append("\(m)") }
+        var e = (Array(kernels.gpu.values) + [kernels.colormap].compactMap { $0 }).compactMap { $0.lastShaderError.map { "\($0)" } }
+        if let m = kernels.mixer?.lastShaderError { e.append("\(m)") }
         e += gpuEffects.shaderErrors
         return e
     }
 
     /// A buffer standing for a GPU-only image (its host memory is never read or written per frame).
     private func target(_ name: String, _ w: Int, _ h: Int) -> PixelBuffer {
-        if let b = targets[name], b.width == w, b.height == h { return b }
+        if let b = kernels.targets[name], b.width == w, b.height == h { return b }
         let b = PixelBuffer(width: w, height: h, format: .rgba8)
-        targets[name] = b
+        kernels.targets[name] = b
         return b
     }
 
     private func gpuFilter(_ key: String, _ spec: FilterSpec, input: FrameFormat) throws -> GPUFilter {
         let f: GPUFilter
-        if let existing = gpuFilters[key] { f = existing } else {
+        if let existing = kernels.gpu[key] { f = existing } else {
             f = try factory.makeGPUFilter(spec)
-            gpuFilters[key] = f
+            kernels.gpu[key] = f
         }
         if f.inputFormat != input { try f.prepare(input: input, outputRetainedBufferCountHint: 1) }
         return f
@@ -105,9 +116,9 @@ final class FrameProcessor {
 
     private func cpuFilter(_ key: String, _ spec: FilterSpec, input: FrameFormat) throws -> FilterRenderer {
         let f: FilterRenderer
-        if let existing = cpuFilters[key] { f = existing } else {
+        if let existing = kernels.cpu[key] { f = existing } else {
             f = try cpu.makeFilter(spec)
-            cpuFilters[key] = f
+            kernels.cpu[key] = f
         }
         if f.inputFormat != input { try f.prepare(input: input, outputRetainedBufferCountHint: 2) }
         return f
@@ -181,7 +192,9 @@ final class FrameProcessor {
             if onGPU {
                 let (tc, td) = try timed("upload") { (s.blend ? try recorder.upload(cb, color) : nil, try recorder.upload(cb, d)) }
                 mark("upload")
-                let f = try gpuFilter("colormap", spec, input: d.frameFormat) as! GPUDepthColormapFilter
+                let f = try kernels.colormap ?? factory.makeColormapFilter(s.colormap, range: s.depthRange)
+                kernels.colormap = f
+                if f.inputFormat != d.frameFormat { try f.prepare(input: d.frameFormat, outputRetainedBufferCountHint: 1) }
                 f.colormap = s.colormap
                 f.range = s.depthRange
                 let mapped = try recorder.target(for: target("colormap", d.width, d.height))
@@ -195,9 +208,9 @@ final class FrameProcessor {
                                   mixWith: mapped, mixFactor: s.mix.isNaN ? 0 : min(max(s.mix, 0), 1))
                 }
                 let m: GPUFragmentMixer
-                if let existing = mixer { m = existing } else {
+                if let existing = kernels.mixer { m = existing } else {
                     m = try factory.makeGPUMixer(mixFactor: s.mix)
-                    mixer = m
+                    kernels.mixer = m
                 }
                 let mappedFormat = FrameFormat(width: d.width, height: d.height, pixelFormat: .rgba8)
                 if m.inputFormat != color.frameFormat || m.secondInputFormat != mappedFormat {
@@ -209,14 +222,14 @@ final class FrameProcessor {
                 mark("mix")
                 return Output(texture: out, width: color.width, height: color.height, label: outputLabel(name, blend: s.blend ? s.mix : nil, gpu: true), note: nil)
             }
-            let key = cpuColormapKeyMemo.text(for: CPUColormapKeyParts(name: name, range: s.depthRange)) { "colormap-\($0.name)-\($0.range)" }
+            let key = memos.cpuColormapKey.text(for: CPUColormapKeyParts(name: name, range: s.depthRange)) { "colormap-\($0.name)-\($0.range)" }
             let f = try cpuFilter(key, spec, input: d.frameFormat)
             var b = try timed(name) { try f.render(d) }
             if s.blend {
                 let m: ImageMixer
-                if let existing = cpuMixer, existing.mixFactor == min(max(s.mix, 0), 1) { m = existing } else {
+                if let existing = kernels.cpuMixer, existing.mixFactor == min(max(s.mix, 0), 1) { m = existing } else {
                     m = ImageMixer(mixFactor: s.mix)
-                    cpuMixer = m
+                    kernels.cpuMixer = m
                 }
                 if m.inputFormat != color.frameFormat || m.secondInputFormat != b.frameFormat {
                     try m.prepare(input: color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
@@ -263,12 +276,12 @@ final class FrameProcessor {
         let parts = AutoKeyParts(stage: stage, rosyMatrix: s.rosyMatrix, blend: s.blend, colormap: s.colormap.rawValue, mode: s.mode.name,
                                  colorWidth: color.width, colorHeight: color.height,
                                  depthWidth: depth?.width ?? 0, depthHeight: depth?.height ?? 0)
-        return autoKeyMemo.text(for: parts) { _ in makeAutoKey(stage, s, color: color, depth: depth) }
+        return memos.autoKey.text(for: parts) { _ in makeAutoKey(stage, s, color: color, depth: depth) }
     }
 
     /// A frame's label, rebuilt only when its parts change.
     private func outputLabel(_ name: String, blend: Float? = nil, gpu: Bool) -> String {
-        labelMemo.text(for: OutputLabelParts(name: name, blend: blend, gpu: gpu)) { $0.text }
+        memos.label.text(for: OutputLabelParts(name: name, blend: blend, gpu: gpu)) { $0.text }
     }
 
     private func makeAutoKey(_ stage: PreviewMode.Stage, _ s: ViewSettings, color: PixelBuffer, depth: PixelBuffer?) -> String {
@@ -337,26 +350,31 @@ final class FrameProcessor {
 
     /// The depth-mask modes' CPU mask filter and effect renderers, kept while their settings and
     /// sizes hold (made per frame, their pools, locks and tables were most of a frame's allocations).
-    private var cpuMask: DepthMaskFilter?
-    private var cpuEffectRenderers: [DepthEffectKind: DepthEffectRenderer] = [:]
+    /// The depth-mask modes on the CPU: the mask (kept while focus, slope and size stay) and one
+    /// renderer per effect.
+    private var cpuEffects = CPUEffects()
+    private struct CPUEffects {
+        var mask: DepthMaskFilter?
+        var renderers: [DepthEffectKind: DepthEffectRenderer] = [:]
+    }
 
     /// The CPU kernels of the depth-mask modes (DepthKit), rgba8 at the color size: the same
     /// filters `DepthEffect.apply` would make, prepared once instead of every frame.
     func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float) throws -> PixelBuffer {
         let slope = stage == .portrait ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope
         let mask: DepthMaskFilter
-        if let m = cpuMask, m.focus == focus, m.slope == slope, m.outputWidth == color.width, m.outputHeight == color.height {
+        if let m = cpuEffects.mask, m.focus == focus, m.slope == slope, m.outputWidth == color.width, m.outputHeight == color.height {
             mask = m
         } else {
             mask = DepthMaskFilter(kind: .highpass, focus: focus, slope: slope, width: 0.1,
                                    outputWidth: color.width, outputHeight: color.height)
-            cpuMask = mask
+            cpuEffects.mask = mask
         }
         if mask.inputFormat != depth.frameFormat { try mask.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 1) }
         func effect(_ kind: DepthEffectKind) throws -> PixelBuffer {
             let values = try mask.floatMask(depth)
-            let r = cpuEffectRenderers[kind] ?? DepthEffectRenderer(kind: kind)
-            cpuEffectRenderers[kind] = r
+            let r = cpuEffects.renderers[kind] ?? DepthEffectRenderer(kind: kind)
+            cpuEffects.renderers[kind] = r
             if r.inputFormat != color.frameFormat {
                 try r.prepare(image: color.frameFormat, maskWidth: values.width, maskHeight: values.height,
                               outputRetainedBufferCountHint: 1)

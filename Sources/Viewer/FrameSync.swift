@@ -43,7 +43,7 @@ final class FrameSync {
     deinit {
         presenter.stop()
         _ = try? stream.wait()
-        vkDeviceWaitIdle(context.device)   // presentation may still wait on a semaphore
+        context.waitIdle()   // presentation may still wait on a semaphore
         renderDone.forEach { vkDestroySemaphore(context.device, $0, nil) }
         vkDestroySemaphore(context.device, acquireSemaphore, nil)
     }

@@ -17,7 +17,7 @@ public enum ViewerAction: Hashable, Sendable {
 }
 
 /// One row of the key table: GLFW key codes (any of them), the label people read, and per view
-/// the action. The input handler, the `?` overlay and README's table all read `KeyBindings.all`.
+/// the action. The input handler, the `?` overlay and docs/VIEWER.md's key table all read `KeyBindings.all`.
 public struct KeyBinding: Sendable {
     public let keys: [Int32]
     /// Shift must be held (e.g. `?` is Shift+/ on a US layout).
@@ -125,7 +125,7 @@ public enum KeyBindings {
         ("click two points", "3D: distance between them in mm"),
     ]
 
-    /// The key table as Markdown (README's "Keys" section is this text).
+    /// The key table as Markdown (docs/VIEWER.md's "Keys" section is exactly this text; a test).
     public static var markdown: String {
         var s = "| key | what it does |\n| --- | --- |\n"
         for b in all { s += "| \(b.label) | \(b.help) |\n" }

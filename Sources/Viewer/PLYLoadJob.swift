@@ -6,15 +6,15 @@ import Foundation
 /// window stays responsive: `SourceSession` keeps showing the old source, draws a progress line,
 /// and swaps the cloud in when the read is done; Esc cancels it (`PLYLoadControl`).
 final class PLYLoadJob: @unchecked Sendable {
-    /// The `--source` text and the file.
-    let text: String
+    /// The `ply:` source and its file.
+    let spec: SourceSpec
     let path: String
     let control = PLYLoadControl()
     private let lock = NSLock()
     private var result: Result<PLYContents, Error>?
 
-    init(text: String, path: String) {
-        self.text = text
+    init(spec: SourceSpec, path: String) {
+        self.spec = spec
         self.path = path
         let t = Thread { [control] in
             let r = Result { try PLYReader.load(path, control: control) }

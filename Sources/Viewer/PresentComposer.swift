@@ -79,7 +79,7 @@ final class PresentComposer {
         scene3D?.log = { line in
             guard printsPicks else { return }
             print(line)
-            fflush(stdout)
+            fflush(nil)
         }
     }
 

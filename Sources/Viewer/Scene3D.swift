@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import CGLFW
 import CVulkan
 import Capture
@@ -97,23 +97,17 @@ final class Scene3D {
         picture = nil
     }
 
+    /// The CPU renderer with the GPU renderer's style (point size, colors, shading: one
+    /// `PointStyle`, also both pictures' keys); the color range and stride are the caller's.
+    func cpuRendererWithGPUSettings() -> CPUPointRenderer {
+        cpuRenderer.style = renderer.style
+        return cpuRenderer
+    }
+
     /// Draws `frame`'s points on the CPU (`CPUPointRenderer`, the compute path's picture) into a
     /// reused `width`×`height` picture, for the window to copy in. With `reuse`, a picture drawn
     /// from the same frame, camera, size and settings as the last one is not drawn again (a still
     /// view of a paused or slower source); `view --reprocess` draws every frame.
-    /// The CPU renderer with the GPU renderer's settings (point size, colors, shading; the point
-    /// list's color range and stride are the caller's).
-    func cpuRendererWithGPUSettings() -> CPUPointRenderer {
-        let r = cpuRenderer
-        r.pointSize = renderer.pointSize
-        r.colorBy = renderer.colorBy
-        r.colormap = renderer.colormap
-        r.clearColor = renderer.clearColor
-        r.eyeDomeLighting = renderer.eyeDomeLighting
-        r.adaptiveSizeScale = renderer.adaptiveSizeScale
-        return r
-    }
-
     func renderOnCPU(frame: FrameSet, width: Int, height: Int, reuse: Bool = false) throws -> PixelBuffer {
         let (depthData, depth, color, k) = try prepare(frame, width: width, height: height)
         let out: PixelBuffer
@@ -122,7 +116,7 @@ final class Scene3D {
         }
         cpuTarget = out
         let r = cpuRendererWithGPUSettings()
-        let key = CPUDrawKey(frame, viewProjection: viewProjection, look: PointLook(renderer), stride: r.pointStride, into: out)
+        let key = CPUDrawKey(frame, viewProjection: viewProjection, look: renderer.style, stride: r.pointStride, into: out)
         if reuse, picture === out, lastCPUDraw == key { return out }
         lastCPUDraw = nil   // not valid while drawing (a failed draw leaves no picture to reuse)
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
@@ -139,10 +133,10 @@ final class Scene3D {
     struct CPUDrawKey: Equatable {
         let depth: ObjectIdentifier?, depthGeneration: UInt64, color: ObjectIdentifier, colorGeneration: UInt64, index: Int
         let viewProjection: Matrix4
-        let look: PointLook, pointStride: Int
+        let look: PointStyle, pointStride: Int
         let picture: ObjectIdentifier, width: Int, height: Int
 
-        init(_ f: FrameSet, viewProjection: Matrix4, look: PointLook, stride: Int, into out: PixelBuffer) {
+        init(_ f: FrameSet, viewProjection: Matrix4, look: PointStyle, stride: Int, into out: PixelBuffer) {
             let d = f.depth?.map
             depth = d.map { ObjectIdentifier($0) }
             depthGeneration = d?.generation ?? 0
@@ -156,17 +150,6 @@ final class Scene3D {
     }
     private var lastCPUDraw: CPUDrawKey?
 
-    /// The renderer settings a point picture is made with, both ways of drawing (the CPU renderer
-    /// takes the GPU renderer's, `cpuRendererWithGPUSettings`): part of both pictures' keys.
-    struct PointLook: Equatable {
-        let pointSize: Float, colorBy: PointCloudColorBy, colormap: Colormap, clearColor: SIMD4<Float>
-        let eyeDomeLighting: EyeDomeLighting, adaptiveSizeScale: Float
-
-        init(_ r: PointCloudRenderer) {
-            pointSize = r.pointSize; colorBy = r.colorBy; colormap = r.colormap; clearColor = r.clearColor
-            eyeDomeLighting = r.eyeDomeLighting; adaptiveSizeScale = r.adaptiveSizeScale
-        }
-    }
     private var cpuTarget: PixelBuffer?
     /// The CPU picture of a point list, reused.
     var listTarget: PixelBuffer?

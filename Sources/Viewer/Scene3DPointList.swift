@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import CGLFW
 import CVulkan
 import Capture
@@ -66,7 +66,7 @@ struct PointListState {
         var viewProjection: Matrix4
         var width: Int, height: Int
         var stride: Int
-        var look: Scene3D.PointLook
+        var look: PointStyle
         var colorRange: ClosedRange<Float>
         var atomicBits: Int
     }
@@ -266,7 +266,7 @@ extension Scene3D {
         pointList = list
         return PointListState.DrawKey(
             cloud: ObjectIdentifier(list.cloud), count: list.cloud.count, onCPU: onCPU, viewProjection: draw.viewProjection,
-            width: draw.width, height: draw.height, stride: list.stride, look: Scene3D.PointLook(renderer),
+            width: draw.width, height: draw.height, stride: list.stride, look: renderer.style,
             colorRange: renderer.colorRange, atomicBits: renderer.atomicBits)
     }
 

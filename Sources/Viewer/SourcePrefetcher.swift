@@ -9,7 +9,11 @@ import Foundation
 ///
 /// Playback commands (pause, step, seek) go through this object: they run on the source under
 /// the same lock as `nextFrame` and empty the queue, so a stepped or sought frame is the next one shown.
-final class SourcePrefetcher: PlaybackControl {
+///
+/// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
+/// `error`, `warnings`, `running`, `generation`, `mirror` and `pendingDepthRateLimit` are read and
+/// written under `queueLock`; `thread` is set before the thread starts.
+final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     let source: FrameSource
     private let sourceLock = NSLock()   // held around every call into `source`
     private let queueLock = NSLock()    // held around `queue`, `error`, `warnings`, `running`
@@ -20,12 +24,17 @@ final class SourcePrefetcher: PlaybackControl {
     private var generation = 0
     private var thread: Thread?
     private let idle = DispatchSemaphore(value: 0)
-    // What the panel asks every frame, kept here so asking never waits for a frame being made.
-    private var shownIndex = 0
-    private var cachedLoop = false
-    private var cachedFPS: Double?
-    private var cachedCount: Int?
-    private var paused = false
+    /// What the panel asks every frame, kept here (under `queueLock`) so asking never waits for a
+    /// frame being made.
+    private var mirror = PlaybackMirror()
+    private struct PlaybackMirror {
+        /// The index of the frame last taken (or the source's, right after a step or seek).
+        var shownIndex = 0
+        var loop = false
+        var fps: Double?
+        var count: Int?
+        var paused = false
+    }
     /// A depth rate limit waiting to be set by the source's thread (`.some(nil)` lifts it).
     private var pendingDepthRateLimit: Double??
 
@@ -33,13 +42,20 @@ final class SourcePrefetcher: PlaybackControl {
     /// source): frames before the first one taken, which the queue may have let go, count from here.
     let startIndex: Int?
 
+    /// The source's playback controls (nil for a live or still source), called under `sourceLock`.
+    private let sourcePlayback: PlaybackControl?
+
+    /// Takes `source` over (started) and starts its thread. The source's warnings are delivered
+    /// by `take`: its callback is set here, before the thread that calls it starts.
     init(_ source: FrameSource) {
         self.source = source
+        sourcePlayback = source.playback
         queue.reserveCapacity(2)
-        startIndex = (source as? PlaybackControl)?.currentIndex
-        if let p = source as? PlaybackControl {
-            shownIndex = p.currentIndex; cachedLoop = p.loop; cachedFPS = p.fps; cachedCount = p.frameCount; paused = p.isPaused
+        startIndex = sourcePlayback?.currentIndex
+        if let p = sourcePlayback {
+            mirror = PlaybackMirror(shownIndex: p.currentIndex, loop: p.loop, fps: p.fps, count: p.frameCount, paused: p.isPaused)
         }
+        source.onWarning = { [weak self] in self?.post(warning: $0) }
         let t = Thread { [weak self] in self?.produce() }
         t.name = "depthlens source"
         thread = t
@@ -52,8 +68,8 @@ final class SourcePrefetcher: PlaybackControl {
         if wasRunning { idle.wait() }
     }
 
-    /// A warning from the source's own callbacks (TUM), delivered by the next `take`.
-    func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
+    /// A warning from the source's own callbacks, delivered by the next `take`.
+    private func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
 
     /// The newest finished frame (nil when none arrived since the last call), and the source's
     /// last error and warnings since then.
@@ -61,7 +77,7 @@ final class SourcePrefetcher: PlaybackControl {
         queueLock.withLock {
             let f = queue.last
             queue.removeAll(keepingCapacity: true)
-            if let f { shownIndex = f.index }
+            if let f { mirror.shownIndex = f.index }
             let e = error
             error = nil
             var w: [String] = []
@@ -82,7 +98,7 @@ final class SourcePrefetcher: PlaybackControl {
                     defer { pendingDepthRateLimit = nil }
                     return (generation, pendingDepthRateLimit)
                 }
-                if let limit, let s = source as? DepthRateLimiting, s.depthRateLimit != limit { s.depthRateLimit = limit }
+                if let limit, let s = source.depthRate, s.depthRateLimit != limit { s.depthRateLimit = limit }
                 return (started, Result { try source.nextFrame(now: monotonicSeconds()) })
             }
             switch result {
@@ -107,7 +123,7 @@ final class SourcePrefetcher: PlaybackControl {
     /// source cannot lower its depth rate.
     @discardableResult
     func setDepthRateLimit(_ limit: Double?) -> Bool {
-        guard source is DepthRateLimiting else { return false }
+        guard source.depthRate != nil else { return false }
         queueLock.withLock { pendingDepthRateLimit = .some(limit) }
         return true
     }
@@ -118,38 +134,39 @@ final class SourcePrefetcher: PlaybackControl {
     /// that was due before a pause is still shown, so the picture and the reported index agree.
     private func control<R>(moves: Bool = false, _ body: (PlaybackControl) throws -> R) rethrows -> R {
         try sourceLock.withLock {
-            let p = source as! PlaybackControl
+            // Only reached through `playback`, which is nil without the source's controls.
+            guard let p = sourcePlayback else { preconditionFailure("playback control of a source without playback") }
             let r = try body(p)
             queueLock.withLock {
                 if moves {
                     queue.removeAll(keepingCapacity: true); generation += 1
-                    shownIndex = p.currentIndex
+                    mirror.shownIndex = p.currentIndex
                 }
-                paused = p.isPaused
+                mirror.paused = p.isPaused
             }
             return r
         }
     }
 
     /// Self when the source has playback controls.
-    var playback: PlaybackControl? { source is PlaybackControl ? self : nil }
+    var playback: PlaybackControl? { sourcePlayback == nil ? nil : self }
 
     // MARK: PlaybackControl, forwarded under the lock
-    var isPaused: Bool { queueLock.withLock { paused } }
+    var isPaused: Bool { queueLock.withLock { mirror.paused } }
     func pause() { control { $0.pause() } }
     func resume() { control { $0.resume() } }
     func step(by delta: Int) throws { try control(moves: true) { try $0.step(by: delta) } }
     func seek(toFrame index: Int) throws { try control(moves: true) { try $0.seek(toFrame: index) } }
     var loop: Bool {
-        get { queueLock.withLock { cachedLoop } }
-        set { control { $0.loop = newValue; cachedLoop = $0.loop } }
+        get { queueLock.withLock { mirror.loop } }
+        set { control { $0.loop = newValue; mirror.loop = $0.loop } }
     }
     var fps: Double? {
-        get { queueLock.withLock { cachedFPS } }
-        set { control { $0.fps = newValue; cachedFPS = $0.fps } }
+        get { queueLock.withLock { mirror.fps } }
+        set { control { $0.fps = newValue; mirror.fps = $0.fps } }
     }
-    var frameCount: Int? { cachedCount }
+    var frameCount: Int? { queueLock.withLock { mirror.count } }
     /// The index of the frame last taken (or the source's, right after a step or seek).
-    var currentIndex: Int { queueLock.withLock { shownIndex } }
-    var isFinished: Bool { sourceLock.withLock { (source as! PlaybackControl).isFinished } }
+    var currentIndex: Int { queueLock.withLock { mirror.shownIndex } }
+    var isFinished: Bool { sourceLock.withLock { sourcePlayback?.isFinished ?? false } }
 }

@@ -30,8 +30,6 @@ final class Swapchain {
     /// Set when the swapchain must be made again before the next frame: the window changed
     /// (fullscreen, vsync, minimized) or acquire or present said it is out of date or suboptimal.
     var needsRecreate = true
-    /// How many times the swapchain was (re)made.
-    private(set) var generation = 0
 
     /// Takes ownership of `surface`: destroyed with this object, or here when this throws.
     init(context: GPUContext, surface: VkSurfaceKHR, vsync: Bool) throws {
@@ -172,7 +170,6 @@ final class Swapchain {
             framebuffers.append(try RenderPass.framebuffer(device, renderPass: renderPass, views: [v],
                                                            width: e.width, height: e.height))
         }
-        generation += 1
         needsRecreate = false
         return true
     }

@@ -18,13 +18,15 @@ public final class ViewerApp {
     let log: ViewerLog
     let stats: ViewerStats
     let sync: FrameSync
+    /// The source and its thread (and the thermal watch that limits its depth rate).
     let session: SourceSession
+    /// Each new frame smoothed, calibrated and aligned: `depth.current` is the frame shown.
+    let depth: DepthPipeline
     let composer: PresentComposer
     let imgui: ImGuiLayer
     let capture: ViewerCapture
     /// The panel's Export section and Ctrl+E: recordings written as TUM folders on their own thread.
     let export: ViewerExport
-    let thermal: ThermalWatch
     /// What the panel and the keys change between frames.
     var settings: ViewSettings
     var view: ViewerOptions.View
@@ -78,8 +80,9 @@ public final class ViewerApp {
         settings.backend = options.backend
         settings.smoothing = options.smoothing
         view = options.view
-        ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source)
-        session = try SourceSession(options: options, context: ctx, log: log, cameras: Self.makeCameraCatalog(log: log))
+        ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source.description)
+        session = try SourceSession(options: options, log: log, cameras: Self.makeCameraCatalog(log: log))
+        depth = DepthPipeline(options: options, context: ctx, log: log)
         let (fw, fh) = win.framebufferSize
         try swapchain.recreate(width: fw, height: fh)
         swapchain.needsRecreate = false
@@ -89,16 +92,15 @@ public final class ViewerApp {
         capture = ViewerCapture(directory: options.snapshotDir, log: log, composer: composer)
         capture.recordsRGBD = options.recordRGBD
         export = ViewerExport(options: options, log: log)
-        thermal = ThermalWatch(log: log)
         try showPointList()
         session.start()
     }
 
     deinit {
-        thermal.stop()
+        session.thermal.stop()
         session.cameras.stop()
         try? sync.finishPresent()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
     }
 
     // MARK: The loop
@@ -111,13 +113,13 @@ public final class ViewerApp {
         export.finish()
         try sync.finishPresent()
         try sync.waitForFrame()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
         let steadyLine = stats.finish()
         if options.stats, let steadyLine {
             print(steadyLine)
-            fflush(stdout)
+            fflush(nil)
         }
-        logUI("exit frames \(session.framesReceived) shown \(stats.framesShown) dropped \(stats.perSecond.dropped) last \(session.lastFrameIndex ?? -1)")
+        logUI("exit frames \(session.timeline.framesReceived) shown \(stats.framesShown) dropped \(stats.perSecond.dropped) last \(session.timeline.lastFrameIndex ?? -1)")
     }
 
     /// One pass of the loop; false when the window is to close. Input, swapchain, the previous
@@ -140,15 +142,15 @@ public final class ViewerApp {
             try sync.waitForFrame()
             stats.lap("gpu wait")
         }
-        if let limit = thermal.poll(), limit != session.depthRateLimit { session.limitDepthRate(limit) }
-        session.poll(settings: &settings, stats: &stats.perSecond)
+        depth.sync(&settings, session: session)
+        if let f = session.poll(stats: &stats.perSecond) { depth.take(f, from: session, alignDepth: settings.alignDepth) }
         pollPointLists()
         stats.lap("source")
         if ahead {
             imgui.newFrame()
             buildUI(now: now)
             stats.lap("ui")
-            composer.drawAhead(frame: session.current, view: view, settings: settings, extent: swapchain.extent, now: now)
+            composer.drawAhead(frame: depth.current, view: view, settings: settings, extent: swapchain.extent, now: now)
             stats.lap("kernels")
         }
         try sync.finishPresent()
@@ -167,7 +169,7 @@ public final class ViewerApp {
         }
 
         let cb = try sync.beginFrame()
-        var shown = composer.process(cb, frame: session.current, view: view, settings: settings, extent: swapchain.extent,
+        var shown = composer.process(cb, frame: depth.current, view: view, settings: settings, extent: swapchain.extent,
                                      copyFormat: swapchain.copyFormat, now: now)
         stats.lapKernels(composer.processor.cpuTimes)
         composer.draw(cb, &shown, swapchain: swapchain, image: image, area: imageArea, imgui: imgui)
@@ -188,13 +190,13 @@ public final class ViewerApp {
         reportFirstFrame()
         // Tests wait for frames to be drawn instead of sleeping (`--log-ui` only).
         log.frame(shownCount)
-        if let source = session.source { capture.frameShown(shown, frame: session.current, source: source, view: view, settings: settings) }
+        if let source = session.source { capture.frameShown(shown, frame: depth.current, source: source, view: view, settings: settings) }
         stats.endFrame {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
                 print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? ""))
-                fflush(stdout)
+                fflush(nil)
             }
         }
         if stats.titleDue(now: now) { updateWindowTitle() }
@@ -214,7 +216,7 @@ public final class ViewerApp {
         guard swapchain.needsRecreate || Int(swapchain.extent.width) != fw || Int(swapchain.extent.height) != fh else { return true }
         try sync.finishPresent()
         try sync.waitForFrame()
-        vkDeviceWaitIdle(swapchain.context.device)
+        swapchain.context.waitIdle()
         guard try swapchain.recreate(width: fw, height: fh) else { glfwWaitEventsTimeout(0.05); return false }
         try sync.prepare(imageCount: swapchain.images.count)
         imgui.setImageCount(max(2, swapchain.images.count))
@@ -226,7 +228,8 @@ public final class ViewerApp {
 
     /// Opens the panel's source text in place of the current source; on failure the old one stays.
     func reopenSource() {
-        guard session.reopen(String(cString: ui.sourceText)) else { return }
+        guard session.reopen(String(cBuffer: ui.sourceText)) else { return }
+        depth.reset()
         do { try showPointList() } catch { notice("cannot show \(session.name): \(error)", isError: true) }
         notice("opened \(session.name)")
     }

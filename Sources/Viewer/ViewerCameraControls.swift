@@ -67,12 +67,11 @@ extension ViewerApp {
     /// as combos, buttons as buttons; inactive, read-only, grabbed and disabled controls dimmed.
     /// Changes are posted to the source's thread, which makes the ioctls (`V4L2SourceControls`).
     func buildCameraControlsSection() {
-        guard let camera = (session.source as? ReconnectingSource)?.source ?? session.source as? V4L2Source else { return }
-        let (tables, layout, _) = camera.controls.snapshot()
+        guard let controls = session.source?.cameraControls else { return }
+        let (tables, layout, _) = controls.snapshot()
         guard !tables.isEmpty else { return }
         ui.cameraControls.update(tables, layout: layout)
         guard UI.header("Camera controls", open: false) else { return }
-        let controls = camera.controls
         for (d, table) in tables.enumerated() where d < ui.cameraControls.devices.count {
             let device = ui.cameraControls.devices[d]
             UI.text(device.title, color: [0.7, 0.9, 1])
@@ -96,7 +95,7 @@ extension ViewerApp {
                     }
                 case .button:
                     if UI.button(row.label) { controls.post(.set(device: d, name: c.name, value: 1)) }
-                default:
+                case .string, .controlClass, .compound, .unknown:
                     UI.text(row.note)
                 }
                 UI.endDisabled()

@@ -62,7 +62,7 @@ enum ExportRangeError: Error, Equatable, CustomStringConvertible {
 /// `DatasetExporter` then finishes the index files with exactly the frames written.
 final class ViewerExportJob: @unchecked Sendable {
     struct Request: Sendable {
-        var source: String
+        var source: SourceSpec
         var directory: String
         var overwrite: Bool
         var selection: ExportSelection
@@ -113,8 +113,7 @@ final class ViewerExportJob: @unchecked Sendable {
         let result: Outcome
         var exporter: DatasetExporter?
         do {
-            let spec = try SourceSpec(parsing: r.source)
-            let source = try spec.makeSource(depthScale: r.depthScale)
+            let source = try r.source.makeSource(depthScale: r.depthScale)
             try DatasetExporter.prepare(directory: r.directory, overwrite: r.overwrite)
             let e = DatasetExporter(source: source, directory: r.directory)
             exporter = e
@@ -155,12 +154,16 @@ final class ViewerExport {
     /// a new one is picked after each export, so the next does not land in a full folder.
     private var madeFolder: String?
     var selection = TimelineSelection()
-    /// Export the whole recording even when marks are set.
-    var whole = false
-    var color = true, depth = true, ir = false, ply = false
-    /// Depth registered to the color camera, at the color size (`convert --align color`).
-    var alignToColor = false
-    var overwrite = false
+    /// The panel's choices: what to write, which range, alignment, overwriting.
+    var choices = Choices()
+    struct Choices {
+        /// Export the whole recording even when marks are set.
+        var whole = false
+        var color = true, depth = true, ir = false, ply = false
+        /// Depth registered to the color camera, at the color size (`convert --align color`).
+        var alignToColor = false
+        var overwrite = false
+    }
     /// The section starts open when `--export-dir` was given.
     let startsOpen: Bool
     /// Exports started (`--log-ui`'s state line).
@@ -197,7 +200,7 @@ final class ViewerExport {
         folder = Array(s.utf8CString.dropLast()) + [CChar](repeating: 0, count: 1024)
     }
 
-    private var folderText: String { String(cString: folder) }
+    private var folderText: String { String(cBuffer: folder) }
 
     /// A fresh `<snapshot-dir>/export-YYYYMMDD-HHMMSS` in the folder field.
     private func pickFolder() {
@@ -247,7 +250,7 @@ final class ViewerExport {
         case .unavailable(let why): return .failure(CaptureError.invalidState(why.text))
         case .still: return .success(nil)
         case .recording(let n):
-            switch selection.frames(frameCount: n, whole: whole) {
+            switch selection.frames(frameCount: n, whole: choices.whole) {
             case .success(let r): return .success(r)
             case .failure(let e): return .failure(e)
             }
@@ -256,8 +259,8 @@ final class ViewerExport {
 
     // MARK: Starting, following, finishing
 
-    /// Starts an export of `sourceText` (opened again on the export's thread) with the panel's settings.
-    func start(sourceText: String, availability: Availability, options: ViewerOptions) {
+    /// Starts an export of `source` (opened again on the export's thread) with the panel's settings.
+    func start(source: SourceSpec, availability: Availability, options: ViewerOptions) {
         guard job == nil else { log.notice("export: one is running (Ctrl+E cancels it)", isError: true); return }
         let frames: ClosedRange<Int>?
         switch range(availability) {
@@ -265,20 +268,20 @@ final class ViewerExport {
         case .failure(let e): log.notice("export: \(e)", isError: true); return
         }
         var contents: ExportContents = []
-        if color { contents.insert(.color) }
-        if depth { contents.insert(.depth) }
+        if choices.color { contents.insert(.color) }
+        if choices.depth { contents.insert(.depth) }
         guard !contents.isEmpty else { log.notice("export: tick color or depth to write", isError: true); return }
-        if ir { contents.insert(.ir) }
+        if choices.ir { contents.insert(.ir) }
         let dir = folderText.trimmingCharacters(in: .whitespaces)
         guard !dir.isEmpty else { log.notice("export: the folder is empty", isError: true); return }
-        if !overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
+        if !choices.overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
             log.notice("export: \(dir) exists and is not empty (tick \"overwrite\" to write into it)", isError: true)
             return
         }
         let total = frames?.count ?? 1
         job = ViewerExportJob(.init(
-            source: sourceText, directory: dir, overwrite: overwrite, selection: ExportSelection(frames: frames),
-            contents: contents, ply: ply, align: alignToColor ? .color : .none, calibration: options.calibration,
+            source: source, directory: dir, overwrite: choices.overwrite, selection: ExportSelection(frames: frames),
+            contents: contents, ply: choices.ply, align: choices.alignToColor ? .color : .none, calibration: options.calibration,
             depthScale: options.depthScale, total: total))
         started += 1
         lastResult = ""
@@ -348,7 +351,7 @@ final class ViewerExport {
     // MARK: The panel
 
     /// The section's widgets (the header is drawn by the caller). `current`: the playback index.
-    func panel(availability a: Availability, current: Int?, sourceText: @autoclosure () -> String, options: ViewerOptions) {
+    func panel(availability a: Availability, current: Int?, source: SourceSpec, options: ViewerOptions) {
         var why: String?
         if case .unavailable(let r) = a { why = r.text }
         if let why { wrapped(why, color: [1, 0.7, 0.3]) }
@@ -371,13 +374,13 @@ final class ViewerExport {
         if UI.button("end here"), let c = current { selection.markEnd(c) }
         UI.sameLine()
         if UI.button("clear marks") { selection.clear() }
-        if UI.radio("marked range", !whole) { whole = false }
+        if UI.radio("marked range", !choices.whole) { choices.whole = false }
         UI.sameLine()
-        if UI.radio("whole recording", whole) { whole = true }
+        if UI.radio("whole recording", choices.whole) { choices.whole = true }
         UI.endDisabled()
         var unavailable = false
         if case .unavailable = a { unavailable = true }
-        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: whole, still: a == .still, unavailable: unavailable)
+        let parts = RangeParts(selection: selection, frameCount: frameCount, whole: choices.whole, still: a == .still, unavailable: unavailable)
         wrapped(rangeText.text(for: parts) { p in
             if p.unavailable { return "range: none" }
             if p.still { return "range: the one frame" }
@@ -387,19 +390,19 @@ final class ViewerExport {
             }
         })
 
-        UI.checkbox("color", &color)
+        UI.checkbox("color", &choices.color)
         UI.sameLine()
-        UI.checkbox("depth", &depth)
+        UI.checkbox("depth", &choices.depth)
         UI.sameLine()
-        UI.checkbox("ir", &ir)
+        UI.checkbox("ir", &choices.ir)
         UI.sameLine()
-        UI.checkbox("ply", &ply)
+        UI.checkbox("ply", &choices.ply)
         UI.text("align depth")
         UI.sameLine()
-        if UI.radio("none##align", !alignToColor) { alignToColor = false }
+        if UI.radio("none##align", !choices.alignToColor) { choices.alignToColor = false }
         UI.sameLine()
-        if UI.radio("to color##align", alignToColor) { alignToColor = true }
-        UI.checkbox("overwrite a non-empty folder", &overwrite)
+        if UI.radio("to color##align", choices.alignToColor) { choices.alignToColor = true }
+        UI.checkbox("overwrite a non-empty folder", &choices.overwrite)
         UI.endDisabled()
 
         if let j = job {
@@ -415,7 +418,7 @@ final class ViewerExport {
             if UI.button("cancel (Ctrl+E)") { cancel() }
         } else {
             UI.beginDisabled(why != nil)
-            if UI.button("export (Ctrl+E)") { start(sourceText: sourceText(), availability: a, options: options) }
+            if UI.button("export (Ctrl+E)") { start(source: source, availability: a, options: options) }
             UI.endDisabled()
         }
         if !lastResult.isEmpty { wrapped(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
@@ -435,26 +438,25 @@ extension ViewerApp {
     /// The panel's "Export..." section (collapsed at first unless `--export-dir` was given).
     func buildExportSection() {
         guard UI.header("Export...", open: export.startsOpen) else { return }
-        export.panel(availability: exportAvailability, current: playback?.currentIndex, sourceText: session.openedText,
+        export.panel(availability: exportAvailability, current: playback?.currentIndex, source: session.opened,
                      options: options)
     }
 
-    /// I, O and Ctrl+E.
-    func performExport(_ action: ViewerAction) {
-        switch action {
-        case .markStart, .markEnd:
-            // The playback index: the frame stepped or sought to, as the panel's frame slider shows it.
-            guard case .recording = exportAvailability, let i = playback?.currentIndex else {
-                notice("export marks: \(session.name) has no timeline", isError: true)
-                return
-            }
-            if action == .markStart { export.selection.markStart(i) } else { export.selection.markEnd(i) }
-            logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
-        case .toggleExport:
-            if export.isRunning { export.cancel() } else {
-                export.start(sourceText: session.openedText, availability: exportAvailability, options: options)
-            }
-        default: break
+    /// I and O: marks the export's first or last frame at the frame shown.
+    func markExport(start: Bool) {
+        // The playback index: the frame stepped or sought to, as the panel's frame slider shows it.
+        guard case .recording = exportAvailability, let i = playback?.currentIndex else {
+            notice("export marks: \(session.name) has no timeline", isError: true)
+            return
+        }
+        if start { export.selection.markStart(i) } else { export.selection.markEnd(i) }
+        logUI("export marks \(export.selection.start ?? -1) \(export.selection.end ?? -1)")
+    }
+
+    /// Ctrl+E: starts an export, or cancels the one running.
+    func toggleExport() {
+        if export.isRunning { export.cancel() } else {
+            export.start(source: session.opened, availability: exportAvailability, options: options)
         }
     }
 }

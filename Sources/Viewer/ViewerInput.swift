@@ -30,7 +30,7 @@ extension ViewerApp {
                     ui.pinnedReadout = readout(atWindowX: x, y: y)
                     if let r = ui.pinnedReadout, options.logReadout {
                         print("readout: \(r.text)")
-                        fflush(stdout)
+                        fflush(nil)
                     }
                 }
             case let .scroll(_, dy, x, y):
@@ -45,7 +45,7 @@ extension ViewerApp {
             // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
             if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
                 print("hover: \(r.text)")
-                fflush(stdout)
+                fflush(nil)
             }
         } else {
             ui.hoverReadout = imguiMouse ? nil : readout(atWindowX: cx, y: cy)
@@ -54,7 +54,7 @@ extension ViewerApp {
 
     /// The depth under a window point: window → letterbox → displayed image → depth map pixel.
     func readout(atWindowX x: Double, y: Double) -> DepthReadout? {
-        guard settings.depthOn, let frame = session.current, let depth = frame.depth, let out = composer.lastOutput else { return nil }
+        guard settings.depthOn, let frame = depth.current, let depth = frame.depth, let out = composer.lastOutput else { return nil }
         let box = imageBox(out)
         guard let p = box.imagePixel(windowX: x, windowY: y) else { return nil }
         let map = depth.map
@@ -84,12 +84,14 @@ extension ViewerApp {
             case .snapshot: capture.snapshotRequested = true
             case .toggleRecord:
                 if let source = session.source {
-                    capture.toggleRecording(view: view, frame: session.current, source: source, calibration: session.calibration)
+                    capture.toggleRecording(view: view, frame: depth.current, source: source, calibration: depth.calibration)
                 } else {
                     notice("record: a PLY point list has no frames to record", isError: true)
                 }
-            case .exportPLY: capture.exportPLY(frame: session.current)
-            case .markStart, .markEnd, .toggleExport: performExport(action)
+            case .exportPLY: capture.exportPLY(frame: depth.current)
+            case .markStart: markExport(start: true)
+            case .markEnd: markExport(start: false)
+            case .toggleExport: toggleExport()
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
                 if view == .threeD && composer.scene3D == nil { notice("the 3D view is not available in this build") }

@@ -22,18 +22,18 @@ final class ViewerLog {
     func notice(_ s: String, isError: Bool = false, seconds: Double = 6) {
         notices.append(Notice(text: s, until: monotonicSeconds() + seconds, isError: isError))
         if notices.count > 6 { notices.removeFirst(notices.count - 6) }
-        if logsUI { print("notice: \(s)"); fflush(stdout) }
+        if logsUI { print("notice: \(s)"); fflush(nil) }
     }
 
     /// `ui: …` with `--log-ui`.
     func ui(_ s: String) {
-        if logsUI { print("ui: \(s)"); fflush(stdout) }
+        if logsUI { print("ui: \(s)"); fflush(nil) }
     }
 
     /// `frame N` with `--log-ui`, after each shown frame: window tests wait for frames to be drawn
     /// after an event instead of sleeping a fixed time.
     func frame(_ n: Int) {
-        if logsUI { print("frame \(n)"); fflush(stdout) }
+        if logsUI { print("frame \(n)"); fflush(nil) }
     }
 
     /// Drops the notices whose time ran out.

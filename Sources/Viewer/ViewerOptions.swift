@@ -6,7 +6,8 @@ import Foundation
 public struct ViewerOptions: Sendable {
     public enum View: String, Sendable { case twoD = "2d", threeD = "3d" }
 
-    public var source = "synthetic"
+    /// `--source`, parsed once by the CLI: what the window opens (and an export opens again).
+    public var source: SourceSpec = .synthetic
     public var depthScale: Float?
     public var mode: PreviewMode = PreviewMode.all[0]
     public var view: View = .twoD

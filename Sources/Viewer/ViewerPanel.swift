@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import Capture
 import DepthKit
 import Foundation
@@ -32,9 +32,9 @@ extension ViewerApp {
         // Errors that persist, then notices that fade.
         var lines: [(String, Bool)] = []
         if let e = session.error { lines.append(("source: \(e)", true)) }
-        if let w = thermal.warning { lines.append((w, true)) }
+        if let w = session.thermal.warning { lines.append((w, true)) }
         if let rec = capture.recordingStatus { lines.append((rec, true)) }
-        if let load = session.loadLine() { lines.append((load, false)) }
+        if let load = session.ply.loadLine() { lines.append((load, false)) }
         // Shader errors come only from reloads (--watch-shaders).
         let shaderErrors = options.watchShaders ? composer.shaderErrors : []
         if shaderErrors != ui.lastShaderErrors {
@@ -143,14 +143,14 @@ extension ViewerApp {
                     var f = Float(p.currentIndex)
                     if UI.slider("frame", &f, 0...Float(max(n - 1, 1)), format: "%.0f") { try? p.seek(toFrame: Int(f)) }
                     // The timeline: frame index, the frame's own timestamp, time into the recording of its duration.
-                    if let frame = session.current {
-                        let elapsed = session.firstTimestamp.map { frame.timestamp - $0 } ?? -1
+                    if let frame = depth.current {
+                        let elapsed = session.timeline.firstTimestamp.map { frame.timestamp - $0 } ?? -1
                         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 128) { buf in
                             _ = dl_format_timeline(buf.baseAddress!, 128, frame.index, n, frame.timestamp, elapsed,
-                                                   elapsed >= 0 ? session.durationSeconds ?? 0 : 0)
+                                                   elapsed >= 0 ? session.timeline.durationSeconds ?? 0 : 0)
                             UI.text(cString: buf.baseAddress!)
                         }
-                    } else if let line = session.sequenceLine {
+                    } else if let line = session.ply.sequenceLine {
                         UI.text(line)   // a PLY sequence: index, file name, time
                     }
                 } else {
@@ -179,7 +179,7 @@ extension ViewerApp {
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))
-            fflush(stdout)
+            fflush(nil)
             ui.loggedLayout = true
         }
     }

@@ -6,9 +6,9 @@ extension ViewerApp {
     /// Uploads the source's point list to the 3D view (or clears it) and starts in 3D for one; a
     /// PLY sequence clears it too and starts in 3D, its files arriving in `showSequenceFrame`.
     func showPointList() throws {
-        let contents = session.takePointList()
+        let contents = session.ply.takePointList()
         guard let scene3D = composer.scene3D else {
-            if contents != nil || session.sequence != nil {
+            if contents != nil || session.ply.sequence != nil {
                 notice("the 3D view is not available in this build: a PLY point list cannot be shown", isError: true)
             }
             return
@@ -21,10 +21,10 @@ extension ViewerApp {
                 let read = stats.framesShown == 0 ? options.pointList?.readSeconds : nil
                 print("load: \(list.cloud.count) points:" + (read.map { String(format: " read and parse %.2f s,", $0) } ?? "")
                       + String(format: " GPU upload %.2f s, host copy %.2f s", list.loadSeconds.upload, list.loadSeconds.host))
-                fflush(stdout)
+                fflush(nil)
             }
             logUI("point list \(list.cloud.count) points, \(list.hasColor ? "colored" : "colored by height")")
-        } else if let q = session.sequence {
+        } else if let q = session.ply.sequence {
             view = .threeD
             logUI("ply sequence \(q.count) files")
         }
@@ -34,6 +34,7 @@ extension ViewerApp {
     /// shown, and the PLY sequence's newest loaded file goes to the 3D view.
     func pollPointLists() {
         if session.finishLoad() {
+            depth.reset()
             do { try showPointList() } catch { notice("cannot show \(session.name): \(error)", isError: true) }
             notice("opened \(session.name)")
         }

@@ -155,7 +155,7 @@ final class ViewerCapture {
                                            color: frame.color, depth: frame.depth, intrinsics: frame.depth?.intrinsics ?? source.intrinsics,
                                            mode: mode, timestamp: frame.timestamp, frame: frame.index, source: source.name)
             log.notice("snapshot: \(files.count) files as \(directory)/\(name)_*")
-            if log.logsUI { print("snapshot: \((directory as NSString).appendingPathComponent(name))"); fflush(stdout) }
+            if log.logsUI { print("snapshot: \((directory as NSString).appendingPathComponent(name))"); fflush(nil) }
         } catch {
             log.notice("snapshot failed: \(error)", isError: true)
         }
@@ -170,7 +170,7 @@ final class ViewerCapture {
             let path = (directory as NSString).appendingPathComponent(Snapshot.name(frame: frame.index) + ".ply")
             try PLYWriter.write(cloud, to: path)
             log.notice("exported \(cloud.count) points to \(path)")
-            if log.logsUI { print("ply: \(path)"); fflush(stdout) }
+            if log.logsUI { print("ply: \(path)"); fflush(nil) }
         } catch {
             log.notice("export failed: \(error)", isError: true)
         }

@@ -19,6 +19,6 @@ extension ViewerApp {
     func reportFirstFrame() {
         guard options.stats, options.pointList != nil, stats.framesShown == 1, let start = options.startedAt else { return }
         print(String(format: "load: first frame presented %.2f s after start", monotonicSeconds() - start))
-        fflush(stdout)
+        fflush(nil)
     }
 }

@@ -40,6 +40,6 @@ extension ViewerApp {
         guard force || line != ui.lastStateLine else { return }
         ui.lastStateLine = line
         print("state: \(line)")
-        fflush(stdout)
+        fflush(nil)
     }
 }

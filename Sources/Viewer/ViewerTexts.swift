@@ -59,14 +59,14 @@ extension ViewerApp {
     func makePanelStatusLines() -> [String] {
         let stats = self.stats.perSecond
         var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(swapchain.context.name)"]
-        lines += thermal.panelLines
+        lines += session.thermal.panelLines
         lines += ["present: \(swapchain.presentModeName), \(swapchain.extent.width)x\(swapchain.extent.height)"]
         for (k, v) in stats.stageMs { lines.append(String(format: "  %-9@ %6.2f ms", k, v)) }
         if !stats.kernelMs.isEmpty { lines.append("CPU per kernel") }
         for (k, v) in stats.kernelMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
         if !stats.gpuMs.isEmpty { lines.append("GPU (timestamps)") }
         for (k, v) in stats.gpuMs { lines.append(String(format: "  %-12@ %6.2f ms", k, v)) }
-        if let f = session.current {
+        if let f = depth.current {
             lines.append("color \(f.color.width)x\(f.color.height)" + (f.depth.map { ", depth \($0.map.width)x\($0.map.height)" } ?? ", no depth"))
         }
         return lines
@@ -81,10 +81,10 @@ extension ViewerApp {
             status += "  | GPU " + stats.gpuMs.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: " ")
         }
         // Which intrinsics the 3D view, readout and exports use: recorded, given, or assumed.
-        let calibration = session.calibration.map { c in
+        let calibration = depth.calibration.map { c in
             c.origin.hasPrefix("default") ? "assumed intrinsics (525·W/640, center)" : "calibration: \(c.origin)"
         }
-        return status + "  | dropped \(stats.dropped)  | \(thermal.status)" + (calibration.map { "  | \($0)" } ?? "")
+        return status + "  | dropped \(stats.dropped)  | \(session.thermal.status)" + (calibration.map { "  | \($0)" } ?? "")
             + "  | \(swapchain.context.name)"
     }
 }

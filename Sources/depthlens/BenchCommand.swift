@@ -136,11 +136,11 @@ struct BenchCommand: ParsableCommand {
 }
 
 /// One kernel as `bench` runs it: which input it reads and how to run it prepared, in steady state.
-struct BenchKernel {
+struct BenchKernel: Sendable {
     let name: String
-    let input: (RGBDFrame) -> PixelBuffer
+    let input: @Sendable (RGBDFrame) -> PixelBuffer
     /// Prepares the renderer(s) once and returns what renders one frame.
-    let prepare: (FilterFactory, RGBDFrame) throws -> Prepared
+    let prepare: @Sendable (FilterFactory, RGBDFrame) throws -> Prepared
 
     struct Prepared {
         /// The renderer being timed (for its GPU timestamps).
@@ -175,7 +175,7 @@ struct BenchKernel {
             try m.prepare(input: frame.color.frameFormat, secondInput: b.frameFormat, outputRetainedBufferCountHint: 2)
             return Prepared(renderer: m) { try m.render(frame.color, b) }
         },
-    ] + moreColormapRows + depthEffects + [.smooth, .align]
+    ] + moreColormapRows + depthEffects + [.smooth, .align, .quality]
 }
 
 struct BenchResult: Codable {

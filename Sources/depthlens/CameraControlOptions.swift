@@ -12,10 +12,10 @@ struct CameraControlOptions: ParsableArguments {
     var noRestore = false
 
     /// The options for the source `source`; `--ctrl` on a source that is not a camera is an error.
-    func options(source: String) throws -> V4L2ControlOptions {
+    func options(source: SourceSpec) throws -> V4L2ControlOptions {
         let assignments = try ctrl.map { try V4L2ControlAssignment(parsing: $0) }
         if !assignments.isEmpty {
-            guard case .v4l2 = try SourceSpec(parsing: source) else {
+            guard case .v4l2 = source else {
                 throw DepthKitError.invalidArgument("--ctrl applies to a V4L2 camera (--source v4l2:/dev/videoN), not '\(source)'")
             }
         }

@@ -76,6 +76,9 @@ struct ConvertCommand: ParsableCommand {
         })
         bar.finish()
         for w in summary.warnings { warn("\(src.name): \(w)") }
+        if src.metadata.tags["depth_accuracy"] == DepthData.Accuracy.relative.rawValue {
+            warn("\(src.name): the depth is relative (not metric): the depth images' millimeters are not real distances")
+        }
         let plys = ply ? ", \(summary.plyWritten) PLY files" : ""
         if let s = summary.stoppedBy {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; \(out) lists every frame written")

@@ -9,7 +9,8 @@ struct DepthLens: ParsableCommand {
         abstract: "A viewer and toolbox for live color + depth streams.",
         version: "depthlens (\(buildConfiguration) build)",
         subcommands: [ViewCommand.self, ProcessCommand.self, ExportPLYCommand.self, InfoCommand.self,
-                      RecordCommand.self, ConvertCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self]
+                      RecordCommand.self, ConvertCommand.self, BenchCommand.self, DevicesCommand.self, Render3DCommand.self,
+                      QualityCommand.self, MeasureCommand.self, PublishCommand.self, SubscribeCommand.self]
     )
 
     /// Parses and runs, reporting every failure — a bad number, a missing file, a corrupt image —

@@ -32,18 +32,19 @@ struct InfoCommand: ParsableCommand {
         guard !items.isEmpty else { throw DepthKitError.invalidArgument("info needs a source or a file to describe") }
         for path in items {
             do {
-                if let spec = Self.sourceSpec(path) {
+                let spec = Self.sourceSpec(path)
+                if let spec, spec.kind.hasFrames {
                     let d = try SourceDescription(spec, depthScale: depthScale)
                     print(json ? try d.jsonText() : d.text)
                     continue
                 }
                 // `ply:FILE`, the point-list source, is described as its file is.
-                if !FileManager.default.fileExists(atPath: path), case .ply(let file)? = try? SourceSpec(parsing: path) {
+                if case .ply(let file)? = spec {
                     if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a point list (info \(file) describes it)") }
                     print(try describePLY(file))
                     continue
                 }
-                if !FileManager.default.fileExists(atPath: path), case let .plySequence(d, p)? = try? SourceSpec(parsing: path) {
+                if case let .plySequence(d, p)? = spec {
                     if json { throw DepthKitError.invalidArgument("--json describes sources with frames; \(path) is a PLY sequence") }
                     let (text, bad) = try describePLYSequence(d, pattern: p)
                     print(text)
@@ -60,12 +61,11 @@ struct InfoCommand: ParsableCommand {
         if failed > 0 { throw ExitCode.failure }
     }
 
-    /// The spec when `text` is a source with frames ("tum:DIR", "synthetic"…), nil for plain paths
+    /// The spec when `text` is a source ("tum:DIR", "synthetic", "ply:FILE"…), nil for plain paths
     /// (a file called "a:b.png" that exists is a file).
     static func sourceSpec(_ text: String) -> SourceSpec? {
-        guard !FileManager.default.fileExists(atPath: text), let spec = try? SourceSpec(parsing: text),
-              spec.kind.hasFrames else { return nil }
-        return spec
+        guard !FileManager.default.fileExists(atPath: text) else { return nil }
+        return try? SourceSpec(parsing: text)
     }
 
     private func describe(_ path: String) throws -> String {
@@ -89,7 +89,7 @@ struct InfoCommand: ParsableCommand {
             line += ", depth scale \(scale) units/m"
         case .depthFloat32, .depthFloat16, .disparityFloat32, .disparityFloat16:
             asDepth = DepthData(map: image)
-        default:
+        case .bgra8, .rgba8, .rgb8, .gray8:
             asDepth = nil
         }
         if let d = asDepth {
@@ -173,6 +173,8 @@ struct SourceDescription {
     let metadata: SourceMetadata
     let calibration: RGBDCalibration
     let frameCount: Int?
+    /// "N poses (origin)" when the source has camera poses.
+    let poses: (count: Int, origin: String)?
 
     init(_ spec: SourceSpec, depthScale: Float?) throws {
         self.spec = spec
@@ -180,7 +182,8 @@ struct SourceDescription {
         let reader = try FrameReader(source: source)   // keeps the source started while it is read
         guard let first = try reader.next() else { throw CaptureError.invalidState("\(source.name) has no frame") }
         var meta = source.metadata
-        frameCount = (source as? PlaybackControl)?.frameCount
+        frameCount = source.playback?.frameCount
+        poses = source.poses.map { ($0.count, $0.origin) }
         if meta.streams.isEmpty {
             let fps = source.nominalFrameRate
             meta.streams.append(.init(name: "color", width: first.color.width, height: first.color.height, fps: fps,
@@ -190,7 +193,7 @@ struct SourceDescription {
                                           encoding: "\(d.map.format)", frames: frameCount))
             }
         }
-        if meta.durationSeconds == nil, let p = source as? PlaybackControl, let n = p.frameCount, n > 1,
+        if meta.durationSeconds == nil, let n = source.playback?.frameCount, n > 1,
            let fps = source.nominalFrameRate, fps > 0 {
             meta.durationSeconds = Double(n - 1) / fps
         }
@@ -219,6 +222,9 @@ struct SourceDescription {
              "encoding": s.encoding, "frames": s.frames ?? NSNull()]
         }
         if !metadata.tags.isEmpty { o["tags"] = metadata.tags }
+        // A photo's depth may be relative (iPhone portrait): not meters, said at the top level.
+        if let a = metadata.tags["depth_accuracy"] { o["accuracy"] = a }
+        o["poses"] = poses.map { ["count": $0.count, "origin": $0.origin, "frame": "optical (x right, y down, z forward), world from camera"] as [String: Any] } ?? NSNull()
         return o
     }
 
@@ -243,12 +249,17 @@ struct SourceDescription {
             return String(format: "  %@ intrinsics: %dx%d fx %.3f fy %.3f cx %.3f cy %.3f", name, k.width, k.height,
                           k.fx, k.fy, k.cx, k.cy) + " \(m.model.rawValue)" + (m.coeffs.isEmpty ? "" : " \(m.coeffs)")
         }
+        if metadata.kind == "photo" {
+            // What the photo says about its depth: container, encoding and range, accuracy, lens.
+            for (k, v) in metadata.tags.sorted(by: { $0.key < $1.key }) { lines.append("  \(k.replacingOccurrences(of: "_", with: " ")): \(v)") }
+        }
         lines.append(camera("depth", calibration.depth))
         lines.append(camera("color", calibration.color))
         let t = calibration.depthToColor.translation
         lines.append(String(format: "  depth→color: translation %.4f %.4f %.4f m, rotation ", t.x, t.y, t.z)
                      + calibration.depthToColor.rotation.map { String(format: "%.5f", $0) }.joined(separator: " "))
         lines.append("  depth scale \(calibration.depthScale) units/m; calibration: \(calibration.origin)")
+        if let p = poses { lines.append("  poses: \(p.count) camera poses from \(p.origin) (world from the optical frame)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -96,9 +96,15 @@ struct RGBDInputOptions: ParsableArguments {
 
     /// Loads the frame. `needDepth` false lets color-only filters run without --depth.
     func load(needDepth: Bool = true) throws -> LoadedFrame {
+        try load(try sourceSpec(), needDepth: needDepth)
+    }
+
+    /// Loads the frame of `spec` (what `sourceSpec()` returned: a command that asked already
+    /// passes it on rather than parse `--source` again).
+    func load(_ spec: SourceSpec?, needDepth: Bool = true) throws -> LoadedFrame {
         try check()
         var frame: LoadedFrame
-        if let spec = try sourceSpec() {
+        if let spec {
             frame = try Self.load(spec, frame: self.frame ?? 0, depthScale: depthScale)
             if frame.depth == nil && needDepth {
                 throw DepthKitError.file(path: spec.path ?? spec.description, problem: "has no depth (this command needs depth)")
@@ -129,6 +135,11 @@ struct RGBDInputOptions: ParsableArguments {
         let f = try FrameReader.frame(index, of: source)
         let name = spec.path ?? spec.description
         let units = try source.depthUnitsPerMeter ?? DepthIO.validatedScale(depthScale)
+        for w in source.warnings { warn(w) }
+        if f.depth?.accuracy == .relative {
+            // An iPhone portrait photo's depth: good for near/far, not meters; say so with every result.
+            warn("\(name): the depth is relative (not metric): distances and point positions are not meters")
+        }
         return LoadedFrame(color: f.color, depth: f.depth, colorPath: name, depthPath: f.depth == nil ? nil : name,
                            unitsPerMeter: units, calibration: source.calibration)
     }

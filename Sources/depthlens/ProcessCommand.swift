@@ -57,17 +57,24 @@ struct ProcessCommand: ParsableCommand {
         let smoother = smoothSettings.enabled ? SmoothingOptions.makeSmoother(smoothSettings, gpu: choice == .gpu) : nil
         if let folder = inputFolder {
             if input.source != nil { throw DepthKitError.invalidArgument("--input is --source tum:DIR; give one of them") }
-            try processAll(.tum(directory: folder), filter: f, parameters: p, backend: choice, smoother: smoother)
+            let spec = SourceSpec.tum(directory: folder)
+            guard let recording = try Recording(spec, depthScale: input.depthScale) else {
+                throw DepthKitError.file(path: folder, problem: "holds no frames")
+            }
+            try processAll(recording, spec, filter: f, parameters: p, backend: choice, smoother: smoother)
             return
         }
-        if let text = input.source, input.frame == nil {
-            let spec = try SourceSpec(parsing: text)
-            if case .tum = spec {
-                try processAll(spec, filter: f, parameters: p, backend: choice, smoother: smoother)
+        let spec = try input.sourceSpec()
+        if let spec, input.source != nil, input.frame == nil {
+            // A recording (a data-set folder, a bag, an mkv…) is processed frame by frame into the
+            // folder --out; any other source gives its one frame.
+            try input.check()
+            if let recording = try Recording(spec, depthScale: input.depthScale) {
+                try processAll(recording, spec, filter: f, parameters: p, backend: choice, smoother: smoother)
                 return
             }
         }
-        var frame = try input.load(needDepth: f.needsDepth)
+        var frame = try input.load(spec, needDepth: f.needsDepth)
         p.depthScale = frame.unitsPerMeter
         if let smoother, let d = frame.depth { frame.depth = try smoother.smooth(d) }
         frame = try aligned(frame, filter: f, stage: DepthAlignmentStage(mode: try AlignMode.named(align)))
@@ -87,27 +94,72 @@ struct ProcessCommand: ParsableCommand {
         return out
     }
 
-    /// Every frame of a recorded source into the folder `out`, named by the frame's own name or
-    /// its timestamp (`%.6f.png`); a bad frame is reported on its own line and the run ends with
-    /// exit 1 after the others are written.
-    private func processAll(_ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
+    /// A source opened for `processAll` when it is a recording: a source whose playback has a
+    /// known end. Its warnings are printed and counted (those of its opening once it is known to be one).
+    private struct Recording {
+        final class Warnings {
+            let name: String
+            /// Warnings since the recording opened: each one a frame skipped or unreadable.
+            private(set) var count = 0
+            private var held: [String]? = []
+            init(name: String) { self.name = name }
+            func note(_ message: String) {
+                if held != nil { held!.append(message) } else { count += 1; warn("\(name): \(message)") }
+            }
+            func release() {
+                for m in held ?? [] { warn("\(name): \(m)") }
+                held = nil
+            }
+        }
+        let reader: FrameReader
+        let warnings: Warnings
+
+        /// Opens `spec`; nil when it is not a recording (a pair, a snapshot, the endless synthetic scene).
+        init?(_ spec: SourceSpec, depthScale: Float?) throws {
+            let source = try spec.makeSource(depthScale: depthScale)
+            let w = Warnings(name: source.name)
+            source.onWarning = { w.note($0) }   // before it starts: warnings of its opening count too
+            reader = try FrameReader(source: source)
+            warnings = w
+            guard source.recordedFrameCount != nil else { return nil }
+            w.release()
+        }
+    }
+
+    /// Every frame of a recording into the folder `out`, named by the frame's own name or its
+    /// timestamp (`%.6f.png`); a bad frame is reported on its own line and the run ends with exit
+    /// 1 after the others are written.
+    private func processAll(_ recording: Recording, _ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
                             backend: BackendChoice, smoother: DepthSmoothing?) throws {
-        let source = try spec.makeSource(depthScale: input.depthScale)
+        let reader = recording.reader, source = reader.source
         let override = try CalibrationOverride(calibrationFile: input.calibration, intrinsics: input.intrinsics, extrinsicsUnits: input.extrinsicsUnits)
         let stage = DepthAlignmentStage(mode: try AlignMode.named(align))
-        var reported = 0
-        source.onWarning = { message in
-            warn("\(source.name): \(message)")
-            reported += 1
-        }
-        let reader = try FrameReader(source: source)
         var p = p
         p.depthScale = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let total = (source as? PlaybackControl)?.frameCount ?? 1
+        let total = source.recordedFrameCount ?? 1
         var progress = ProgressBar(total: total, label: "process \(f.rawValue)")
         var failures = 0, written = 0
-        while let raw = try reader.next() {
+        var unwarned = 0, errorsInARow = 0
+        while true {
+            let warned = recording.warnings.count
+            let raw: FrameSet
+            do {
+                guard let f = try reader.next() else { break }
+                raw = f
+                errorsInARow = 0
+            } catch {
+                // A frame the recording could not read (a bag's undecodable message): said once
+                // (the source's warning, else here); the frames after it go on.
+                errorsInARow += 1
+                if errorsInARow > (source.recordedFrameCount ?? 0) { throw error }
+                if recording.warnings.count == warned {
+                    progress.interrupt()
+                    warn("\(error)")
+                    unwarned += 1
+                }
+                continue
+            }
             do {
                 var frame = LoadedFrame(color: raw.color, depth: raw.depth, colorPath: source.name,
                                         depthPath: raw.depth == nil ? nil : source.name, unitsPerMeter: p.depthScale)
@@ -131,7 +183,7 @@ struct ProcessCommand: ParsableCommand {
             progress.update(to: raw.index + 1)
         }
         progress.finish()
-        failures += reported
+        failures += recording.warnings.count + unwarned
         if failures > 0 {
             throw DepthKitError.invalidArgument("\(failures) of \(written + failures) frames in \(spec.path ?? spec.description) failed")
         }

@@ -76,12 +76,10 @@ struct RecordCommand: ParsableCommand {
         }
         let smoothSettings = try smoothing.settings()
         let stage = smoothSettings.enabled ? DepthSmoothingStage(smoother: DepthSmoother(settings: smoothSettings)) : nil
-        let controlOptions = try cameraControls.options(source: source)
-        let src = try makeFrameSource(source, depthScale: depthScale)
-        if let camera = src as? V4L2Source {
-            camera.controls.options = controlOptions
-            camera.onWarning = { warn($0) }
-        }
+        let spec = try SourceSpec(parsing: source)
+        let src = try spec.makeSource(depthScale: depthScale, cameraControls: try cameraControls.options(source: spec))
+        // A camera's control notices (refused values) are printed as they happen.
+        if src.cameraControls != nil { src.onWarning = { warn($0) } }
         var progress = ProgressBar(total: frames, label: "record")
         var writer: VideoWriter?
         var withoutFilter = 0

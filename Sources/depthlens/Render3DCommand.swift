@@ -71,7 +71,7 @@ struct Render3DCommand: ParsableCommand {
     var out: String
 
     /// Every number, before anything is read or rendered.
-    func checkArguments() throws {
+    func checkArguments(_ spec: SourceSpec?) throws {
         for (v, name) in [(width, "--width"), (height, "--height")] {
             if let v, !(1...16384).contains(v) {
                 throw DepthKitError.invalidArgument("\(name) must be a whole number of pixels in 1…16384, got \(v)")
@@ -83,7 +83,7 @@ struct Render3DCommand: ParsableCommand {
         try Limits.pointSize.check(pointSize)
         if let a = atomics, a != 32 && a != 64 { throw DepthKitError.invalidArgument("--atomics must be 32 or 64, got \(a)") }
         if atomics != nil && points == .cpu { throw DepthKitError.invalidArgument("--atomics applies to --points compute, not cpu") }
-        if try plyPath() != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute or cpu with --ply") }
+        if try plyPath(spec) != nil && points == .raster { throw DepthKitError.invalidArgument("--points raster draws depth frames only; use --points compute or cpu with --ply") }
         _ = try backendChoice()
         if colorBy != nil && colorBy != .color && points == .raster {
             throw DepthKitError.invalidArgument("--color-by \(colorBy!.rawValue) needs --points compute")
@@ -115,7 +115,7 @@ struct Render3DCommand: ParsableCommand {
             throw DepthKitError.invalidArgument("--backend \(backend) and --points \(points!.rawValue) disagree; give one")
         case (.auto, .some(let p)):
             throw DepthKitError.invalidArgument("--backend auto picks the points path itself; drop --points \(p.rawValue)")
-        default: return b
+        case (.cpu, .some(.cpu)), (.gpu, .some(.compute)), (.gpu, .some(.raster)), (_, .none): return b
         }
     }
 
@@ -139,9 +139,9 @@ struct Render3DCommand: ParsableCommand {
         }
     }
 
-    /// The PLY file to render: `--ply FILE`, or `--source ply:FILE` (the same thing).
-    func plyPath() throws -> String? {
-        if let text = input.source, case .ply(let path) = try SourceSpec(parsing: text) {
+    /// The PLY file to render: `--ply FILE`, or `--source ply:FILE` (the same thing; `spec` is `input.sourceSpec()`).
+    func plyPath(_ spec: SourceSpec?) throws -> String? {
+        if case .ply(let path)? = spec {
             if ply != nil { throw DepthKitError.invalidArgument("--ply and --source both name the input; give one") }
             return path
         }
@@ -149,9 +149,10 @@ struct Render3DCommand: ParsableCommand {
     }
 
     func run() throws {
-        try checkArguments()
-        if let ply = try plyPath() { return try renderPLY(ply) }
-        let frame = try input.load()
+        let spec = try input.sourceSpec()
+        try checkArguments(spec)
+        if let ply = try plyPath(spec) { return try renderPLY(ply) }
+        let frame = try input.load(spec)
         guard let depthData = frame.depth else { throw DepthKitError.invalidArgument("--depth is required for render3d") }
         let depth = depthData.depthFloat32()
         var color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
@@ -179,16 +180,15 @@ struct Render3DCommand: ParsableCommand {
             ? AdaptivePointSize.scale(outputFocal: k.fx, depthFocal: depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height).fx) : 0
 
         let lighting = eyeDomeLighting(defaultOn: false)
+        let style = PointStyle(pointSize: size, colorBy: by, eyeDomeLighting: lighting, adaptiveSizeScale: adaptScale)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
-        cpu.adaptiveSizeScale = adaptScale
+        cpu.style = style; cpu.colorRange = range
         var gpu: PointCloudRenderer?
         func gpuRenderer(_ method: PointCloudMethod) throws -> PointCloudRenderer {
             if gpu == nil {
                 GPUBackend.select(device: device)
                 let r = try makeRenderer(try GPUContext.shared())
-                r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
-                r.adaptiveSizeScale = adaptScale
+                r.style = style; r.colorRange = range
                 gpu = r
             }
             gpu!.method = method
@@ -282,16 +282,15 @@ struct Render3DCommand: ParsableCommand {
         let adaptScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: k.fx, spacing: AdaptivePointSize.spacing(of: contents.cloud.positions)) : 0
 
         let lighting = eyeDomeLighting(defaultOn: !contents.hasColor)
+        let style = PointStyle(pointSize: size, colorBy: by, eyeDomeLighting: lighting, adaptiveSizeScale: adaptScale)
         let cpu = CPUPointRenderer()
-        cpu.colorBy = by; cpu.colorRange = range; cpu.pointSize = size; cpu.eyeDomeLighting = lighting
-        cpu.adaptiveSizeScale = adaptScale
+        cpu.style = style; cpu.colorRange = range
         var gpu: (renderer: PointCloudRenderer, cloud: GPUPointCloud)?
         func gpuParts() throws -> (renderer: PointCloudRenderer, cloud: GPUPointCloud) {
             if let gpu { return gpu }
             GPUBackend.select(device: device)
             let r = try makeRenderer(try GPUContext.shared())
-            r.colorBy = by; r.colorRange = range; r.pointSize = size; r.eyeDomeLighting = lighting
-            r.adaptiveSizeScale = adaptScale
+            r.style = style; r.colorRange = range
             let parts = (r, try GPUPointCloud(renderer: r, cloud: contents.cloud))
             gpu = parts
             return parts

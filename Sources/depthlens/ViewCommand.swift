@@ -91,14 +91,15 @@ struct ViewCommand: ParsableCommand {
         }
         var o = ViewerOptions()
         o.startedAt = monotonicSeconds()
-        o.source = source
-        if case .ply(let path) = try SourceSpec(parsing: source) {
+        let spec = try SourceSpec(parsing: source)
+        o.source = spec
+        if case .ply(let path) = spec {
             // Read before the window opens: a bad PLY is one line and exit 1, with no window.
             let t = monotonicSeconds()
             let contents = try PLYLoading.load(path)
             o.pointList = PointListHandoff(contents, readSeconds: monotonicSeconds() - t)
             o.view = .threeD
-        } else if case let .plySequence(directory, pattern) = try SourceSpec(parsing: source) {
+        } else if case let .plySequence(directory, pattern) = spec {
             // Listed before the window opens: an empty folder is one line and exit 1, with no window.
             _ = try PLYSequence(directory: directory, pattern: pattern)
         }
@@ -159,7 +160,7 @@ struct ViewCommand: ParsableCommand {
         o.exportDir = exportDir
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
         o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
-        o.cameraControls = try cameraControls.options(source: source)
+        o.cameraControls = try cameraControls.options(source: spec)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)
         if let s = StopSignals.pending {

@@ -1,6 +1,6 @@
 import XCTest
 import Glibc
-import CShim
+import CPlatform
 import Capture
 import CaptureTesting
 

@@ -18,10 +18,10 @@ final class BagSourceTests: XCTestCase {
         XCTAssertEqual(colorImages.count, 1, file: file, line: line)
         let units = Float(ref.options["/device_0/sensor_0/option/Depth Units/value"]!)
         let rgb = try ref.imageData(int(colorImages[0]["index"]))
-        XCTAssertEqual(source.frameCount, depthImages.count, file: file, line: line)
-        source.pause()
+        XCTAssertEqual(source.recording.frameCount, depthImages.count, file: file, line: line)
+        source.recording.pause()
         for (i, d) in depthImages.enumerated() {
-            try source.seek(toFrame: i)
+            try source.recording.seek(toFrame: i)
             guard let f = try source.nextFrame(now: 100) else { XCTFail("no frame \(i)", file: file, line: line); continue }
             XCTAssertEqual(f.index, i, file: file, line: line)
             XCTAssertEqual(f.timestamp, Double(int(d["stamp_sec"])) + Double(int(d["stamp_nsec"])) * 1e-9, file: file, line: line)
@@ -150,30 +150,30 @@ final class BagSourceTests: XCTestCase {
         XCTAssertEqual(try source.nextFrame(now: 10)?.index, 0)
         XCTAssertNil(try source.nextFrame(now: 10 + gap / 2))
         XCTAssertEqual(try source.nextFrame(now: 10 + gap + 0.001)?.index, 1)
-        XCTAssertTrue(source.isFinished)
+        XCTAssertTrue(source.recording.isFinished)
         XCTAssertNil(try source.nextFrame(now: 20))
-        try source.seek(toFrame: 0)
+        try source.recording.seek(toFrame: 0)
         XCTAssertEqual(try source.nextFrame(now: 21)?.index, 0)
-        source.pause()
+        source.recording.pause()
         XCTAssertNil(try source.nextFrame(now: 30))
-        try source.step(by: 1)
+        try source.recording.step(by: 1)
         XCTAssertEqual(try source.nextFrame(now: 31)?.index, 1)
-        try source.step(by: -1)
+        try source.recording.step(by: -1)
         XCTAssertEqual(try source.nextFrame(now: 32)?.index, 0)
-        XCTAssertEqual(try source.seek(toTime: gap - 0.01), 0)
+        XCTAssertEqual(try source.recording.seek(toTime: gap - 0.01), 0)
         XCTAssertEqual(try source.nextFrame(now: 33)?.index, 0)
-        XCTAssertEqual(try source.seek(toTime: gap), 1)
+        XCTAssertEqual(try source.recording.seek(toTime: gap), 1)
         XCTAssertEqual(try source.nextFrame(now: 34)?.index, 1)
-        XCTAssertEqual(try source.seek(toTime: 99), 1)
-        XCTAssertEqual(try source.seek(toTime: -1), 0)
-        XCTAssertThrowsError(try source.seek(toFrame: 2))
-        source.loop = true
-        source.resume()
+        XCTAssertEqual(try source.recording.seek(toTime: 99), 1)
+        XCTAssertEqual(try source.recording.seek(toTime: -1), 0)
+        XCTAssertThrowsError(try source.recording.seek(toFrame: 2))
+        source.recording.loop = true
+        source.recording.resume()
         XCTAssertEqual(try source.nextFrame(now: 40)?.index, 0)
         XCTAssertEqual(try source.nextFrame(now: 40 + gap)?.index, 1)
         XCTAssertEqual(try source.nextFrame(now: 40 + 2 * gap + 0.01)?.index, 0)
         source.stop()
-        XCTAssertNil(source.frameCount)
+        XCTAssertNil(source.recording.frameCount)
     }
 
     /// Depth but no color: depth plays, color is black of the depth size, a warning says so.
@@ -185,7 +185,7 @@ final class BagSourceTests: XCTestCase {
         var told: [String] = []
         source.onWarning = { told.append($0) }
         try source.start()
-        XCTAssertEqual(source.frameCount, 2)
+        XCTAssertEqual(source.recording.frameCount, 2)
         XCTAssertEqual(source.metadata.streams.map(\.name), ["depth"])
         XCTAssertEqual(told, source.warnings)
         XCTAssertTrue(source.warnings.contains { $0.contains("no color or infrared stream: color is shown black") }, "\(source.warnings)")
@@ -211,7 +211,7 @@ final class BagSourceTests: XCTestCase {
             XCTAssertTrue(text.hasPrefix("\(path): no image topic (sensor_msgs/Image) in the bag; it has "), text)
             XCTAssertFalse(text.contains("\n"))
         }
-        XCTAssertNil(source.frameCount)
+        XCTAssertNil(source.recording.frameCount)
     }
 
     /// Damaged bags fail at start() with one line naming the file: truncated, corrupt lz4, a short message.
@@ -254,15 +254,15 @@ final class BagSourceTests: XCTestCase {
         }
         let source = BagSource(path: path)
         try source.start()
-        source.pause()
+        source.recording.pause()
         XCTAssertEqual(try source.nextFrame(now: 0)?.index, 0)
-        try source.step(by: 1)
+        try source.recording.step(by: 1)
         XCTAssertThrowsError(try source.nextFrame(now: 1)) { error in
             XCTAssertTrue("\(error)".hasPrefix("\(path): sensor_msgs/Image message on \(depthTopic) is shorter"), "\(error)")
         }
         XCTAssertEqual(source.warnings.count, 1)
         XCTAssertTrue(source.warnings[0].hasPrefix("frame 1: \(path): "))
-        try source.step(by: -1)
+        try source.recording.step(by: -1)
         XCTAssertEqual(try source.nextFrame(now: 2)?.index, 0)
     }
 
@@ -275,7 +275,7 @@ final class BagSourceTests: XCTestCase {
         let ref = try BagReference(bag: path, test: self)
         let source = BagSource(path: path)
         try source.start()
-        XCTAssertEqual(source.frameCount, 2)
+        XCTAssertEqual(source.recording.frameCount, 2)
         XCTAssertEqual(source.metadata.streams.map(\.name), ["depth", "color"])
         XCTAssertEqual(source.metadata.streams.map(\.frames), [2, 1])
         XCTAssertNil(source.metadata.device)

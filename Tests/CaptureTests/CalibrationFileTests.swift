@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 @testable import Capture
 @testable import DepthKit
@@ -192,9 +193,9 @@ final class CalibrationFileTests: XCTestCase {
         XCTAssertEqual(tree["camera_name"], .scalar("cam \"left\""))
     }
 
-    /// OpenCV writing with cv2.FileStorage, when python3-opencv is installed (it is not a test
-    /// dependency): the file it writes reads back to the matrix it was given.
-    func testFileWrittenByCv2WhenInstalled() throws {
+    /// OpenCV writing with cv2.FileStorage (opencv-python-headless in the reference venv): the
+    /// file it writes reads back to the matrix it was given.
+    func testFileWrittenByCv2() throws {
         let out = dir + "/cv2.yml", xml = dir + "/cv2.xml"
         let script = """
         import cv2, numpy as np, sys
@@ -205,13 +206,10 @@ final class CalibrationFileTests: XCTestCase {
             fs.write('distortion_coefficients', np.array([[0.01, -0.02, 0.0, 0.0, 0.003]]))
             fs.release()
         """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = ["-c", script, out, xml]
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw XCTSkip("python3-opencv is not installed") }
+        let py = try PythonReference.python(importing: ["cv2", "numpy"])
+        let r = try TestProcess.run([py, "-c", script, out, xml], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
         for (path, kind) in [(out, CalibrationFile.Kind.openCVYAML), (xml, .openCVXML)] {
             let f = try CalibrationFile.read(path)
             XCTAssertEqual(f.kind, kind)

@@ -1,16 +1,16 @@
 import XCTest
+import TestSupport
 import Foundation
 import Glibc
 @testable import Capture
 import CaptureTesting
 
 /// Collects a watcher's events (they arrive on its thread) and waits for them with a deadline.
-private final class EventLog {
-    private let lock = NSLock()
-    private var events: [DeviceEvent] = []
+private final class EventLog: Sendable {
+    private let events = LockedValue<[DeviceEvent]>([])
 
-    func append(_ e: DeviceEvent) { lock.withLock { events.append(e) } }
-    var all: [DeviceEvent] { lock.withLock { events } }
+    @Sendable func append(_ e: DeviceEvent) { events.withLock { $0.append(e) } }
+    var all: [DeviceEvent] { events.current }
 
     /// Waits until `count` events arrived (10 s at most) and returns them all.
     func wait(for count: Int) -> [DeviceEvent] {
@@ -23,7 +23,7 @@ private final class EventLog {
 final class DeviceWatcherTests: XCTestCase {
     /// Readiness by the owner's read and write bits, as `access` would answer for a user who is not
     /// root (the tests may run as root, for whom `access` always succeeds).
-    private static func ownerCanReadWrite(_ path: String) -> Bool {
+    @Sendable private static func ownerCanReadWrite(_ path: String) -> Bool {
         var st = stat()
         return stat(path, &st) == 0 && st.st_mode & 0o600 == 0o600
     }
@@ -82,10 +82,9 @@ final class DeviceWatcherTests: XCTestCase {
     func testScriptedChangesWaitForANodeToBecomeOpenable() throws {
         let dir = try makeTemporaryDirectory(self)
         let notifier = ScriptedDeviceNotifier()
-        let lock = NSLock()
-        var ready: Set<String> = []
+        let ready = LockedValue<Set<String>>([])
         let watcher = DeviceWatcher(directory: dir, notifier: notifier,
-                                    isReady: { p in lock.withLock { ready.contains(p) } })
+                                    isReady: { p in ready.withLock { $0.contains(p) } })
         defer { watcher.stop() }
         XCTAssertEqual(watcher.nodes, [])
         let log = EventLog(), second = EventLog()
@@ -93,7 +92,7 @@ final class DeviceWatcherTests: XCTestCase {
         let token = watcher.subscribe(second.append)
 
         notifier.post(.created("video2"), .created("v4l-subdev0"), .attributesChanged("video2"))   // not openable yet
-        lock.withLock { _ = ready.insert(dir + "/video2") }
+        ready.withLock { _ = $0.insert(dir + "/video2") }
         notifier.post(.attributesChanged("video2"))
         XCTAssertEqual(log.wait(for: 1), [.added(dir + "/video2")])
         notifier.post(.attributesChanged("video2"), .created("video2"))   // known already: nothing new
@@ -105,7 +104,7 @@ final class DeviceWatcherTests: XCTestCase {
         // Lost events: the directory is listed again and compared.
         for n in ["video1", "video4"] {
             touch(dir + "/" + n, mode: 0o660)
-            lock.withLock { _ = ready.insert(dir + "/" + n) }
+            ready.withLock { _ = $0.insert(dir + "/" + n) }
         }
         notifier.post(.overflow)
         XCTAssertEqual(log.wait(for: 4), [.added(dir + "/video2"), .removed(dir + "/video2"),

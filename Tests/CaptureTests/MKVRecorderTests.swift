@@ -80,7 +80,7 @@ final class MKVRecorderTests: XCTestCase {
         _ = try rec.finish()
         let src = MKVSource(path: path)
         try src.start()
-        XCTAssertEqual(src.frameCount, 45)
+        XCTAssertEqual(src.recording.frameCount, 45)
         for i in 0..<45 {
             let f = try src.frame(i)
             XCTAssertEqual(f.depth?.map.packedBytes(), frames[i].depth?.map.packedBytes(), "depth of frame \(i) exact")

@@ -217,7 +217,7 @@ final class MKVSourceTests: XCTestCase {
             XCTAssertEqual(s.name, "mkv:\(path)")
             try s.start()
             XCTAssertEqual(s.warnings, [])
-            XCTAssertEqual(s.frameCount, 6)
+            XCTAssertEqual(s.recording.frameCount, 6)
 
             // Streams as ffprobe sees them.
             let probe = try JSONSerialization.jsonObject(with: try runTool(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path])) as! [String: Any]
@@ -257,9 +257,9 @@ final class MKVSourceTests: XCTestCase {
 
             // Every frame: depth bit-exact, color close to what went into the MJPEG encoder.
             var worst = Double.infinity, worstDiff = 0
-            s.pause()
+            s.recording.pause()
             for i in 0..<6 {
-                if i > 0 { try s.step(by: 1) }
+                if i > 0 { try s.recording.step(by: 1) }
                 let f = try XCTUnwrap(try s.nextFrame(now: Double(i) * 10))
                 XCTAssertEqual(f.index, i)
                 XCTAssertEqual(f.timestamp, s.frameTimestamps[i])
@@ -276,7 +276,7 @@ final class MKVSourceTests: XCTestCase {
             XCTAssertGreaterThan(worst, 38, "MJPEG q=2 of a smooth pattern")
             XCTAssertLessThanOrEqual(worstDiff, 24)
             print("mkv (vfw: \(vfw)): color PSNR ≥ \(String(format: "%.1f", worst)) dB, max channel diff \(worstDiff)")
-            XCTAssertTrue(s.isFinished)
+            XCTAssertTrue(s.recording.isFinished)
         }
     }
 
@@ -424,27 +424,27 @@ final class MKVSourceTests: XCTestCase {
             checkDepth(f.depth, frame: i)
             XCTAssertGreaterThan(psnr(f.color, frame: i).psnr, 38)
         }
-        try s.seek(toFrame: 5)
+        try s.recording.seek(toFrame: 5)
         XCTAssertEqual(try s.nextFrame(now: 0)?.index, 5)
-        s.pause()
+        s.recording.pause()
         XCTAssertNil(try s.nextFrame(now: 1))
-        try s.step(by: -2)
+        try s.recording.step(by: -2)
         let f3 = try XCTUnwrap(try s.nextFrame(now: 2))
         XCTAssertEqual(f3.index, 3)
         checkDepth(f3.depth, frame: 3)
-        try s.step(by: 1)
+        try s.recording.step(by: 1)
         XCTAssertEqual(try s.nextFrame(now: 3)?.index, 4)
         // By time: frame i is at i/30 s after the first.
-        try s.seek(toTime: 0.2)
+        try s.recording.seek(toTime: 0.2)
         XCTAssertEqual(try s.nextFrame(now: 4)?.index, 6)
-        try s.seek(toTime: 0.19)
+        try s.recording.seek(toTime: 0.19)
         XCTAssertEqual(try s.nextFrame(now: 5)?.index, 5)
-        try s.seek(toTime: 100)
+        try s.recording.seek(toTime: 100)
         XCTAssertEqual(try s.nextFrame(now: 6)?.index, 7)
-        XCTAssertThrowsError(try s.seek(toFrame: 8))
+        XCTAssertThrowsError(try s.recording.seek(toFrame: 8))
         // Playback at the recorded rate: 0.1 s later, frame 3 after frame 0.
-        try s.seek(toFrame: 0)
-        s.resume()
+        try s.recording.seek(toFrame: 0)
+        s.recording.resume()
         XCTAssertEqual(try s.nextFrame(now: 10)?.index, 0)
         XCTAssertNil(try s.nextFrame(now: 10.01))
         XCTAssertEqual(try s.nextFrame(now: 10.101)?.index, 3)
@@ -455,7 +455,7 @@ final class MKVSourceTests: XCTestCase {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let s = MKVSource(bytes: bytes, name: "memory.mkv")
         try s.start()
-        XCTAssertEqual(s.frameCount, 2)
+        XCTAssertEqual(s.recording.frameCount, 2)
         checkDepth(try s.frame(1).depth, frame: 1)
         XCTAssertNotNil(s.calibration)
     }
@@ -559,7 +559,7 @@ final class MKVSourceTests: XCTestCase {
         let s = MKVSource(path: path)
         try s.start()
         XCTAssertEqual(s.warnings, [])
-        XCTAssertEqual(s.frameCount, n)
+        XCTAssertEqual(s.recording.frameCount, n)
         var c = try XCTUnwrap(s.calibration)
         XCTAssertEqual(c.origin, "recording")
         c.origin = cal.origin
@@ -634,7 +634,7 @@ final class MKVSourceTests: XCTestCase {
         let t0 = Date()
         try s.start()
         let opened = Date().timeIntervalSince(t0)
-        XCTAssertEqual(s.frameCount, 60)
+        XCTAssertEqual(s.recording.frameCount, 60)
         let t1 = Date()
         for i in 0..<60 {
             let f = try s.frame(i)
@@ -668,7 +668,7 @@ final class MKVSourceTests: XCTestCase {
                      "-metadata:s:v:0", "title=COLOR", "-metadata:s:v:1", "title=DEPTH", path])
         let s = MKVSource(path: path)
         try s.start()
-        XCTAssertEqual(s.frameCount, 60)
+        XCTAssertEqual(s.recording.frameCount, 60)
         var inOrder: [FrameSet] = []
         for i in 0..<60 { inOrder.append(try s.frame(i)) }
         XCTAssertEqual(s.seekCount, 1, "one seek back to the start after indexing; then reading in order")

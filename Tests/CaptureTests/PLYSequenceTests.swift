@@ -47,7 +47,7 @@ final class PLYSequenceTests: XCTestCase {
         XCTAssertFalse(q.timedByNames)
         XCTAssertEqual(q.name, "ply:\(dir)")
         XCTAssertEqual((0..<3).map { q.timestamp(at: $0) }, [0, 0.1, 0.2].map { $0 }, "index / 10 fps by default")
-        q.fps = 4
+        q.recording.fps = 4
         XCTAssertEqual(q.timestamp(at: 2), 0.5)
         XCTAssertEqual(q.durationSeconds, 0.5)
     }
@@ -85,17 +85,17 @@ final class PLYSequenceTests: XCTestCase {
         XCTAssertEqual(f3.index, 2)
         XCTAssertEqual(f3.contents.cloud.count, 3)
 
-        try q.step(by: -1)
+        try q.recording.step(by: -1)
         let back = try XCTUnwrap(q.nextCloud(now: 0.3), "a step onto the bad file goes on past it")
         XCTAssertEqual(back.index, 0)
         XCTAssertEqual(q.warnings.count, 1, "one warning per file")
-        try q.seek(toFrame: 2)
+        try q.recording.seek(toFrame: 2)
         XCTAssertEqual(try XCTUnwrap(q.nextCloud(now: 0.4)).index, 2)
-        XCTAssertThrowsError(try q.seek(toFrame: 3))
-        q.loop = true
-        q.pause()
+        XCTAssertThrowsError(try q.recording.seek(toFrame: 3))
+        q.recording.loop = true
+        q.recording.pause()
         XCTAssertNil(q.nextCloud(now: 5), "paused")
-        try q.step(by: 1)
+        try q.recording.step(by: 1)
         XCTAssertEqual(try XCTUnwrap(q.nextCloud(now: 5.1)).index, 0, "a step past the end wraps when looping")
     }
 
@@ -119,7 +119,7 @@ final class PLYSequenceTests: XCTestCase {
     func testLoadingThread() throws {
         let dir = try folder(["a1.ply": cloud(1, x: 1), "a2.ply": cloud(2, x: 2)])
         let q = try PLYSequence(directory: dir)
-        q.pause()
+        q.recording.pause()
         q.startLoading()
         defer { q.stopLoading() }
         func next() throws -> PLYSequenceFrame {
@@ -128,12 +128,13 @@ final class PLYSequenceTests: XCTestCase {
                 if let f = q.take().frame { return f }
                 usleep(2000)
             }
-            throw XCTSkip("no frame within 10 s")
+            XCTFail("no frame within 10 s")
+            throw CocoaError(.fileReadUnknown)
         }
         XCTAssertEqual(try next().index, 0)
-        XCTAssertEqual(q.currentIndex, 0)
-        try q.step(by: 1)
-        XCTAssertEqual(q.currentIndex, 1)
+        XCTAssertEqual(q.recording.currentIndex, 0)
+        try q.recording.step(by: 1)
+        XCTAssertEqual(q.recording.currentIndex, 1)
         let f = try next()
         XCTAssertEqual(f.index, 1)
         XCTAssertEqual(f.name, "a2.ply")
@@ -169,10 +170,10 @@ final class PLYSequenceTests: XCTestCase {
         XCTAssertTrue(q.cancelLoad(after: 0))
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         XCTAssertTrue(box.names.isEmpty, "a cancelled file is not shown")
-        XCTAssertTrue(q.isPaused)
+        XCTAssertTrue(q.recording.isPaused)
         XCTAssertEqual(q.take().warnings, ["load of \(dir)/a2.ply cancelled"])
         XCTAssertTrue(q.warnings.isEmpty, "not a bad file")
-        try q.step(by: 1)
+        try q.recording.step(by: 1)
         XCTAssertEqual(try XCTUnwrap(q.nextCloud(now: 1)).index, 1, "read again when stepped to")
     }
 
@@ -189,7 +190,7 @@ final class PLYSequenceTests: XCTestCase {
         XCTAssertThrowsError(try PLYSequence(directory: empty)) { XCTAssertEqual("\($0)", "\(empty): no .ply files in the folder") }
         XCTAssertThrowsError(try PLYSequence(directory: dir, pattern: "*.xyz")) { XCTAssertTrue("\($0)".contains("no file matches '*.xyz'"), "\($0)") }
         XCTAssertThrowsError(try PLYSequence(directory: empty + "/missing")) { XCTAssertTrue("\($0)".contains("no such folder"), "\($0)") }
-        XCTAssertThrowsError(try makeFrameSource("ply:\(dir)")) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
+        XCTAssertThrowsError(try SourceSpec(parsing: "ply:\(dir)").makeSource()) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
     }
 }
 

@@ -1,7 +1,8 @@
 import XCTest
+import TestSupport
 import Foundation
 @testable import Capture
-import CShim
+import CPlatform
 
 /// The ROS bag container and message decoding against python3-rosbag on the shared D435 bag,
 /// its rosbag rewrites (bz2, none) and damaged copies.
@@ -238,14 +239,14 @@ final class RosBagTests: XCTestCase {
     func testMutatedSmallBagsNeverTrap() throws {
         let dir = try makeTemporaryDirectory(self)
         try runReference(["seeds", fixtureBag, dir])
-        var rng = SystemRandomNumberGenerator.Seeded(seed: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         var opened = 0, failed = 0
         for name in ["small-none.bag", "small-lz4.bag", "small-bz2.bag"] {
             let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name)))
             // The unmutated seed plays: two 8x6 depth frames with color.
             let clean = BagSource(path: dir + "/" + name)
             try clean.start()
-            XCTAssertEqual(clean.frameCount, 2)
+            XCTAssertEqual(clean.recording.frameCount, 2)
             XCTAssertEqual(try clean.nextFrame(now: 0)?.color.width, 8)
             for i in 0..<150 {
                 var bytes = original
@@ -269,9 +270,9 @@ final class RosBagTests: XCTestCase {
                 do {
                     try source.start()
                     opened += 1
-                    source.pause()
-                    for f in 0..<(source.frameCount ?? 0) {
-                        try source.seek(toFrame: f)
+                    source.recording.pause()
+                    for f in 0..<(source.recording.frameCount ?? 0) {
+                        try source.recording.seek(toFrame: f)
                         _ = try? source.nextFrame(now: Double(f))
                     }
                 } catch {
@@ -286,17 +287,3 @@ final class RosBagTests: XCTestCase {
     }
 }
 
-extension SystemRandomNumberGenerator {
-    /// A small deterministic generator (SplitMix64) for repeatable mutations.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-}

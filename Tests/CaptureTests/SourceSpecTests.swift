@@ -33,6 +33,9 @@ final class SourceSpecTests: XCTestCase {
             ("synthetic:640x480,320x240,1x1", "expected synthetic:COLORWxH[,DEPTHWxH]"),
             ("ply:", "missing file"),
             ("snapshot:", "missing NAME.json"),
+            ("scan:", "missing directory"),
+            ("scan:/data/room,min-confidence=5", "expected min-confidence=0, 1 or 2"),
+            ("scan:/data/room,fps=5", "unknown option 'fps=5'"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try SourceSpec(parsing: text), text) { error in
@@ -50,7 +53,10 @@ final class SourceSpecTests: XCTestCase {
         let examples: [String: String] = [
             "synthetic": "synthetic:1280x720,640x480", "tum": "tum:/data/fr1", "pair": "pair:c.png,d.png",
             "v4l2": "v4l2:/dev/video0,depth=/dev/video2", "snapshot": "snapshot:shot.json", "ply": "ply:cloud.ply",
-            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv",
+            "bag": "bag:rec.bag", "mkv": "mkv:rec.mkv", "photo": "photo:IMG_0001.HEIC",
+            "dds": "dds:/camera/color/image_raw,depth=/camera/depth/image_rect_raw,domain=3",
+            "ros2": "ros2:rec,a.mcap,depth=/cam/depth/image_raw,color=/cam/color/image_raw",
+            "scan": "scan:/data/room,min-confidence=2",
         ]
         XCTAssertEqual(Set(SourceSpec.kinds.map(\.name)), Set(examples.keys), "a kind without an example here")
         for kind in SourceSpec.kinds {
@@ -67,9 +73,9 @@ final class SourceSpecTests: XCTestCase {
     }
 
     func testSizedSyntheticSourcesHaveTheirSizes() throws {
-        let same = try makeFrameSource("synthetic:320x240")
+        let same = try SourceSpec(parsing: "synthetic:320x240").makeSource()
         XCTAssertEqual(same.name, "synthetic:320x240")
-        let sized = try makeFrameSource("synthetic:320x240,160x120")
+        let sized = try SourceSpec(parsing: "synthetic:320x240,160x120").makeSource()
         XCTAssertEqual(sized.name, "synthetic:320x240,160x120")
         let f = try FrameReader.frame(0, of: sized)
         XCTAssertEqual(f.color.width, 320)
@@ -81,21 +87,21 @@ final class SourceSpecTests: XCTestCase {
     }
 
     func testPLYHasNoFrames() {
-        XCTAssertThrowsError(try makeFrameSource("ply:cloud.ply")) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
+        XCTAssertThrowsError(try SourceSpec(parsing: "ply:cloud.ply").makeSource()) { XCTAssertTrue("\($0)".contains("no color or depth frames")) }
     }
 
     func testMakesSourcesWithDepthScale() throws {
-        XCTAssertTrue(try makeFrameSource("synthetic") is SyntheticSource)
-        let tum = try XCTUnwrap(try makeFrameSource("tum:/x") as? TUMSource)
+        XCTAssertTrue(try SourceSpec(parsing: "synthetic").makeSource() is SyntheticSource)
+        let tum = try XCTUnwrap(try SourceSpec(parsing: "tum:/x").makeSource() as? TUMSource)
         XCTAssertNil(tum.requestedDepthScale)
         XCTAssertEqual(tum.depthScale, 5000)
-        XCTAssertEqual((try makeFrameSource("tum:/x", depthScale: 1000) as? TUMSource)?.depthScale, 1000)
+        XCTAssertEqual((try SourceSpec(parsing: "tum:/x").makeSource(depthScale: 1000) as? TUMSource)?.depthScale, 1000)
         let system = ScriptedV4L2System()
-        let v = try XCTUnwrap(try makeFrameSource("v4l2:/dev/video0,depth=/dev/video1", depthScale: 4000, system: system) as? V4L2Source)
+        let v = try XCTUnwrap(try SourceSpec(parsing: "v4l2:/dev/video0,depth=/dev/video1").makeSource(depthScale: 4000, system: system) as? V4L2Source)
         XCTAssertEqual(v.depth?.depthScale, 4000)
         XCTAssertEqual(v.color.depthScale, 4000)
         XCTAssertEqual(v.name, "v4l2:/dev/video0,depth=/dev/video1")
-        XCTAssertThrowsError(try makeFrameSource("synthetic", depthScale: 0)) {
+        XCTAssertThrowsError(try SourceSpec(parsing: "synthetic").makeSource(depthScale: 0)) {
             XCTAssertEqual("\($0)", "--depth-scale must be a positive number, got 0.0")
         }
     }

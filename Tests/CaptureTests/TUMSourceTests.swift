@@ -14,7 +14,7 @@ final class TUMSourceTests: XCTestCase {
 
     func testPlaysAtRecordedTimestamps() throws {
         let s = try makeSource()
-        XCTAssertEqual(s.frameCount, 4)
+        XCTAssertEqual(s.recording.frameCount, 4)
         var f = try XCTUnwrap(try s.nextFrame(now: 5.0))
         XCTAssertEqual(f.index, 0)
         XCTAssertEqual(f.timestamp, 100.0, accuracy: 1e-6)
@@ -28,7 +28,7 @@ final class TUMSourceTests: XCTestCase {
         XCTAssertEqual(f.color.rgba(x: 0, y: 0).0, 20)
         XCTAssertEqual(try s.nextFrame(now: 5.31)?.index, 3)
         XCTAssertNil(try s.nextFrame(now: 9))
-        XCTAssertTrue(s.isFinished)
+        XCTAssertTrue(s.recording.isFinished)
     }
 
     func testLatePollSkipsToTheFrameDueNow() throws {
@@ -39,7 +39,7 @@ final class TUMSourceTests: XCTestCase {
 
     func testFixedFPSOverridesTimestamps() throws {
         let s = try makeSource()
-        s.fps = 2   // one frame every 0.5 s
+        s.recording.fps = 2   // one frame every 0.5 s
         XCTAssertEqual(try s.nextFrame(now: 1)?.index, 0)
         XCTAssertNil(try s.nextFrame(now: 1.4))
         XCTAssertEqual(try s.nextFrame(now: 1.5)?.index, 1)
@@ -50,24 +50,24 @@ final class TUMSourceTests: XCTestCase {
     func testPauseStepAndSeek() throws {
         let s = try makeSource()
         XCTAssertEqual(try s.nextFrame(now: 0)?.index, 0)
-        s.pause()
-        XCTAssertTrue(s.isPaused)
+        s.recording.pause()
+        XCTAssertTrue(s.recording.isPaused)
         XCTAssertNil(try s.nextFrame(now: 10))
-        try s.step(by: 1)
+        try s.recording.step(by: 1)
         XCTAssertEqual(try s.nextFrame(now: 10)?.index, 1)
         XCTAssertNil(try s.nextFrame(now: 20))
-        try s.step(by: -1)
+        try s.recording.step(by: -1)
         XCTAssertEqual(try s.nextFrame(now: 20)?.index, 0)
-        try s.step(by: -1)      // clamps at the first frame
+        try s.recording.step(by: -1)      // clamps at the first frame
         XCTAssertEqual(try s.nextFrame(now: 20)?.index, 0)
-        try s.seek(toFrame: 3)
-        XCTAssertEqual(s.currentIndex, 3)
+        try s.recording.seek(toFrame: 3)
+        XCTAssertEqual(s.recording.currentIndex, 3)
         XCTAssertEqual(try s.nextFrame(now: 21)?.index, 3)
-        XCTAssertThrowsError(try s.seek(toFrame: 4)) { XCTAssertTrue("\($0)".contains("out of range 0..<4"), "\($0)") }
+        XCTAssertThrowsError(try s.recording.seek(toFrame: 4)) { XCTAssertTrue("\($0)".contains("out of range 0..<4"), "\($0)") }
         // Resume from frame 1: the clock restarts where playback resumes.
-        try s.seek(toFrame: 1)
+        try s.recording.seek(toFrame: 1)
         XCTAssertEqual(try s.nextFrame(now: 30)?.index, 1)
-        s.resume()
+        s.recording.resume()
         XCTAssertNil(try s.nextFrame(now: 50))          // re-anchors here
         XCTAssertNil(try s.nextFrame(now: 50.1))        // frame 2 is 0.15 s after frame 1
         XCTAssertEqual(try s.nextFrame(now: 50.16)?.index, 2)
@@ -75,11 +75,11 @@ final class TUMSourceTests: XCTestCase {
 
     func testLoopStartsOverAfterTheLastFrame() throws {
         let s = try makeSource()
-        s.loop = true
+        s.recording.loop = true
         _ = try s.nextFrame(now: 0)
         XCTAssertEqual(try s.nextFrame(now: 0.3)?.index, 3)
         XCTAssertNil(try s.nextFrame(now: 0.35))         // last frame shows for one mean interval (0.1 s)
-        XCTAssertFalse(s.isFinished)
+        XCTAssertFalse(s.recording.isFinished)
         XCTAssertEqual(try s.nextFrame(now: 0.41)?.index, 0)
         XCTAssertEqual(try s.nextFrame(now: 0.52)?.index, 1)
     }
@@ -100,10 +100,10 @@ final class TUMSourceTests: XCTestCase {
         XCTAssertTrue(s.warnings[0].contains(seq.entries[1].colorPath), s.warnings[0])
         XCTAssertEqual(try s.nextFrame(now: 0.2)?.index, 2)
         // Stepping onto the bad frame goes on to the next readable one, warning only once.
-        s.pause()
-        try s.seek(toFrame: 0)
+        s.recording.pause()
+        try s.recording.seek(toFrame: 0)
         _ = try s.nextFrame(now: 1)
-        try s.step(by: 1)
+        try s.recording.step(by: 1)
         XCTAssertEqual(try s.nextFrame(now: 1)?.index, 2)
         XCTAssertEqual(s.warnings.count, 1)
     }

@@ -115,16 +115,16 @@ final class DepthRateTests: XCTestCase {
         try s.start()
         var maps: [ObjectIdentifier] = []
         for i in 0..<6 {
-            try s.seek(toFrame: i)
+            try s.recording.seek(toFrame: i)
             let f = try XCTUnwrap(try s.nextFrame(now: Double(i)))
             maps.append(ObjectIdentifier(try XCTUnwrap(f.depth).map))
         }
         XCTAssertEqual(maps[0], maps[1]); XCTAssertNotEqual(maps[1], maps[2])
         XCTAssertEqual(maps[2], maps[3]); XCTAssertNotEqual(maps[3], maps[4])
         s.depthRateLimit = nil
-        try s.seek(toFrame: 6)
+        try s.recording.seek(toFrame: 6)
         let a = try XCTUnwrap(try s.nextFrame(now: 6)).depth!.map
-        try s.seek(toFrame: 7)
+        try s.recording.seek(toFrame: 7)
         let b = try XCTUnwrap(try s.nextFrame(now: 7)).depth!.map
         XCTAssertFalse(a === b, "no limit: fresh depth every frame")
     }
@@ -158,7 +158,7 @@ final class DepthRateTests: XCTestCase {
         s.depthRateLimit = 15
         var depths: [Float] = [], reds: [UInt8] = []
         for i in 0..<6 {
-            try s.seek(toFrame: i)
+            try s.recording.seek(toFrame: i)
             let f = try XCTUnwrap(try s.nextFrame(now: Double(i)))
             depths.append(f.depth!.map.sample(x: 1, y: 1))
             reds.append(f.color.rgba(x: 1, y: 1).0)

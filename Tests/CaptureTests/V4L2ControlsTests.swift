@@ -3,7 +3,7 @@ import Glibc
 import Foundation
 @testable import Capture
 import CaptureTesting
-import CShim
+import CPlatform
 
 /// Camera controls against ScriptedV4L2System's control tables (a uvcvideo webcam and a
 /// RealSense depth node), which answer as the drivers do.

@@ -1,5 +1,6 @@
-import CShim
+import CPlatform
 import XCTest
+import TestSupport
 @testable import DepthKit
 
 /// The CPU point renderer alone, on hand-placed points: which pixel a point lands on, the s×s
@@ -173,7 +174,7 @@ final class CPUPointRendererTests: XCTestCase {
     /// from off axis, at every point size up to 4, with stride.
     func testParallelEqualsSerial() throws {
         let k = CameraIntrinsics.default(width: 320, height: 240)
-        var g = SplitMix(state: 3)
+        var g = SeededRandom(seed: 3)
         func unit() -> Float { Float(g.next() >> 40) / Float(1 << 24) }
         let points = CPUPointList(count: 100_000) { _ in
             (SIMD3(unit() * 4 - 2, unit() * 3 - 1.5, 1 + unit() * 4), UInt32(truncatingIfNeeded: g.next()))

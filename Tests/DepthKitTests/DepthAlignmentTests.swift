@@ -1,6 +1,7 @@
 import XCTest
+import TestSupport
 import Foundation
-import CShim
+import CPlatform
 @testable import DepthKit
 
 /// librealsense's `align` to color as librealsense 2.59 runs it on x86-64 (`image_transform`,
@@ -62,7 +63,7 @@ func floats(_ b: PixelBuffer) -> [Float] {
 func bits(_ v: [Float]) -> [UInt32] { v.map(\.bitPattern) }
 
 /// A random calibration: intrinsics of both cameras, a small rotation (Rodrigues), a baseline.
-func randomCalibration(_ g: inout SplitMix, depth: (Int, Int), color: (Int, Int)) -> RGBDCalibration {
+func randomCalibration(_ g: inout SeededRandom, depth: (Int, Int), color: (Int, Int)) -> RGBDCalibration {
     func cam(_ w: Int, _ h: Int) -> CameraIntrinsics {
         let f = Float(w) * g.float(0.45, 0.95)
         return CameraIntrinsics(fx: f, fy: f * g.float(0.98, 1.02), cx: Float(w - 1) / 2 + g.float(-8, 8),
@@ -82,7 +83,7 @@ func randomCalibration(_ g: inout SplitMix, depth: (Int, Int), color: (Int, Int)
 }
 
 /// Random depth in meters (0.2–6 m) with holes and some surfaces at one depth, plus edges.
-func randomDepth(_ g: inout SplitMix, _ w: Int, _ h: Int, stride: Int? = nil) -> PixelBuffer {
+func randomDepth(_ g: inout SeededRandom, _ w: Int, _ h: Int, stride: Int? = nil) -> PixelBuffer {
     let b = PixelBuffer(width: w, height: h, format: .depthFloat32, bytesPerRow: stride.map { $0 * 4 })
     for y in 0..<h {
         let r = b.row(y, as: Float.self)
@@ -94,18 +95,6 @@ func randomDepth(_ g: inout SplitMix, _ w: Int, _ h: Int, stride: Int? = nil) ->
         }
     }
     return b
-}
-
-struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func float(_ lo: Float, _ hi: Float) -> Float { lo + (hi - lo) * Float(next() >> 40) / Float(1 << 24) }
 }
 
 final class DepthAlignmentTests: XCTestCase {
@@ -139,7 +128,7 @@ final class DepthAlignmentTests: XCTestCase {
         XCTAssertEqual(try align(makeDepth(4, 3, v), cal), expected)
         // The D435-like depth camera aligned to itself: (z·x)/z may be an ulp off x, so a few
         // pixels move by one; as the reference says, and nearly all stay.
-        var g = SplitMix(state: 3)
+        var g = SeededRandom(seed: 3)
         let d = RGBDCalibration.d435Like().depth
         let depth = randomDepth(&g, 848, 480)
         let out = try align(depth, RGBDCalibration(depth: d, color: d, origin: "test"))
@@ -268,7 +257,7 @@ final class DepthAlignmentTests: XCTestCase {
     /// Random calibrations, sizes and strides: the banded kernel equals its serial run and the
     /// plain Swift reference bit for bit, on every SIMD path.
     func testMatchesReferenceOnRandomCalibrations() throws {
-        var g = SplitMix(state: 17)
+        var g = SeededRandom(seed: 17)
         let aligner = DepthAligner()
         let sizes: [((Int, Int), (Int, Int))] = [((64, 48), (96, 54)), ((97, 61), (64, 48)), ((160, 120), (320, 180)),
                                                  ((33, 200), (50, 150)), ((40, 30), (320, 240)), ((848, 480), (1280, 720))]
@@ -296,7 +285,7 @@ final class DepthAlignmentTests: XCTestCase {
 
     /// Intrinsics given for another size are scaled to the buffers' sizes.
     func testIntrinsicsAreScaledToTheBuffers() throws {
-        var g = SplitMix(state: 5)
+        var g = SeededRandom(seed: 5)
         let cal = RGBDCalibration.d435Like(depthWidth: 424, depthHeight: 240, colorWidth: 640, colorHeight: 360)
         let depth = randomDepth(&g, 212, 120)
         let out = PixelBuffer(width: 320, height: 180, format: .depthFloat32)
@@ -309,7 +298,7 @@ final class DepthAlignmentTests: XCTestCase {
 
     /// Steady state: aligning into a reused buffer allocates nothing.
     func testNoAllocationsPerFrame() throws {
-        var g = SplitMix(state: 9)
+        var g = SeededRandom(seed: 9)
         let cal = RGBDCalibration.d435Like()
         let depth = randomDepth(&g, 848, 480)
         let out = PixelBuffer(width: 1280, height: 720, format: .depthFloat32)

@@ -1,4 +1,4 @@
-import CShim
+import CPlatform
 import XCTest
 @testable import DepthKit
 
@@ -116,7 +116,7 @@ final class DepthMaskReuseTests: XCTestCase {
         }
     }
 
-    /// Own allocations (CShim's counting malloc, this thread) of `body` run `n` times after one
+    /// Own allocations (CPlatform's counting malloc, this thread) of `body` run `n` times after one
     /// warm-up call. `DEPTHLENS_ALLOC_TRACE` set: the first two print their backtraces.
     private func allocations(_ n: Int = 5, _ body: () throws -> Void) rethrows -> UInt64 {
         try body()

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 import XCTest
 @testable import DepthKit

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import DepthKit
 @testable import GPUKit
 

@@ -1,4 +1,5 @@
 import DepthKit
+import TestSupport
 import Foundation
 
 /// DESIGN.md's kernel formulas written plainly, the reference until (and besides) the CPU kernels.

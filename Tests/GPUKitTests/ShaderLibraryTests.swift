@@ -1,5 +1,5 @@
 import XCTest
-import CShim
+import CDepthKit
 import DepthKit
 @testable import GPUKit
 

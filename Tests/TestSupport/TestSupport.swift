@@ -102,6 +102,8 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
         return z ^ (z >> 31)
     }
+    /// A float in lo..<hi from the top 24 bits.
+    public mutating func float(_ lo: Float, _ hi: Float) -> Float { lo + (hi - lo) * Float(next() >> 40) / Float(1 << 24) }
 }
 
 /// A fresh temporary folder, removed when the value goes away.
@@ -114,4 +116,33 @@ public final class TemporaryFolder {
     /// `path/name`.
     public func file(_ name: String) -> String { path + "/" + name }
     deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A value shared between a test and the threads it starts (a callback's log, a flag a closure
+/// reads).
+///
+/// `@unchecked Sendable`: `value` is read and written only under `lock`.
+public final class LockedValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    /// Runs `body` with the value, under the lock.
+    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&value) }
+    }
+    /// A copy of the value now.
+    public var current: Value { lock.withLock { value } }
+}
+
+/// The generated sections of the README and docs/: the text between `<!-- NAME:begin -->` and
+/// `<!-- NAME:end -->` lines, which tests compare whole with the table the code generates.
+public enum DocSection {
+    /// The section `name` of the file at `relativePath` (from the repository root), nil when the
+    /// file or either marker is missing.
+    public static func text(_ name: String, in relativePath: String) -> String? {
+        guard let s = try? String(contentsOfFile: Repo.root.appendingPathComponent(relativePath).path, encoding: .utf8),
+              let a = s.range(of: "<!-- \(name):begin -->\n"), let b = s.range(of: "<!-- \(name):end -->", range: a.upperBound..<s.endIndex)
+        else { return nil }
+        return String(s[a.upperBound..<b.lowerBound])
+    }
 }

@@ -1,8 +1,9 @@
-import CShim
+import CDepthKit
 import DepthKit
 import GPUKit
 @testable import Viewer
 import XCTest
+import TestSupport
 
 /// The hover readout of a loaded cloud: `PointIDMap` finds the points projected by hand with the
 /// pinhole formulas (u = fx·x/z + cx, v = fy·y/z + cy) at their pixels, the nearer of two on one
@@ -48,7 +49,7 @@ final class CloudHoverTests: XCTestCase {
     /// Points on distinct pixels (every third pixel, subpixel offsets, depths 0.5–6 m): the map's
     /// pick is the brute-force `PointPicker`'s at every cursor tried.
     func testMapAgreesWithTheBruteForcePick() {
-        var rng = SplitMix(seed: 19)
+        var rng = SeededRandom(seed: 19)
         var points: [SIMD3<Float>] = []
         for v in stride(from: 2, to: 478, by: 3) {
             for u in stride(from: 2, to: 638, by: 3) where Int.random(in: 0..<4, using: &rng) == 0 {
@@ -149,15 +150,3 @@ extension CloudHoverTests {
     }
 }
 
-/// A seeded generator (SplitMix64), so a failing case can be run again.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import DepthKit
 import GPUKit
 @testable import Viewer

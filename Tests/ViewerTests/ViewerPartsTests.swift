@@ -1,6 +1,7 @@
 import DepthKit
 import Foundation
 import XCTest
+import TestSupport
 import CVulkan
 @testable import Viewer
 
@@ -49,11 +50,9 @@ final class ViewerPartsTests: XCTestCase {
         for required in ["S", "Tab", "F", "V", "C", "B", "F1 / H", "?", "Esc / Q", "Space"] {
             XCTAssertTrue(KeyBindings.all.contains { $0.label == required }, required)
         }
-        // README lists exactly this table.
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
-        XCTAssertTrue(text.contains(KeyBindings.markdown), "README's key table is `depthlens view --keys`")
+        // docs/VIEWER.md's key table is exactly this table, row for row.
+        XCTAssertEqual(DocSection.text("keys", in: "docs/VIEWER.md"), KeyBindings.markdown,
+                       "docs/VIEWER.md's key table is `depthlens view --keys`")
     }
 
     func testSnapshotWritesFilesThatReadBack() throws {

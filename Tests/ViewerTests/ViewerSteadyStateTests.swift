@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// The render loop in steady state, in a real window: with `--stats` and `--exit-after-frames`, the
-/// viewer prints its heap allocations per frame (the loop thread's, counted by CShim's malloc
+/// viewer prints its heap allocations per frame (the loop thread's, counted by CPlatform's malloc
 /// interposer) and its resident set size from the end of warm-up (200 frames) to the last frame.
 final class ViewerSteadyStateTests: WindowTestCase {
     struct Steady {

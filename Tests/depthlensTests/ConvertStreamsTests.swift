@@ -99,8 +99,8 @@ final class ConvertStreamsTests: CLITestCase {
         let tumSource = try SourceSpec(parsing: "tum:\(out)").makeSource()
         try bagSource.start()
         try tumSource.start()
-        let a = try XCTUnwrap(bagSource as? RecordedStreams), b = try XCTUnwrap(tumSource as? RecordedStreams)
-        let sa = try a.recordedStreams().filter { $0.kind != .ir }, sb = try b.recordedStreams()
+        let a = try XCTUnwrap(bagSource.recordedStreams), b = try XCTUnwrap(tumSource.recordedStreams)
+        let sa = try a.streams().filter { $0.kind != .ir }, sb = try b.streams()
         XCTAssertEqual(sa.map(\.kind), sb.map(\.kind))
         for (i, (x, y)) in zip(sa, sb).enumerated() {
             XCTAssertEqual(x.timestamps.map(stamp), y.timestamps.map(stamp), "\(x.kind) stamps")
@@ -207,7 +207,7 @@ final class ConvertStreamsTests: CLITestCase {
         // tum: reopens it: 12 color and 6 depth frames under the same stamps.
         let tum = try SourceSpec(parsing: "tum:\(out)").makeSource()
         try tum.start()
-        let streams = try XCTUnwrap(tum as? RecordedStreams).recordedStreams()
+        let streams = try XCTUnwrap(tum.recordedStreams).streams()
         XCTAssertEqual(streams.map(\.kind), [.color, .depth])
         XCTAssertEqual(streams[0].timestamps.map(stamp), colorTimes.map(stamp))
         XCTAssertEqual(streams[1].timestamps.map(stamp), depthTimes.map(stamp))

@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 import Capture
 import DepthKit
@@ -6,14 +7,27 @@ import DepthKit
 /// Every command takes the same `--source` strings, and the README, `--help` and the usage text
 /// come from the one table in `SourceSpec`.
 final class SourceVocabularyTests: CLITestCase {
-    /// The package root, for README.md.
-    private var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// README's command table names exactly the subcommands `depthlens --help` lists.
+    func testReadmeListsEveryCommand() throws {
+        let help = try CLI.run(["--help"])
+        XCTAssertEqual(help.status, 0)
+        let listed = help.stdout.components(separatedBy: "SUBCOMMANDS:").last?.split(separator: "\n")
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") && !$0.contains("See '") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) } ?? []
+        let table = DocSection.text("commands", in: "README.md") ?? ""
+        let rows = table.split(separator: "\n").dropFirst(2).compactMap { line -> String? in
+            guard let a = line.firstIndex(of: "`"), let b = line[line.index(after: a)...].firstIndex(of: "`") else { return nil }
+            return String(line[line.index(after: a)..<b])
+        }
+        XCTAssertFalse(listed.isEmpty, help.stdout)
+        XCTAssertEqual(rows.sorted(), listed.sorted(), "README's command table and `depthlens --help`")
     }
 
     func testReadmeAndHelpListEveryKindFromTheTable() throws {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        XCTAssertTrue(readme.contains(SourceSpec.markdownTable), "README's source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
+        for page in ["README.md", "docs/SOURCES.md"] {
+            XCTAssertEqual(DocSection.text("sources", in: page), SourceSpec.markdownTable,
+                           "\(page)'s source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
+        }
         for command in ["view", "record", "process", "export-ply", "render3d", "info"] {
             let help = try CLI.run([command, "--help"])
             XCTAssertEqual(help.status, 0, command)
@@ -69,6 +83,32 @@ final class SourceVocabularyTests: CLITestCase {
             XCTAssertEqual(bad.status, 1, command[0])
             XCTAssertEqual(bad.stderrLines.count, 1, "\(command[0]): \(bad.stderr)")
             XCTAssertTrue(bad.stderr.contains("--source 'synthetic:12': expected synthetic:COLORWxH[,DEPTHWxH]"), bad.stderr)
+        }
+    }
+
+    /// Every recording is processed frame by frame by `process --source` without `--frame`: a bag
+    /// and an mkv as a data-set folder is (before, only `tum:` was; a bag or an mkv gave frame 0),
+    /// each frame the same picture `--frame i` makes of it.
+    func testProcessReadsEveryFrameOfEveryRecording() throws {
+        let bag = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/realsense-d435-640x480.bag").path
+        let mkv = path("rec.mkv")
+        let r = try CLI.run(["record", "--source", "synthetic:64x48", "--frames", "3", "--mkv", mkv])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for (source, frames) in [("bag:\(bag)", 2), ("mkv:\(mkv)", 3)] {
+            let folder = path("all-\(frames)")
+            let all = try CLI.run(["process", "--source", source, "--filter", "grayscale", "--out", folder])
+            XCTAssertEqual(all.status, 0, "\(source): \(all.stderr)")
+            XCTAssertTrue(all.stdout.contains("wrote \(frames) frames to \(folder)"), all.stdout)
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+            XCTAssertEqual(names.count, frames, "\(source): \(names)")
+            for (i, name) in names.enumerated() {
+                let one = path("one-\(frames)-\(i).png")
+                let p = try CLI.run(["process", "--source", source, "--frame", "\(i)", "--filter", "grayscale", "--out", one])
+                XCTAssertEqual(p.status, 0, p.stderr)
+                let a = try ImageIO.read((folder as NSString).appendingPathComponent(name)), b = try ImageIO.read(one)
+                XCTAssertEqual(a.packedBytes(), b.packedBytes(), "\(source) frame \(i): the batch's \(name) differs from --frame \(i)")
+            }
         }
     }
 

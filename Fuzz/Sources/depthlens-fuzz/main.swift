@@ -107,12 +107,61 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // (MJPEG, raw b16g, H.264, FFV1…), and the first again after the last (a seek back).
     "mkv": { b in
         let s = MKVSource(bytes: Array(b), name: "in.mkv")
-        guard (try? s.start()) != nil, let n = s.frameCount else { return }
+        guard (try? s.start()) != nil, let n = s.recording.frameCount else { return }
         for i in 0..<min(n, 64) { _ = try? s.frame(i) }
         if n > 1 { _ = try? s.frame(0) }
     },
+    // Depth photos (photo:FILE): the HEIF item walk (ftyp, meta, iinf, iloc, iref, iprp), every
+    // item's extents, then the whole decode (HEVC items and grids through libavcodec, Apple's XMP).
+    "heif": { b in
+        let bytes = Array(b)
+        if let file = try? HEIFFile(bytes: bytes, name: "in.heic") {
+            for item in file.items { _ = try? file.data(of: item) }
+        }
+        _ = try? DepthPhoto.decode(bytes: bytes, name: "in.heic")
+    },
+    // JPEG depth photos: the segment walk (APP1 XMP and extended XMP chunks, APP2 MPF, the scans up
+    // to EOI), then the whole decode (iPhone MPF, GDepth base64, Dynamic Depth container items).
+    "photojpeg": { b in
+        let bytes = Array(b)
+        if let j = try? JPEGSegments(bytes: bytes, name: "in.jpg") {
+            for image in j.mpImages { _ = try? JPEGSegments(bytes: bytes, start: image.range.lowerBound, name: "in.jpg") }
+        }
+        _ = try? DepthPhoto.decode(bytes: bytes, name: "in.jpg")
+    },
+    // The XMP reader on its own: every lookup depth photos make.
+    "xmp": { b in
+        let x = XMPPacket(bytes: Array(b)[...])
+        for ns in [XMPPacket.NS.apdi, XMPPacket.NS.depthData, XMPPacket.NS.gdepth, XMPPacket.NS.ddItem] {
+            _ = x.values(ns, "FloatMinValue")
+            _ = x.sequence(ns, "IntrinsicMatrix")
+            _ = x.doubles(ns, "Length")
+        }
+        _ = x.itemRanges(XMPPacket.NS.ddContainer, "Directory")
+    },
+    // A DDS sample from the network (a `dds:` source's receive path): the bytes as each ROS 2 message
+    // type, checked and converted as the receiver does (image → rgba8 or meters, JPEG, camera_info, TF).
+    "dds": { b in
+        if let m = try? ROS2DDS.image(b, topic: "/t"), (try? DDSImages.check(m, topic: "/t")) != nil {
+            _ = DDSImages.isDepthEncoding(m.encoding) ? DDSImages.depth(b, m) : DDSImages.color(b, m)
+        }
+        if let m = try? ROS2DDS.compressedImage(b, topic: "/t") { _ = try? DDSImages.decompress(b, m, topic: "/t") }
+        if let m = try? ROS2DDS.cameraInfo(b, topic: "/t") { _ = try? DDSImages.check(m, topic: "/t") }
+        _ = try? ROS2DDS.tfMessage(b, topic: "/t")
+    },
     // `--calibration` files: recognized by content, then the YAML subset, OpenCV's XML or calibration.json.
     "calibration": { _ = try? CalibrationFile.decode(Array($0), path: "in.yml") },
+    // Every parser of the phone-scan layouts' text files and TUM's groundtruth.txt, on the same bytes.
+    "scan": { b in
+        let bytes = Array(b)
+        _ = try? ScanFormats.strayOdometry(bytes, path: "odometry.csv")
+        _ = try? ScanFormats.strayCameraMatrix(bytes, path: "camera_matrix.csv")
+        _ = try? ScanFormats.polycamCamera(bytes, path: "camera.json")
+        _ = try? ScanFormats.pincam(bytes, path: "frame.pincam")
+        _ = try? ScanFormats.arkitScenesTrajectory(bytes, path: "lowres_wide.traj")
+        _ = try? ScanFormats.scannerAppFrame(bytes, path: "frame_00000.json")
+        _ = try? PoseTrack.parseTUM(bytes, path: "groundtruth.txt")
+    },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
     "snapshot": { _ = try? SnapshotMetadata.decode(Array($0), name: "in.json") },
     // ROS bags: the container in memory (index, chunks through lz4/bz2, every message decoded as
@@ -138,16 +187,106 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
             }
         }
         let source = BagSource(path: put(b, "in.bag"))
-        guard (try? source.start()) != nil, let n = source.frameCount else { return }
-        source.pause()
+        guard (try? source.start()) != nil, let n = source.recording.frameCount else { return }
+        source.recording.pause()
         for i in 0..<min(n, 16) {
-            try? source.seek(toFrame: i)
+            try? source.recording.seek(toFrame: i)
             _ = try? source.nextFrame(now: Double(i))
         }
-        _ = try? source.seek(toTime: 0.5)
+        _ = try? source.recording.seek(toTime: 0.5)
         _ = source.metadata
     },
+    // MCAP (ROS 2 recordings) from memory: the summary's chunk and message indexes, or the scan of
+    // a file without a usable summary (chunks decompressed: zstd, lz4, none), then every message's
+    // data (its chunk decompressed again, per-message zstd/lz4 frames too).
+    "mcap": { b in
+        guard let rec = try? ROS2Recording(mcap: Array(b), name: "in.mcap") else { return }
+        for t in rec.topics {
+            for r in rec.messages(onTopic: t.name).prefix(64) { _ = try? rec.data(of: r) }
+        }
+    },
+    // One ROS 2 CDR message decoded as every type depthlens reads (both byte orders come from the
+    // encapsulation header), images then checked and converted as a recording's frames are.
+    "cdr": { b in
+        let bytes = Array(b), f = "in.db3", t = "/t"
+        if let image = try? ROS2Message.image(bytes, file: f, topic: t), (try? ROSImageDecoding.check(image, file: f, topic: t)) != nil {
+            _ = ROSImageDecoding.isDepthEncoding(image.encoding) ? ROSImageDecoding.depthMeters(image, units: 0.001)
+                : ROSImageDecoding.rgba(image)
+        }
+        if let m = try? ROS2Message.compressedImage(bytes, file: f, topic: t) {
+            if CompressedDepth.isCompressedDepth(m.format) {
+                _ = (try? CompressedDepth.decode(m.data, format: m.format, file: f, topic: t))?.meters(units: 0.001)
+            } else {
+                _ = try? ROSImageDecoding.compressedColor(m.data, format: m.format, file: f, topic: t)
+            }
+        }
+        if let info = try? ROS2Message.cameraInfo(bytes, file: f, topic: t) {
+            _ = ROSImageDecoding.cameraModel(K: info.K, D: info.D, distortionModel: info.distortionModel, width: info.width,
+                                             height: info.height, streamWidth: 64, streamHeight: 48)
+        }
+        _ = (try? ROS2Message.tfMessage(bytes, file: f, topic: t))?.map(\.transform.rotationMatrix)
+        _ = try? ROS2Message.imu(bytes, file: f, topic: t)
+        _ = (try? ROS2Message.string(bytes, file: f, topic: t)).map(ROS2Message.keyValues)
+        _ = try? ROS2Message.uint32(bytes, file: f, topic: t)
+    },
+    // image_transport's compressedDepth payload (ConfigHeader + PNG or RVL); the first byte picks
+    // the format string (Tests/Fixtures/ros2_messages_reference.py's CDEPTH_FORMATS order).
+    "cdepth": { b in
+        guard let first = b.first else { return }
+        let formats = ["16UC1; compressedDepth png", "16UC1; compressedDepth rvl", "32FC1; compressedDepth png",
+                       "32FC1; compressedDepth rvl"]
+        let data = Array(b.dropFirst())[...]
+        _ = (try? CompressedDepth.decode(data, format: formats[Int(first) % formats.count], file: "in.db3", topic: "/t"))?
+            .meters(units: 0.001)
+    },
 ]
+
+/// A small MCAP as the spec lays it out, written here so the fuzzer has a seed without Python
+/// (scripts/fuzz adds zstd and lz4 seeds from Tests/Fixtures/ros2_reference.py when the reference
+/// venv is there): one schema, one channel, three messages, in an uncompressed chunk with its
+/// message index and a summary (schema, channel, chunk index, statistics) — or, unchunked, the
+/// messages in the data section and a summary without indexes.
+func mcapSeed(chunked: Bool) -> [UInt8] {
+    func u16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+    func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(v >> ($0 * 8) & 0xFF) } }
+    func u64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(v >> (UInt64($0) * 8) & 0xFF) } }
+    func str(_ s: String) -> [UInt8] { u32(s.utf8.count) + Array(s.utf8) }
+    func record(_ op: UInt8, _ content: [UInt8]) -> [UInt8] { [op] + u64(UInt64(content.count)) + content }
+    let magic: [UInt8] = [0x89, 0x4D, 0x43, 0x41, 0x50, 0x30, 0x0D, 0x0A]
+    let schema = record(0x03, u16(1) + str("std_msgs/msg/String") + str("ros2msg") + str("string data"))
+    let channel = record(0x04, u16(1) + u16(1) + str("/chatter") + str("cdr") + u32(0))
+    let times: [UInt64] = [1_000, 2_000, 3_000]
+    let messages = times.enumerated().map { i, t in
+        record(0x05, u16(1) + u32(i) + u64(t) + u64(t) + [0, 1, 0, 0] + str("hello \(i)\0"))
+    }
+    var file = magic + record(0x01, str("ros2") + str("depthlens-fuzz"))
+    var summary: [UInt8] = schema + channel
+    if chunked {
+        var inner = schema + channel
+        var index: [UInt8] = []
+        for m in messages {
+            index += u64(times[index.count / 16]) + u64(UInt64(inner.count))
+            inner += m
+        }
+        let chunkStart = file.count
+        file += record(0x06, u64(times[0]) + u64(times[2]) + u64(UInt64(inner.count)) + u32(0) + str("") + u64(UInt64(inner.count)) + inner)
+        let chunkLength = file.count - chunkStart
+        let indexStart = file.count
+        file += record(0x07, u16(1) + u32(index.count) + index)
+        summary += record(0x08, u64(times[0]) + u64(times[2]) + u64(UInt64(chunkStart)) + u64(UInt64(chunkLength)) + u32(10) + u16(1)
+                          + u64(UInt64(indexStart)) + u64(UInt64(file.count - indexStart)) + str("") + u64(UInt64(inner.count))
+                          + u64(UInt64(inner.count)))
+    } else {
+        file += schema + channel + messages.joined()
+    }
+    summary += record(0x0B, u64(3) + u16(1) + u32(1) + u32(0) + u32(0) + u32(chunked ? 1 : 0) + u64(times[0]) + u64(times[2])
+                      + u32(10) + u16(1) + u64(3))
+    file += record(0x0F, u32(0))
+    let summaryStart = file.count
+    file += summary
+    file += record(0x02, u64(UInt64(summaryStart)) + u64(0) + u32(0))
+    return file + magic
+}
 
 /// Small valid files per target, written with depthlens' own writers (the bag seeds: scripts/fuzz,
 /// with python3-rosbag from the test fixture).
@@ -180,11 +319,32 @@ func makeSeeds(_ dir: String) throws {
     try seed("ply", "faces_first.ply", text("ply\nformat ascii 1.0\nelement face 1\nproperty list uchar int vertex_indices\n"
         + "element vertex 2\nproperty float x\nproperty float y\nproperty float z\nproperty ushort red\nproperty ushort green\n"
         + "property ushort blue\nend_header\n3 0 1 1\n1 2 3 65535 0 7\nnan 1 2 0 0 0\n"))
+    // XMP as Apple and Google write it (the photo seeds themselves: scripts/fuzz, from the fixtures).
+    try seed("xmp", "apple.xmp", text("<x:xmpmeta xmlns:x=\"adobe:ns:meta/\"><rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">"
+        + "<rdf:Description xmlns:apdi=\"http://ns.apple.com/pixeldatainfo/1.0/\" xmlns:depthData=\"http://ns.apple.com/depthData/1.0/\" "
+        + "apdi:IntMinValue='0'><apdi:FloatMinValue>1.498047</apdi:FloatMinValue><depthData:IntrinsicMatrix><rdf:Seq><rdf:li>3032.5</rdf:li>"
+        + "<rdf:li>0.0</rdf:li></rdf:Seq></depthData:IntrinsicMatrix></rdf:Description></rdf:RDF></x:xmpmeta>"))
+    try seed("xmp", "dd.xmp", text("<rdf:Description xmlns:Container=\"http://ns.google.com/photos/dd/1.0/container/\" "
+        + "xmlns:Item=\"http://ns.google.com/photos/dd/1.0/item/\"><Container:Directory><rdf:Seq><rdf:li rdf:parseType=\"Resource\">"
+        + "<Container:Item Item:Mime=\"image/jpeg\" Item:Length=\"0\"/></rdf:li><rdf:li><Container:Item Item:Mime=\"image/png\" "
+        + "Item:Length=\"12&#x33;\"/></rdf:li></rdf:Seq></Container:Directory></rdf:Description>"))
     try seed("tum", "rgb.txt", text("# color images\n1305031102.175304 rgb/1305031102.175304.png\n1305031102.211214 rgb/1305031102.211214.png\n"))
     try seed("tum", "associations.txt", text("1305031102.175304 rgb/a.png 1305031102.160407 depth/a.png\n"))
+    try seed("scan", "odometry.csv", text("timestamp, frame, x, y, z, qx, qy, qz, qw\n1000.0, 000000, 0.1, -0.2, 0.3, 0.02, 0.17, -0.01, 0.98\n"))
+    try seed("scan", "camera_matrix.csv", text("611.0,0.0,318.2\n0.0,609.5,241.7\n0.0,0.0,1.0\n"))
+    try seed("scan", "polycam.json", text("{\"cx\": 318.2, \"cy\": 241.7, \"fx\": 611.0, \"fy\": 609.5, \"width\": 640, \"height\": 480, "
+        + "\"t_00\": 1, \"t_01\": 0, \"t_02\": 0, \"t_03\": 0.1, \"t_10\": 0, \"t_11\": 1, \"t_12\": 0, \"t_13\": 0.2, "
+        + "\"t_20\": 0, \"t_21\": 0, \"t_22\": 1, \"t_23\": 0.3}"))
+    try seed("scan", "frame.pincam", text("256 192 212.1 212.1 127.5 95.5\n"))
+    try seed("scan", "lowres_wide.traj", text("6997.771 -0.05 -0.35 0.02 0.0068 0.183 -0.326\n"))
+    try seed("scan", "frame_00000.json", text("{\"cameraPoseARFrame\": [1,0,0,0.1, 0,1,0,0.2, 0,0,1,0.3, 0,0,0,1], "
+        + "\"intrinsics\": [611,0,318.2, 0,609.5,241.7, 0,0,1], \"time\": 52431.25}"))
+    try seed("scan", "groundtruth.txt", text("# timestamp tx ty tz qx qy qz qw\n1305031102.175304 0.1 0.2 0.3 0 0 0 1\n"))
     var v4l2: [UInt8] = [2, 0, 2, 0x02, 0x80, 0x01, 0xE0, 0x01, 0x40, 0x00, 0xF0, 2, 30, 1, 15, 1]
     v4l2 += [5, 1, 0x02, 0x80, 0x01, 0xE0, 1, 30, 1, 0x02, 0x80, 0x01, 0xE0, 30, 1, 0]
     try seed("v4l2", "two_formats", { try FileSupport.atomicWrite(v4l2, to: $0) })
+    try seed("mcap", "chunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: true), to: $0) }
+    try seed("mcap", "unchunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: false), to: $0) }
     // The bytes the viewer's Snapshot.write writes for a synthetic frame.
     let meta = SnapshotMetadata(intrinsics: frame.depth.intrinsics, mode: "portrait", timestamp: 1305031102.175304,
                                 frame: 42, source: "synthetic",
@@ -202,6 +362,27 @@ func makeSeeds(_ dir: String) throws {
     try seed("calibration", "ros.yaml", text("image_width: 640\nimage_height: 480\ncamera_name: cam\ncamera_matrix:\n  rows: 3\n"
         + "  cols: 3\n  data: [517.3, 0, 318.6, 0, 516.4, 255.3, 0, 0, 1]\ndistortion_model: plumb_bob\ndistortion_coefficients:\n"
         + "  rows: 1\n  cols: 5\n  data:\n  - 0.26\n  - -0.95\n  - 0\n  - 0\n  - 1.16\nprojection_matrix: {rows: 3, cols: 4, data: [1]}\n"))
+    let stamp = ROS2DDS.Header(stamp: ROS2DDS.Time(sec: 360, nanosec: 815_089_000), frameID: "color_optical_frame")
+    try seed("dds", "image_rgb8") { p in
+        try FileSupport.atomicWrite(ROS2DDS.encodeImage(header: stamp, width: 4, height: 3, encoding: "rgb8", step: 12) {
+            for i in 0..<$0.count { $0[i] = UInt8(i * 7 & 255) } }, to: p)
+    }
+    try seed("dds", "image_16UC1") { p in
+        try FileSupport.atomicWrite(ROS2DDS.encodeImage(header: stamp, width: 3, height: 2, encoding: "16UC1", step: 6) {
+            for i in 0..<$0.count { $0[i] = UInt8(i * 31 & 255) } }, to: p)
+    }
+    try seed("dds", "camera_info") { p in
+        try FileSupport.atomicWrite(ROS2DDS.encodeCameraInfo(ROS2DDS.CameraInfo(header: stamp, height: 480, width: 640, distortionModel: "plumb_bob",
+            D: [0.1, -0.2, 0, 0, 0.05], K: [613, 0, 320, 0, 613, 239, 0, 0, 1], R: [1, 0, 0, 0, 1, 0, 0, 0, 1],
+            P: [613, 0, 320, 0, 0, 613, 239, 0, 0, 0, 1, 0])), to: p)
+    }
+    try seed("dds", "tf") { p in
+        try FileSupport.atomicWrite(ROS2DDS.encodeTFMessage([ROS2DDS.TransformStamped(header: stamp, childFrameID: "depth_optical_frame",
+            translation: SIMD3(0.015, 0, 0), rotation: SIMD4(0, 0, 0, 1))]), to: p)
+    }
+    try seed("dds", "compressed") { p in
+        try FileSupport.atomicWrite(ROS2DDS.encodeCompressedImage(header: stamp, format: "jpeg", data: [0xFF, 0xD8, 0xFF, 0xD9]), to: p)
+    }
     try seed("calibration", "stereo.yml", text("%YAML:1.0\n---\nR: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n"
         + "   data: [ 1., 0., 0., 0., 1., 0., 0., 0., 1. ]\nT: !!opencv-matrix\n   rows: 3\n   cols: 1\n   dt: d\n   data: [ -14.3, 0.6, 0.6 ]\n"))
 }

@@ -137,6 +137,43 @@ int dl_media_b16g_to_gray16(const uint8_t *data, size_t size, int width, int hei
                             size_t dst_stride, char *error, size_t error_len);
 
 
+// MARK: - Still images: one coded picture in memory (image_decode.c)
+
+/// A decoder for single coded pictures (HEIF's HEVC items and grid tiles, PNG or JPEG payloads
+/// inside depth photos), without a container: the caller hands it the codec's configuration
+/// (`extradata`: an HEVC item's hvcC box payload; none for PNG and JPEG) and one picture's bytes
+/// (for HEVC: length-prefixed NAL units, as HEIF stores them). Not thread-safe.
+typedef struct dl_picture_decoder dl_picture_decoder;
+
+/// 1 byte a pixel: the first plane as decoded (HEVC monochrome or the luma of YUV; no conversion,
+/// so an 8-bit depth or matte item keeps its exact values).
+#define DL_MEDIA_GRAY8 2
+
+/// A decoded picture: `pixels` (av_malloc'ed, rows `stride` bytes apart) in the format asked for.
+typedef struct dl_picture {
+    int32_t width, height;
+    size_t stride;
+    uint8_t *pixels;
+    char pixel_format_name[32];  ///< what the decoder produced ("yuv420p", "gray", "gray16be"…)
+} dl_picture;
+
+/// Opens libavcodec's decoder `codec` ("hevc", "png", "mjpeg") with `extradata` (copied; NULL / 0
+/// for none). `matrix` / `full_range` override the bitstream's YUV matrix (ISO/IEC 23091-2
+/// matrix_coefficients: 1 BT.709, 5/6 BT.601, 9 BT.2020) and range (0/1) for rgba8 output (a HEIF
+/// `colr` nclx box), -1 to use the stream's. Pictures larger than 2^26 pixels are refused.
+int dl_picture_decoder_open(const char *codec, const uint8_t *extradata, size_t extradata_size,
+                            int matrix, int full_range, dl_picture_decoder **out, char *error, size_t error_len);
+/// Decodes one picture (the decoder is drained and flushed after it, so pictures are independent)
+/// into `out` as DL_MEDIA_RGBA8, DL_MEDIA_GRAY8 (8-bit formats only) or DL_MEDIA_GRAY16 (host
+/// order). 0, or a negative code with `error` filled (free nothing then).
+int dl_picture_decode(dl_picture_decoder *d, const uint8_t *data, size_t size, int format, dl_picture *out,
+                      char *error, size_t error_len);
+/// Frees a picture's pixels (NULL pixels are fine).
+void dl_picture_free(dl_picture *picture);
+/// Frees the decoder. NULL is fine.
+void dl_picture_decoder_close(dl_picture_decoder *d);
+
+
 // MARK: - Writing depthlens' Matroska recordings (mkv_write.c)
 
 /// A Matroska file being written: one encoder per track, the muxer, its file. Not thread-safe.

@@ -101,7 +101,7 @@ public struct CalibrationFile: Sendable {
                 guard let v = number(String(p)) else { throw bad("'\(name).data' must hold numbers only, found '\(p)'") }
                 return v
             }
-        default:
+        case .mapping?, .tagged?, nil:
             throw bad("'\(name)' has no data")
         }
         guard data.count == r * c else {

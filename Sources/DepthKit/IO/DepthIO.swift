@@ -36,7 +36,7 @@ public enum DepthIO {
         case .gray8, .rgba8, .rgb8, .bgra8:
             throw DepthKitError.file(path: path, problem:
                 "8-bit image is not a depth map (depth is a 16-bit PNG/PGM or a PFM)")
-        default:
+        case .depthFloat16, .disparityFloat16, .disparityFloat32:
             throw DepthKitError.file(path: path, problem: "\(raw.format) image is not a depth map")
         }
         let depth = DepthData(map: out, accuracy: .absolute)

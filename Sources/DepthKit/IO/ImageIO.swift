@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CShim
+import CDepthKit
 
 /// Reads and writes the image files depthlens meets: PNG, JPEG, binary PGM/PPM and PFM.
 ///
@@ -58,7 +58,7 @@ public enum ImageIO {
         case .rgba8: return b
         case .gray8, .rgb8, .bgra8: return toRGBA8(b)
         case .gray16: throw DepthKitError.file(path: path, problem: "16-bit gray image is not a color image (is it a depth map?)")
-        default: throw DepthKitError.file(path: path, problem: "\(b.format) image is not a color image (is it a depth map?)")
+        case .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: throw DepthKitError.file(path: path, problem: "\(b.format) image is not a color image (is it a depth map?)")
         }
     }
 
@@ -80,7 +80,7 @@ public enum ImageIO {
                 case .gray8: d[o] = s[x]; d[o + 1] = s[x]; d[o + 2] = s[x]; d[o + 3] = 255
                 case .rgb8: d[o] = s[3 * x]; d[o + 1] = s[3 * x + 1]; d[o + 2] = s[3 * x + 2]; d[o + 3] = 255
                 case .bgra8: d[o] = s[o + 2]; d[o + 1] = s[o + 1]; d[o + 2] = s[o]; d[o + 3] = s[o + 3]
-                default: preconditionFailure("toRGBA8 on \(fmt)")
+                case .rgba8, .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("toRGBA8 on \(fmt)")
                 }
             }
         }
@@ -90,11 +90,37 @@ public enum ImageIO {
     // MARK: PNG / JPEG through the C shim
 
     private static func readDecoded(_ path: String, kind: FileKind) throws -> PixelBuffer {
+        try decoded(path, kind: kind) { img, err in
+            kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
+        }
+    }
+
+    /// Decodes a PNG or JPEG held in memory (a ROS `CompressedImage`), the format detected from its
+    /// first bytes; the same pixel formats come back as from `read`. `name` (the file and message)
+    /// is what errors name.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, name: String) throws -> PixelBuffer {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count >= 8 else {
+            throw DepthKitError.file(path: name, problem: "image data of \(bytes.count) bytes is neither PNG nor JPEG")
+        }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        if (0..<8).allSatisfy({ base[$0] == png[$0] }) {
+            return try decoded(name, kind: .png) { img, err in dl_png_decode(base, bytes.count, &img, &err, err.count) }
+        }
+        if base[0] == 0xFF, base[1] == 0xD8 {
+            return try decoded(name, kind: .jpeg) { img, err in dl_jpeg_decode(base, bytes.count, 0, 0, &img, &err, err.count) }
+        }
+        throw DepthKitError.file(path: name, problem: "image data is neither PNG nor JPEG (starts "
+                                 + (0..<4).map { (base[$0] < 16 ? "0" : "") + String(base[$0], radix: 16) }.joined() + ")")
+    }
+
+    private static func decoded(_ path: String, kind: FileKind,
+                                _ decode: (inout dl_image, inout [CChar]) -> Int32) throws -> PixelBuffer {
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 512)
-        let rc = kind == .png ? dl_png_read(path, &img, &err, err.count) : dl_jpeg_read(path, &img, &err, err.count)
+        let rc = decode(&img, &err)
         guard rc == 0, let pixels = img.pixels else {
-            let msg = String(cString: err)
+            dl_image_free(&img)
+            let msg = String(cBuffer: err)
             throw DepthKitError.file(path: path, problem: "corrupt \(kind.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
         }
         defer { dl_image_free(&img) }
@@ -199,7 +225,7 @@ public enum ImageIO {
         case .rgb8: channels = 3; bits = 8
         case .gray8: channels = 1; bits = 8
         case .gray16: channels = 1; bits = 16
-        default:
+        case .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
             throw DepthKitError.file(path: path, problem:
                 "cannot write \(buffer.format) as PNG (write depth as .pfm, or convert it to gray16)")
         }
@@ -213,7 +239,7 @@ public enum ImageIO {
             guard rc == 0 else {
                 // libpng says "Write Error"; the errno its fwrite left says why (a full disk).
                 let code = errno
-                let why = [ENOSPC, EFBIG, EDQUOT, EIO].contains(code) ? FileSupport.describe(code) : String(cString: err)
+                let why = [ENOSPC, EFBIG, EDQUOT, EIO].contains(code) ? FileSupport.describe(code) : String(cBuffer: err)
                 throw DepthKitError.file(path: path, problem: "cannot write PNG: \(why)")
             }
         }

@@ -162,7 +162,7 @@ enum PNM {
                     else { out.append(UInt8(v >> 8)); out.append(UInt8(v & 0xFF)) }
                 }
             }
-        default:
+        case .bgra8, .rgba8, .rgb8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
             throw DepthKitError.file(path: path, problem: "cannot write \(b.format) as PGM (needs gray8 or gray16)")
         }
         return out

@@ -1,5 +1,5 @@
 /// Builds the CPU reference kernels for `FilterSpec`s; backendName "cpu".
-public final class CPUFilterFactory: FilterFactory {
+public final class CPUFilterFactory: FilterFactory, Sendable {
     public let backendName = "cpu"
 
     public init() {}

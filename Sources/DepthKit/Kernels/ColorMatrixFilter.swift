@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// CIColorMatrix on the CPU: out = clamp(M·(R,G,B,A)/255 + bias), each channel to 8 bits with
 /// `unorm8` (round to nearest). rgba8 or bgra8 in, the same format out; the matrix rows always

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// Depth aligned to color, exactly as librealsense's `align` to color (`rs.align(rs.stream.color)`)
@@ -20,7 +20,7 @@ import Foundation
 /// its x86 `align` applies none but `modified_brown_conrady` for the color camera).
 /// Intrinsics given for another image size are scaled to the buffers' sizes.
 ///
-/// The CPU kernel is align.c (CShim): phase 1 in bands of depth rows computes each pixel's
+/// The CPU kernel is align.c (CDepthKit): phase 1 in bands of depth rows computes each pixel's
 /// rectangle (SIMD on AVX2/AVX-512), phase 2 in bands of color rows clears and fills them, so
 /// each color pixel has one writer and the result equals the serial one bit for bit. Nothing is
 /// allocated per frame once the scratch for a depth size exists. `GPUDepthAligner` (GPUKit) is the

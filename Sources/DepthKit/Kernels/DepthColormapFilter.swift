@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// depthToJET and its siblings on the CPU: depthFloat32 in, rgba8 out, colored by
@@ -78,14 +78,7 @@ public final class DepthColormapFilter: FilterRenderer {
         case let .equalized(lo, _, perMeter):
             renderEqualized(buffer, out, minDepth: lo, binsPerMeter: Float(perMeter))
         case let .fixed(lo, hi):
-            let map: Int32
-            switch colormap {
-            case .jet: map = Int32(DL_MAP_JET)
-            case .turbo: map = Int32(DL_MAP_TURBO)
-            case .viridis: map = Int32(DL_MAP_VIRIDIS)
-            case .grayscale: map = Int32(DL_MAP_GRAY)
-            }
-            renderFixed(buffer, out, lo, hi, map)
+            renderFixed(buffer, out, lo, hi, Int32(colormap.code))
         }
         out.markModified()
         return out

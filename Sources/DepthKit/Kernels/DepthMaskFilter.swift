@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// Which depth mask of the "video depth maps" effects.
 public enum DepthMaskKind: String, Hashable, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// depthToGrayscale on the CPU: v = clamp((d − offset)/range), out = (v, v, v, 255) rgba8.
 ///

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// fragmentMixer on the CPU: out = mix(a, b, mixFactor) per channel at a's size, rounded to
 /// nearest; the reference for the GPU's two-texture graphics pipeline.

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// Scales an rgba8 or bgra8 image to another size the way a GPU's linear, clamp-to-edge sampler
 /// does at the target's pixel centers: for output pixel (x, y), u = (x + 0.5)·W/w − 0.5 and

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// What every CPU kernel keeps between `prepare` and `reset`: the prepared input, the output
 /// format and the pool outputs come from. One place for the checks `render` makes.

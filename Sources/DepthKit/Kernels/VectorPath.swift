@@ -1,6 +1,6 @@
-import CShim
+import CDepthKit
 
-/// Which compiled copy of the CPU kernels' inner loops runs (they live in CShim's `kernels.c`,
+/// Which compiled copy of the CPU kernels' inner loops runs (they live in CDepthKit's `kernels.c`,
 /// compiled for baseline x86-64, for AVX2 and for AVX-512). All give the same bytes; the widest
 /// path the CPU has is picked, unless `DEPTHLENS_CPU_PATH=baseline|avx2` names a narrower one, and
 /// tests set `active` to run every path the machine can run.

@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 import Foundation
 
 /// What colors a point: its color texel (PLY: its own color), its depth through the current
@@ -66,34 +66,58 @@ public final class CPUPointList {
 /// it (s = point size rounded; a point covers [−⌊s/2⌋, ⌊(s−1)/2⌋]² around its pixel; own pixel first, then rows top to bottom, left to right, strictly
 /// nearer replaces), or the background. Even sizes land on the nearest pixel (⌊f + ½⌋).
 ///
-/// The loops are points.c (CShim): points are projected in chunks on the worker pool and sorted
+/// The loops are points.c (CDepthKit): points are projected in chunks on the worker pool and sorted
 /// by the row band their pixel is in; each band then keeps its pixels' minima (one writer a
 /// pixel, no atomics, the same result in any order) and resolves its rows. The scratch is kept
 /// between frames: after the first frame of a size nothing is allocated. Not thread-safe: one
 /// thread renders.
 public final class CPUPointRenderer {
+    /// How points look (size, background, colors, lighting, adaptive size): one value, the same
+    /// type the GPU renderer holds. The point size is clamped to 1…64 (NaN → 1).
+    public var style: PointStyle {
+        get { storedStyle }
+        set {
+            storedStyle = newValue
+            storedStyle.pointSize = newValue.pointSize.isNaN ? 1 : min(max(newValue.pointSize, 1), 64)
+        }
+    }
+    private var storedStyle = PointStyle()
     /// Point diameter in output pixels, 1…64 (NaN → 1), rounded to whole pixels.
     public var pointSize: Float {
-        get { storedPointSize }
-        set { storedPointSize = newValue.isNaN ? 1 : min(max(newValue, 1), 64) }
+        get { style.pointSize }
+        set { style.pointSize = newValue }
     }
-    private var storedPointSize: Float = 1
     /// Background, RGBA in [0, 1]; dark gray by default (as `PointCloudRenderer.clearColor`).
-    public var clearColor: SIMD4<Float> = [0.1, 0.1, 0.1, 1]
+    public var clearColor: SIMD4<Float> {
+        get { style.clearColor }
+        set { storedStyle.clearColor = newValue }
+    }
     /// What colors points.
-    public var colorBy: PointCloudColorBy = .color
+    public var colorBy: PointCloudColorBy {
+        get { style.colorBy }
+        set { storedStyle.colorBy = newValue }
+    }
     /// The colormap of `colorBy` depth / height.
-    public var colormap: Colormap = .jet
+    public var colormap: Colormap {
+        get { style.colormap }
+        set { storedStyle.colormap = newValue }
+    }
     /// Meters mapped onto the colormap: depth (near end = warm) or height (−y).
     public var colorRange: ClosedRange<Float> = 0...5
     /// Draw every n-th point of a point list; 1…16.
     public var pointStride = 1
     /// Eye-dome lighting after the resolve (off by default): `EyeDomeLighting`'s formula, as the
     /// compute path's pointCloudEDL.comp.
-    public var eyeDomeLighting = EyeDomeLighting()
+    public var eyeDomeLighting: EyeDomeLighting {
+        get { style.eyeDomeLighting }
+        set { storedStyle.eyeDomeLighting = newValue }
+    }
     /// Adaptive point size (0: off): `AdaptivePointSize`'s scale; each point gets ⌈scale·z / w⌉
     /// (depth frames) or ⌈scale / w⌉ (point lists) pixels, w its view depth, clamped to 1…pointSize.
-    public var adaptiveSizeScale: Float = 0
+    public var adaptiveSizeScale: Float {
+        get { style.adaptiveSizeScale }
+        set { storedStyle.adaptiveSizeScale = newValue }
+    }
     /// Run the phases on the calling thread only (tests: the banded run must equal it).
     public var runsSerially = false
 
@@ -221,7 +245,7 @@ public final class CPUPointRenderer {
         job.out = out.baseAddress.assumingMemoryBound(to: UInt32.self)
         job.out_stride = Int64(out.bytesPerRow / 4)
         job.color_by = colorBy.code
-        job.colormap = Self.colormapCode(colormap)
+        job.colormap = colormap.code
         job.range_lo = colorRange.lowerBound; job.range_hi = colorRange.upperBound
         let s = max(1, Int(pointSize.rounded()))
         job.nearest_pixel = s % 2 == 0 ? 1 : 0
@@ -261,15 +285,6 @@ public final class CPUPointRenderer {
             parallelFor(Int(job.bands), context: &job, dl_points_apply_band)
             parallelFor(Int(job.bands), context: &job, dl_points_resolve_band)
             if job.edl != 0 { parallelFor(Int(job.bands), context: &job, dl_points_edl_band) }
-        }
-    }
-
-    static func colormapCode(_ c: Colormap) -> UInt32 {
-        switch c {
-        case .jet: return DL_COLORMAP_JET
-        case .turbo: return DL_COLORMAP_TURBO
-        case .viridis: return DL_COLORMAP_VIRIDIS
-        case .grayscale: return DL_COLORMAP_GRAYSCALE
         }
     }
 }

@@ -429,7 +429,7 @@ public enum PLYReader {
         case .float64:
             let b = p.loadUnaligned(as: UInt64.self)
             return Float(Double(bitPattern: big ? UInt64(bigEndian: b) : UInt64(littleEndian: b)))
-        default:
+        case .int8, .uint8, .int16, .uint16, .int32, .uint32:
             return Float(integer(p, type, big))
         }
     }
@@ -461,7 +461,7 @@ public enum PLYReader {
         switch type {
         case .uint8: return p.load(as: UInt8.self)
         case .float32, .float64: return colorByte(unit: Double(scalar(p, type, big)))
-        default: return colorByte(integer: integer(p, type, big), type)
+        case .int8, .int16, .uint16, .int32, .uint32: return colorByte(integer: integer(p, type, big), type)
         }
     }
 
@@ -520,7 +520,7 @@ public enum PLYReader {
                 let v = values[f.index]
                 switch f.type {
                 case .float32, .float64: return colorByte(unit: v)
-                default: return colorByte(integer: v.isFinite ? Int64(max(-1e15, min(1e15, v))) : 0, f.type)
+                case .int8, .uint8, .int16, .uint16, .int32, .uint32: return colorByte(integer: v.isFinite ? Int64(max(-1e15, min(1e15, v))) : 0, f.type)
                 }
             }
             if let c = layout.color {

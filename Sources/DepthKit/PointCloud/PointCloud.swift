@@ -32,7 +32,7 @@ public struct PointCloud: Equatable, Sendable {
             case .bgra8: layout = (2, 1, 0, 4)
             case .rgb8: layout = (0, 1, 2, 3)
             case .gray8: layout = (0, 0, 0, 1)
-            default: preconditionFailure("PointCloud.unproject: color must be 8-bit, got \(c.format)")
+            case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("PointCloud.unproject: color must be 8-bit, got \(c.format)")
             }
             xc = (0..<wd).map { min(c.width - 1, $0 * c.width / wd) }
         }
@@ -75,7 +75,7 @@ public struct PointCloud: Equatable, Sendable {
         case .bgra8: layout = (2, 1, 0, 4)
         case .rgb8: layout = (0, 1, 2, 3)
         case .gray8: layout = (0, 0, 0, 1)
-        default: preconditionFailure("PointCloud.unproject: color must be 8-bit, got \(color.format)")
+        case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32: preconditionFailure("PointCloud.unproject: color must be 8-bit, got \(color.format)")
         }
         let e = calibration.depthToColor
         var positions: [SIMD3<Float>] = [], colors: [SIMD3<UInt8>] = []

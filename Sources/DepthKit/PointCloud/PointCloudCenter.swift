@@ -1,4 +1,4 @@
-import CShim
+import CDepthKit
 
 /// Where the 3D view orbits: computed on the CPU once per source change, not per frame.
 extension PointCloud {

@@ -1,0 +1,378 @@
+// Raw-CDR topics for Eclipse Cyclone DDS 0.10 (see include/dds_shim.h).
+//
+// A sertype whose samples are byte blobs: what arrives over the network (the DDSI fragment chain,
+// reassembled) is kept as the bytes it is, encapsulation header first, and handed to Swift by
+// dds_takecdr; what Swift writes goes out as the bytes it gave. Cyclone never interprets the data:
+// no key (ROS 2 messages have none), no type information (so no XTypes type lookup is started for
+// these topics), only the type name, which must equal the peer's for the endpoints to match.
+// The same shape as rmw_cyclonedds' serdata.cpp, in C.
+#include "dds_shim.h"
+
+#include <dds/dds.h>
+#include <dds/ddsi/ddsi_sertype.h>
+#include <dds/ddsi/ddsi_serdata.h>
+#include <dds/ddsi/q_radmin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct blob_serdata {
+    struct ddsi_serdata c;
+    uint32_t size;       // bytes of CDR including the 4-byte encapsulation header
+    unsigned char *data; // size rounded up to 4, zero padded (to_ser may read up to alignup4(size))
+};
+
+/// What dds_write takes as its "sample" for these topics.
+struct blob_sample {
+    const void *data;
+    uint32_t size;
+};
+
+static uint32_t align4(uint32_t n) { return (n + 3u) & ~3u; }
+
+static struct blob_serdata *blob_new(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, size_t size) {
+    if (size > UINT32_MAX - 4) return NULL;
+    struct blob_serdata *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    ddsi_serdata_init(&d->c, type, kind);
+    d->size = (uint32_t)size;
+    d->data = calloc(1, align4((uint32_t)size) + 4);
+    if (!d->data) { free(d); return NULL; }
+    return d;
+}
+
+// MARK: serdata ops
+
+static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b) { (void)a; (void)b; return true; }
+
+static uint32_t sd_get_size(const struct ddsi_serdata *d) { return ((const struct blob_serdata *)d)->size; }
+
+static void sd_free(struct ddsi_serdata *d) {
+    struct blob_serdata *b = (struct blob_serdata *)d;
+    free(b->data);
+    free(b);
+}
+
+static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                        const struct nn_rdata *fragchain, size_t size) {
+    struct blob_serdata *d = blob_new(type, kind, size);
+    if (!d) return NULL;
+    uint32_t off = 0;
+    while (fragchain) {
+        if (fragchain->maxp1 > off) {
+            // Only the part this fragment adds (fragments may overlap); never past `size`.
+            uint32_t end = fragchain->maxp1 < size ? fragchain->maxp1 : (uint32_t)size;
+            if (end > off && fragchain->min <= off) {
+                const unsigned char *payload = NN_RMSG_PAYLOADOFF(fragchain->rmsg, NN_RDATA_PAYLOAD_OFF(fragchain));
+                memcpy(d->data + off, payload + (off - fragchain->min), end - off);
+                off = end;
+            }
+        }
+        fragchain = fragchain->nextfrag;
+    }
+    return &d->c;
+}
+
+static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
+                                            ddsrt_msg_iovlen_t niov, const ddsrt_iovec_t *iov, size_t size) {
+    struct blob_serdata *d = blob_new(type, kind, size);
+    if (!d) return NULL;
+    size_t off = 0;
+    for (ddsrt_msg_iovlen_t i = 0; i < niov && off < size; i++) {
+        size_t n = iov[i].iov_len;
+        if (n > size - off) n = size - off;
+        memcpy(d->data + off, iov[i].iov_base, n);
+        off += n;
+    }
+    return &d->c;
+}
+
+static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type, const struct ddsi_keyhash *keyhash) {
+    (void)keyhash;
+    // No key: an empty little-endian CDR blob.
+    struct blob_serdata *d = blob_new(type, SDK_KEY, 4);
+    if (d) d->data[1] = 1;
+    return d ? &d->c : NULL;
+}
+
+static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample) {
+    const struct blob_sample *s = sample;
+    if (kind != SDK_DATA) return sd_from_keyhash(type, NULL);
+    struct blob_serdata *d = blob_new(type, kind, s->size);
+    if (!d) return NULL;
+    memcpy(d->data, s->data, s->size);
+    return &d->c;
+}
+
+static void sd_to_ser(const struct ddsi_serdata *d, size_t off, size_t sz, void *buf) {
+    const struct blob_serdata *b = (const struct blob_serdata *)d;
+    size_t limit = align4(b->size);
+    if (off >= limit) return;
+    if (sz > limit - off) sz = limit - off;
+    memcpy(buf, b->data + off, sz);
+}
+
+static struct ddsi_serdata *sd_to_ser_ref(const struct ddsi_serdata *d, size_t off, size_t sz, ddsrt_iovec_t *ref) {
+    const struct blob_serdata *b = (const struct blob_serdata *)d;
+    ref->iov_base = b->data + off;
+    ref->iov_len = (ddsrt_iov_len_t)sz;
+    return ddsi_serdata_ref(d);
+}
+
+static void sd_to_ser_unref(struct ddsi_serdata *d, const ddsrt_iovec_t *ref) { (void)ref; ddsi_serdata_unref(d); }
+
+static bool sd_to_sample(const struct ddsi_serdata *d, void *sample, void **bufptr, void *buflim) {
+    (void)bufptr; (void)buflim;
+    // Only for dds_read/dds_take with sample pointers, which depthlens does not use: a view of the bytes.
+    const struct blob_serdata *b = (const struct blob_serdata *)d;
+    struct blob_sample *s = sample;
+    s->data = b->data;
+    s->size = b->size;
+    return true;
+}
+
+static struct ddsi_serdata *sd_to_untyped(const struct ddsi_serdata *d) {
+    struct blob_serdata *u = blob_new(d->type, SDK_KEY, 4);
+    if (!u) return NULL;
+    u->data[1] = 1;
+    u->c.type = NULL;
+    return &u->c;
+}
+
+static bool sd_untyped_to_sample(const struct ddsi_sertype *type, const struct ddsi_serdata *d, void *sample, void **bufptr, void *buflim) {
+    (void)type; (void)d; (void)bufptr; (void)buflim;
+    struct blob_sample *s = sample;
+    s->data = NULL;
+    s->size = 0;
+    return true;
+}
+
+static size_t sd_print(const struct ddsi_sertype *type, const struct ddsi_serdata *d, char *buf, size_t size) {
+    (void)type;
+    int n = snprintf(buf, size, "(%u bytes of CDR)", ((const struct blob_serdata *)d)->size);
+    return n < 0 ? 0 : (size_t)n;
+}
+
+static void sd_get_keyhash(const struct ddsi_serdata *d, struct ddsi_keyhash *buf, bool force_md5) {
+    (void)d; (void)force_md5;
+    memset(buf, 0, sizeof *buf);
+}
+
+static const struct ddsi_serdata_ops blob_serdata_ops = {
+    .eqkey = sd_eqkey,
+    .get_size = sd_get_size,
+    .from_ser = sd_from_ser,
+    .from_ser_iov = sd_from_ser_iov,
+    .from_keyhash = sd_from_keyhash,
+    .from_sample = sd_from_sample,
+    .to_ser = sd_to_ser,
+    .to_ser_ref = sd_to_ser_ref,
+    .to_ser_unref = sd_to_ser_unref,
+    .to_sample = sd_to_sample,
+    .to_untyped = sd_to_untyped,
+    .untyped_to_sample = sd_untyped_to_sample,
+    .free = sd_free,
+    .print = sd_print,
+    .get_keyhash = sd_get_keyhash,
+};
+
+// MARK: sertype ops
+
+static void st_free(struct ddsi_sertype *tp) {
+    ddsi_sertype_fini(tp);
+    free(tp);
+}
+
+static void st_zero_samples(const struct ddsi_sertype *d, void *samples, size_t count) {
+    (void)d;
+    memset(samples, 0, count * sizeof(struct blob_sample));
+}
+
+static void st_realloc_samples(void **ptrs, const struct ddsi_sertype *d, void *old, size_t oldcount, size_t count) {
+    (void)d;
+    struct blob_sample *s = realloc(old, count * sizeof *s);
+    if (s && count > oldcount) memset(s + oldcount, 0, (count - oldcount) * sizeof *s);
+    for (size_t i = 0; i < count; i++) ptrs[i] = s ? &s[i] : NULL;
+}
+
+static void st_free_samples(const struct ddsi_sertype *d, void **ptrs, size_t count, dds_free_op_t op) {
+    (void)d;
+    // The samples are views (to_sample copies nothing); only the array itself may be owned.
+    if (count > 0 && (op & DDS_FREE_ALL_BIT)) free(ptrs[0]);
+}
+
+static bool st_equal(const struct ddsi_sertype *a, const struct ddsi_sertype *b) { (void)a; (void)b; return true; }
+static uint32_t st_hash(const struct ddsi_sertype *tp) { (void)tp; return 0x64656c6eu; }
+
+static const struct ddsi_sertype_ops blob_sertype_ops = {
+    .version = ddsi_sertype_v0,
+    .arg = NULL,
+    .free = st_free,
+    .zero_samples = st_zero_samples,
+    .realloc_samples = st_realloc_samples,
+    .free_samples = st_free_samples,
+    .equal = st_equal,
+    .hash = st_hash,
+    // No type identifiers, map or information: endpoints match by type name (as rmw_cyclonedds'
+    // do), and no XTypes type lookup is made for these topics.
+    .type_id = NULL,
+    .type_map = NULL,
+    .type_info = NULL,
+    .derive_sertype = NULL,
+    .get_serialized_size = NULL,
+    .serialize_into = NULL,
+};
+
+// MARK: API
+
+int32_t dl_dds_participant(int32_t domain, const char *config) {
+    dds_domainid_t id = domain < 0 ? DDS_DOMAIN_DEFAULT : (dds_domainid_t)domain;
+    if (config && *config) {
+        if (domain < 0) id = 0;
+        const char *env = getenv("CYCLONEDDS_URI");
+        size_t n = (env ? strlen(env) : 0) + strlen(config) + 2;
+        char *all = malloc(n);
+        if (!all) return DDS_RETCODE_OUT_OF_RESOURCES;
+        snprintf(all, n, "%s%s%s", env && *env ? env : "", env && *env ? "," : "", config);
+        dds_entity_t d = dds_create_domain(id, all);
+        free(all);
+        // A domain this process made before keeps its configuration.
+        if (d < 0 && d != DDS_RETCODE_PRECONDITION_NOT_MET) return d;
+    }
+    return dds_create_participant(id, NULL, NULL);
+}
+
+int32_t dl_dds_topic(int32_t participant, const char *topic, const char *type_name) {
+    struct ddsi_sertype *st = calloc(1, sizeof *st);
+    if (!st) return DDS_RETCODE_OUT_OF_RESOURCES;
+    ddsi_sertype_init(st, type_name, &blob_sertype_ops, &blob_serdata_ops, true);
+    st->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
+    struct ddsi_sertype *stp = st;
+    dds_entity_t t = dds_create_topic_sertype(participant, topic, &stp, NULL, NULL, NULL);
+    // On success the topic owns the sertype (or an equal one it already had, freeing ours).
+    if (t < 0) {
+        ddsi_sertype_fini(st);
+        free(st);
+    }
+    return t;
+}
+
+static dds_qos_t *make_qos(dl_dds_qos q) {
+    dds_qos_t *qos = dds_create_qos();
+    dds_qset_reliability(qos, q.reliable ? DDS_RELIABILITY_RELIABLE : DDS_RELIABILITY_BEST_EFFORT, DDS_MSECS(100));
+    dds_qset_durability(qos, q.transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
+    dds_qset_history(qos, DDS_HISTORY_KEEP_LAST, q.depth > 0 ? q.depth : 1);
+    dds_qset_data_representation(qos, 1, (dds_data_representation_id_t[]){ DDS_DATA_REPRESENTATION_XCDR1 });
+    return qos;
+}
+
+int32_t dl_dds_reader(int32_t participant, int32_t topic, dl_dds_qos q) {
+    dds_qos_t *qos = make_qos(q);
+    dds_entity_t r = dds_create_reader(participant, topic, qos, NULL);
+    dds_delete_qos(qos);
+    return r;
+}
+
+int32_t dl_dds_writer(int32_t participant, int32_t topic, dl_dds_qos q) {
+    dds_qos_t *qos = make_qos(q);
+    dds_entity_t w = dds_create_writer(participant, topic, qos, NULL);
+    dds_delete_qos(qos);
+    return w;
+}
+
+int32_t dl_dds_write(int32_t writer, const void *cdr, uint32_t size, int64_t timestamp_ns) {
+    struct blob_sample s = { cdr, size };
+    return timestamp_ns < 0 ? dds_write(writer, &s) : dds_write_ts(writer, &s, timestamp_ns);
+}
+
+int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
+    for (;;) {
+        struct ddsi_serdata *sd = NULL;
+        dds_sample_info_t info;
+        dds_return_t n = dds_takecdr(reader, &sd, 1, &info, DDS_ANY_STATE);
+        if (n <= 0) return n;
+        if (!info.valid_data || sd->ops != &blob_serdata_ops) {
+            ddsi_serdata_unref(sd);
+            continue;
+        }
+        struct blob_serdata *b = (struct blob_serdata *)sd;
+        out->data = b->data;
+        out->size = b->size;
+        out->source_timestamp_ns = info.source_timestamp;
+        out->handle = sd;
+        return 1;
+    }
+}
+
+void dl_dds_release(dl_dds_sample *sample) {
+    if (sample->handle) ddsi_serdata_unref(sample->handle);
+    sample->handle = NULL;
+    sample->data = NULL;
+    sample->size = 0;
+}
+
+int32_t dl_dds_waitset(int32_t participant) { return dds_create_waitset(participant); }
+
+int32_t dl_dds_waitset_attach(int32_t waitset, int32_t reader) {
+    dds_entity_t cond = dds_create_readcondition(reader, DDS_ANY_STATE);
+    if (cond < 0) return cond;
+    return dds_waitset_attach(waitset, cond, (dds_attach_t)reader);
+}
+
+int32_t dl_dds_waitset_wait(int32_t waitset, int64_t timeout_ns) {
+    return dds_waitset_wait(waitset, NULL, 0, timeout_ns);
+}
+
+int32_t dl_dds_waitset_wake(int32_t waitset) { return dds_waitset_set_trigger(waitset, true); }
+
+int32_t dl_dds_matched_writers(int32_t reader) {
+    dds_subscription_matched_status_t s;
+    dds_return_t rc = dds_get_subscription_matched_status(reader, &s);
+    return rc < 0 ? rc : (int32_t)s.current_count;
+}
+
+int32_t dl_dds_matched_readers(int32_t writer) {
+    dds_publication_matched_status_t s;
+    dds_return_t rc = dds_get_publication_matched_status(writer, &s);
+    return rc < 0 ? rc : (int32_t)s.current_count;
+}
+
+int32_t dl_dds_samples_lost(int32_t reader) {
+    dds_sample_lost_status_t s;
+    dds_return_t rc = dds_get_sample_lost_status(reader, &s);
+    return rc < 0 ? rc : (int32_t)s.total_count;
+}
+
+int32_t dl_dds_publications_reader(int32_t participant) {
+    return dds_create_reader(participant, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
+}
+
+int32_t dl_dds_publications(int32_t reader, char *buf, size_t cap) {
+    enum { MAX = 256 };
+    void *samples[MAX] = { NULL };
+    dds_sample_info_t infos[MAX];
+    dds_return_t n = dds_read(reader, samples, infos, MAX, MAX);
+    if (n < 0) return n;
+    size_t used = 0;
+    int32_t count = 0;
+    if (cap > 0) buf[0] = 0;
+    for (dds_return_t i = 0; i < n; i++) {
+        if (!infos[i].valid_data || infos[i].instance_state != DDS_IST_ALIVE) continue;
+        const dds_builtintopic_endpoint_t *e = samples[i];
+        dds_reliability_kind_t rel = DDS_RELIABILITY_BEST_EFFORT;
+        dds_duration_t blocking;
+        if (e->qos) (void)dds_qget_reliability(e->qos, &rel, &blocking);
+        if (cap > used) {
+            int k = snprintf(buf + used, cap - used, "%s\t%s\t%d\n", e->topic_name ? e->topic_name : "",
+                             e->type_name ? e->type_name : "", rel == DDS_RELIABILITY_RELIABLE);
+            if (k > 0) used += (size_t)k < cap - used ? (size_t)k : cap - used - 1;
+        }
+        count++;
+    }
+    dds_return_loan(reader, samples, n);
+    return count;
+}
+
+int32_t dl_dds_delete(int32_t entity) { return dds_delete(entity); }
+
+const char *dl_dds_error(int32_t code) { return dds_strretcode(code); }

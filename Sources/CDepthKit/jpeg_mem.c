@@ -1,0 +1,85 @@
+// JPEG decoding for files (dl_jpeg_read reads the file first) and MJPEG camera frames: libjpeg
+// reports errors by longjmp (or exit), so the decode stays behind setjmp here.
+#include "dl_depthkit.h"
+#include <stdio.h>  // jpeglib.h needs FILE
+#include <jpeglib.h>
+#include <jerror.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    struct jpeg_error_mgr mgr;
+    jmp_buf jump;
+    char *buf; size_t len;
+} mem_err_ctx;
+
+static void mem_set_error(char *buf, size_t len, const char *msg) {
+    if (buf && len) { strncpy(buf, msg, len - 1); buf[len - 1] = 0; }
+}
+
+static void mem_error_exit(j_common_ptr cinfo) {
+    mem_err_ctx *ctx = (mem_err_ctx *)cinfo->err;
+    char msg[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, msg);
+    mem_set_error(ctx->buf, ctx->len, msg);
+    longjmp(ctx->jump, 1);
+}
+
+static void mem_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+// Warnings are silent, but for scan data that ends before the image does (a truncated file or
+// frame: the decoder needed bits past the end, JWRN_HIT_MARKER): that is an error, not a picture
+// whose rest libjpeg made up. Data that only lacks its end-of-image marker (JWRN_JPEG_EOF alone)
+// decodes whole and is accepted.
+static void mem_emit_message(j_common_ptr cinfo, int level) {
+    if (level < 0 && cinfo->err->msg_code == JWRN_HIT_MARKER) cinfo->err->error_exit(cinfo);
+}
+
+int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
+                   char *error, size_t error_len) {
+    memset(out, 0, sizeof(*out));
+    if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
+    struct jpeg_decompress_struct cinfo;
+    mem_err_ctx ctx;
+    ctx.buf = error; ctx.len = error_len;
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = mem_error_exit;
+    ctx.mgr.output_message = mem_output_message;
+    ctx.mgr.emit_message = mem_emit_message;
+    uint8_t *volatile pixels = NULL;
+    if (setjmp(ctx.jump)) {
+        free(pixels);
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    if (expect_width && (cinfo.image_width != expect_width || cinfo.image_height != expect_height)) {
+        snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height,
+                 expect_width, expect_height);
+        jpeg_destroy_decompress(&cinfo);
+        return -2;
+    }
+    if ((uint64_t)cinfo.image_width * cinfo.image_height > DL_MAX_IMAGE_PIXELS) {
+        snprintf(error, error_len, "image size %ux%u is more than %llu pixels", cinfo.image_width,
+                 cinfo.image_height, (unsigned long long)DL_MAX_IMAGE_PIXELS);
+        longjmp(ctx.jump, 1);
+    }
+    if (cinfo.jpeg_color_space != JCS_GRAYSCALE) cinfo.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&cinfo);
+    size_t row_bytes = (size_t)cinfo.output_width * cinfo.output_components;
+    pixels = malloc(row_bytes * cinfo.output_height);
+    if (!pixels) { mem_set_error(error, error_len, "out of memory"); longjmp(ctx.jump, 1); }
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = pixels + (size_t)cinfo.output_scanline * row_bytes;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    out->width = cinfo.output_width; out->height = cinfo.output_height;
+    out->channels = (uint32_t)cinfo.output_components; out->bit_depth = 8;
+    out->row_bytes = row_bytes; out->pixels = pixels;
+    jpeg_destroy_decompress(&cinfo);
+    return 0;
+}

@@ -1,0 +1,654 @@
+import CDepthKit
+import DepthKit
+import Foundation
+
+/// What a `dds:` source names: image topics, or a realsense2_camera-style namespace.
+public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
+    public enum Target: Equatable, Sendable {
+        /// A color (or depth-only) image topic and an optional depth topic.
+        case topics(color: String, depth: String?)
+        /// `NAMESPACE/color/image_raw` (or its `/compressed`), and depth from `depth/image_rect_raw`,
+        /// `depth/image_raw` or `aligned_depth_to_color/image_raw`, whichever publishes first.
+        case namespace(String)
+    }
+    public var target: Target
+    /// ROS_DOMAIN_ID; nil is 0.
+    public var domain: Int?
+
+    public init(target: Target, domain: Int? = nil) { self.target = target; self.domain = domain }
+
+    /// Parses what follows `dds:`: `TOPIC[,depth=TOPIC][,domain=N]` or `/NAMESPACE[,domain=N]`.
+    /// A topic's last name has "image" in it or is `compressed`; anything else is a namespace.
+    /// Throws the reason, one line.
+    public static func parse(_ rest: String) throws -> DDSTopics {
+        let parts = rest.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard let first = parts.first, !first.isEmpty else {
+            throw CaptureError.invalidSource("missing topic after 'dds:' (e.g. dds:/camera/camera/color/image_raw or dds:/camera/camera)")
+        }
+        func checkName(_ t: String) throws {
+            guard t.hasPrefix("/"), t.count > 1, !t.hasSuffix("/"), !t.contains("//"),
+                  t.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "/") }) else {
+                throw CaptureError.invalidSource("'\(t)' is not an absolute ROS 2 topic name (/a/b_c, letters, digits, _)")
+            }
+        }
+        try checkName(first)
+        var depth: String?, domain: Int?
+        for option in parts.dropFirst() {
+            if option.hasPrefix("depth=") {
+                guard depth == nil else { throw CaptureError.invalidSource("depth= given twice") }
+                let d = String(option.dropFirst(6))
+                try checkName(d)
+                guard d != first else { throw CaptureError.invalidSource("color and depth are the same topic \(d)") }
+                depth = d
+            } else if option.hasPrefix("domain=") {
+                guard domain == nil else { throw CaptureError.invalidSource("domain= given twice") }
+                guard let n = Int(option.dropFirst(7)), (0...232).contains(n) else {
+                    throw CaptureError.invalidSource("domain '\(option.dropFirst(7))' is not a DDS domain id 0…232")
+                }
+                domain = n
+            } else {
+                throw CaptureError.invalidSource("unknown option '\(option)' (expected depth=TOPIC or domain=N)")
+            }
+        }
+        if isImageTopic(first) {
+            if let d = depth, d.hasSuffix("/compressed") {
+                throw CaptureError.invalidSource("depth topic \(d) is compressed; depth is read as sensor_msgs/Image")
+            }
+            return DDSTopics(target: .topics(color: first, depth: depth), domain: domain)
+        }
+        guard depth == nil else {
+            throw CaptureError.invalidSource("'\(first)' is a namespace (its last name has no 'image'); depth= goes with an image topic")
+        }
+        return DDSTopics(target: .namespace(first), domain: domain)
+    }
+
+    static func isImageTopic(_ t: String) -> Bool {
+        let last = t.split(separator: "/").last.map(String.init) ?? ""
+        return last.contains("image") || last == "compressed"
+    }
+
+    public var description: String {
+        let d = domain.map { ",domain=\($0)" } ?? ""
+        switch target {
+        case let .topics(c, depth): return "dds:\(c)" + (depth.map { ",depth=\($0)" } ?? "") + d
+        case let .namespace(n): return "dds:\(n)\(d)"
+        }
+    }
+}
+
+/// A live RGB-D stream from ROS 2 topics over DDS (Eclipse Cyclone DDS; no ROS install): the
+/// `sensor_msgs/Image` (or JPEG/PNG `CompressedImage`) color and depth topics a ROS 2 camera
+/// driver publishes, their `camera_info` and `/tf_static`.
+///
+/// **Receiving.** A thread waits on the readers, takes every sample, decodes it (`ROS2DDS`, the
+/// bytes as on the wire, bounds-checked) and converts it: color to rgba8, depth to meters
+/// (`16UC1`/`mono16` millimeters, `32FC1` meters). Readers are best-effort and volatile, so they
+/// match best-effort (realsense2_camera, the sensor-data profile) and reliable writers, volatile
+/// and transient-local ones; `/tf_static` is read reliable and transient-local, so a late joiner
+/// still gets the transforms. Frames keep their header stamps (`FrameSet.timestamp`); depth pairs
+/// with color by stamp within half a frame interval (`FrameSynchronizer`), a color frame waiting
+/// at most one interval for its depth.
+///
+/// **Calibration.** Intrinsics and distortion from each image topic's sibling `camera_info`;
+/// depth→color extrinsics by walking the TF tree between the two images' frame ids (`/tf_static`,
+/// then `/tf`); registered depth (`aligned_depth_to_color`) takes the color camera.
+///
+/// **Untrusted input.** A sample that does not decode, whose `step · height` exceeds its data, with
+/// an unknown encoding, a size over 16384 a side, or a camera_info with non-finite or implausible
+/// values is dropped and counted (`droppedSamples`), with one warning per topic naming it; nothing
+/// traps. A stream silent for 2 s gets a warning, and another when it resumes; frames flow again
+/// without a restart.
+public final class DDSSource: FrameSource, @unchecked Sendable {
+    // Threads: `start`/`stop`/`nextFrame` run on the consumer's thread; the receive thread owns
+    // `Receiver`; what both touch is in `shared`, behind its lock.
+    public let topics: DDSTopics
+    public var name: String { topics.description }
+    public var isLive: Bool { true }
+    /// How long `start` waits for the first frame.
+    public var startTimeout: Double
+    /// Seconds without samples after which a stream is called silent.
+    public var silenceSeconds: Double = 2
+
+    private let shared = Shared()
+    private var thread: Thread?
+    private var participant: DDSParticipant?
+    private var waitset: DDSWaitset?
+    private var deliveredWarnings = 0
+
+    public init(topics: DDSTopics, startTimeout: Double = 5) {
+        self.topics = topics
+        self.startTimeout = startTimeout
+    }
+
+    /// State both threads reach.
+    final class Shared: @unchecked Sendable {  // every field behind `lock`
+        let lock = NSLock()
+        /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
+        var frames: [(frame: FrameSet, sourceNs: Int64)] = []
+        /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
+        /// `nextFrame` handing it over, the latest `maxLatencies`.
+        var latencies: [Double] = []
+        var lost = 0
+        var warnings: [String] = []
+        var calibration: RGBDCalibration?
+        var colorIntrinsics: CameraIntrinsics?
+        var streams: [SourceMetadata.Stream] = []
+        var dropped: [String: Int] = [:]
+        var framesReceived = 0
+        var framesOverrun = 0
+        var running = true
+        var fps: Double?
+        func with<T>(_ body: (Shared) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(self) }
+    }
+
+    public var intrinsics: CameraIntrinsics {
+        shared.with { $0.colorIntrinsics ?? $0.calibration?.color.intrinsics } ?? .default(width: 640, height: 480)
+    }
+    public var calibration: RGBDCalibration? { shared.with { $0.calibration } }
+    public var warnings: [String] { shared.with { $0.warnings } }
+    public var onWarning: ((String) -> Void)?
+    public var nominalFrameRate: Double? { shared.with { $0.fps } }
+    public var depthUnitsPerMeter: Float? { 1000 }
+    /// Samples dropped as bad input, by topic.
+    public var droppedSamples: [String: Int] { shared.with { $0.dropped } }
+    /// Seconds from publication (the writer's source timestamp) to `nextFrame`, per delivered frame
+    /// (the latest 100000; clocks of two machines must agree for this to mean anything).
+    public var latencies: [Double] { shared.with { $0.latencies } }
+    /// Image samples Cyclone reports lost on the way (gaps in the writers' sequences).
+    public var samplesLost: Int { shared.with { $0.lost } }
+    /// Frames the consumer did not take before newer ones pushed them out.
+    public var framesOverrun: Int { shared.with { $0.framesOverrun } }
+    public var metadata: SourceMetadata {
+        shared.with { s in
+            var tags = ["domain": "\(topics.domain ?? 0)"]
+            for (t, n) in s.dropped { tags["dropped \(t)"] = "\(n)" }
+            return SourceMetadata(kind: "dds", streams: s.streams, tags: tags)
+        }
+    }
+
+    /// Most frames kept for the consumer; older ones are dropped (and counted) first.
+    static let queueLength = 4
+
+    public func start() throws {
+        stop()
+        shared.with { s in
+            s.frames.removeAll(); s.warnings.removeAll(); s.dropped.removeAll(); s.running = true
+            s.framesReceived = 0; s.framesOverrun = 0
+        }
+        deliveredWarnings = 0
+        let p = try DDSParticipant(domain: topics.domain ?? 0)
+        let ws = try DDSWaitset(p)
+        let receiver = try Receiver(participant: p, waitset: ws, topics: topics, shared: shared, silence: silenceSeconds)
+        participant = p
+        waitset = ws
+        let t = Thread { receiver.run() }
+        t.name = "dds-receive"
+        thread = t
+        t.start()
+        // The first frame (and the camera_info that came with it) before returning, as a camera's open.
+        let deadline = Date().addingTimeInterval(startTimeout)
+        while shared.with({ $0.framesReceived == 0 }) {
+            guard Date() < deadline else {
+                stop()
+                throw CaptureError.unsupported(device: name, problem: "no frames within \(Int(startTimeout)) s "
+                                               + "(no publisher on domain \(topics.domain ?? 0), or its QoS or type does not match)")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
+
+    public func stop() {
+        shared.with { $0.running = false }
+        waitset?.wake()
+        if let t = thread { while !t.isFinished { Thread.sleep(forTimeInterval: 0.002) } }
+        thread = nil
+        waitset = nil
+        participant?.close()
+        participant = nil
+    }
+
+    deinit { stop() }
+
+    public func nextFrame(now: Double) throws -> FrameSet? {
+        guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        let (frame, news) = shared.with { s -> (FrameSet?, [String]) in
+            guard !s.frames.isEmpty else { return (nil, Array(s.warnings.dropFirst(deliveredWarnings))) }
+            let f = s.frames.removeFirst()
+            var t = timespec()
+            clock_gettime(CLOCK_REALTIME, &t)
+            let nowNs = Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+            if s.latencies.count >= 100_000 { s.latencies.removeFirst(50_000) }
+            s.latencies.append(Double(nowNs - f.sourceNs) * 1e-9)
+            return (f.frame, Array(s.warnings.dropFirst(deliveredWarnings)))
+        }
+        deliveredWarnings += news.count
+        for w in news { onWarning?(w) }
+        return frame
+    }
+
+    // MARK: Receiving
+
+    /// One image topic being read.
+    struct Stream {
+        enum Role { case color, depth, either }
+        var topic: String
+        var compressed: Bool
+        var role: Role
+        var reader: Int32
+        var infoTopic: String
+        var infoReader: Int32
+    }
+
+    /// The receive thread's state.
+    final class Receiver: @unchecked Sendable {  // used by the receive thread only
+        let participant: DDSParticipant
+        let waitset: DDSWaitset
+        let shared: Shared
+        let silence: Double
+        var streams: [Stream] = []
+        var tfReaders: [(topic: String, reader: Int32)] = []
+        /// The topics that delivered first: later candidates of the same role are ignored.
+        var colorTopic: String?
+        var depthTopic: String?
+        var sync = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30, capacity: 6)
+        var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double, sourceNs: Int64)?
+        var lastColorStamp: Double?
+        var intervals: [Double] = []
+        var lastDepthArrival = -Double.infinity
+        var lastSample: [String: Double] = [:]
+        var silent: Set<String> = []
+        var warnedTopics: Set<String> = []
+        var infos: [String: ROS2DDS.CameraInfo] = [:]
+        var frames: [String: String] = [:]    // image topic → header frame id
+        var tf: [String: ROS2DDS.TransformStamped] = [:]   // child frame → transform from its parent
+        var sizes: [String: (Int, Int, String)] = [:]
+        var index = 0
+        var started = ProcessInfo.processInfo.systemUptime
+
+        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double) throws {
+            self.participant = participant
+            self.waitset = waitset
+            self.shared = shared
+            self.silence = silence
+            var candidates: [(String, Stream.Role)] = []
+            switch topics.target {
+            case let .topics(c, d):
+                candidates.append((c, d == nil ? .either : .color))
+                if let d { candidates.append((d, .depth)) }
+            case let .namespace(ns):
+                candidates = [("\(ns)/color/image_raw", .color), ("\(ns)/color/image_raw/compressed", .color),
+                              ("\(ns)/depth/image_rect_raw", .depth), ("\(ns)/depth/image_raw", .depth),
+                              ("\(ns)/aligned_depth_to_color/image_raw", .depth)]
+            }
+            for (topic, role) in candidates {
+                let compressed = topic.hasSuffix("/compressed")
+                let base = compressed ? String(topic.dropLast("/compressed".count)) : topic
+                let info = String(base[..<(base.lastIndex(of: "/") ?? base.endIndex)]) + "/camera_info"
+                let r = try participant.reader(ros: topic, type: compressed ? ROS2DDS.TypeName.compressedImage : ROS2DDS.TypeName.image,
+                                               qos: .sensorReader)
+                try waitset.attach(r)
+                let infoReader: Int32
+                if let known = streams.first(where: { $0.infoTopic == info })?.infoReader {
+                    infoReader = known
+                } else {
+                    infoReader = try participant.reader(ros: info, type: ROS2DDS.TypeName.cameraInfo, qos: .sensorReader)
+                    try waitset.attach(infoReader)
+                }
+                streams.append(Stream(topic: topic, compressed: compressed, role: role, reader: r, infoTopic: info, infoReader: infoReader))
+            }
+            for (topic, qos) in [("/tf_static", DDSParticipant.QoS.tfStaticReader), ("/tf", .sensorReader)] {
+                let r = try participant.reader(ros: topic, type: ROS2DDS.TypeName.tfMessage, qos: qos)
+                try waitset.attach(r)
+                tfReaders.append((topic, r))
+            }
+        }
+
+        var now: Double { ProcessInfo.processInfo.systemUptime }
+
+        func run() {
+            while shared.with({ $0.running }) {
+                waitset.wait(0.02)
+                var seenInfos = Set<Int32>()
+                for s in streams {
+                    participant.takeAll(s.reader) { bytes, ns in self.image(s, bytes, sourceNs: ns) }
+                    if seenInfos.insert(s.infoReader).inserted {
+                        participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
+                    }
+                }
+                for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
+                if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
+                let lost = streams.reduce(0) { $0 + participant.samplesLost($1.reader) }
+                shared.with { $0.lost = lost }
+                checkSilence()
+            }
+        }
+
+        func warn(_ message: String) { shared.with { $0.warnings.append(message) } }
+
+        /// Counts a bad sample; the first of a topic is a warning naming it.
+        func drop(_ topic: String, _ error: Error) {
+            let first = shared.with { s -> Bool in
+                s.dropped[topic, default: 0] += 1
+                return s.dropped[topic] == 1
+            }
+            if first { warn("dds:\(topic): sample dropped (further ones are counted): \(error)") }
+        }
+
+        func checkSilence() {
+            let t = now
+            for topic in [colorTopic, depthTopic].compactMap({ $0 }) {
+                let last = lastSample[topic] ?? started
+                if t - last > silence, !silent.contains(topic) {
+                    silent.insert(topic)
+                    warn("dds:\(topic) silent for \(Int(silence)) s")
+                }
+            }
+        }
+
+        func heard(_ topic: String) {
+            lastSample[topic] = now
+            if silent.remove(topic) != nil { warn("dds:\(topic) resumed") }
+        }
+
+        func image(_ s: Stream, _ bytes: UnsafeRawBufferPointer, sourceNs: Int64) {
+            do {
+                let (header, role, decoded) = try decode(s, bytes)
+                heard(s.topic)
+                frames[s.topic] = header.frameID
+                let stamp = header.stamp.seconds
+                switch decoded {
+                case let .color(buffer):
+                    guard role != .depth else { return }
+                    if colorTopic == nil { colorTopic = s.topic; updateCalibration() }
+                    guard colorTopic == s.topic else { return }
+                    if let last = lastColorStamp, stamp > last {
+                        intervals.append(stamp - last)
+                        if intervals.count > 15 { intervals.removeFirst() }
+                        let median = intervals.sorted()[intervals.count / 2]
+                        if median > 0.001, median < 2 {
+                            sync.frameInterval = median
+                            shared.with { $0.fps = (1 / median * 100).rounded() / 100 }
+                        }
+                    }
+                    lastColorStamp = stamp
+                    if pendingColor != nil { emitPending() }
+                    if let d = sync.match(timestamp: stamp) {
+                        // Its depth came first (publish sends depth before color): complete now.
+                        publish(FrameSet(color: buffer, depth: d, timestamp: stamp, index: 0), sourceNs: sourceNs)
+                        return
+                    }
+                    pendingColor = (buffer, stamp, now, sourceNs)
+                    if now - lastDepthArrival > 1 { emitPending() }
+                case let .depth(map):
+                    if depthTopic == nil { depthTopic = s.topic; updateCalibration() }
+                    guard depthTopic == s.topic else { return }
+                    lastDepthArrival = now
+                    let intr = shared.with { $0.calibration?.depth.intrinsics }
+                    let depth = DepthData(map: map, intrinsics: intr?.width == map.width && intr?.height == map.height ? intr : nil)
+                    if colorTopic == nil && s.role != .color && streams.allSatisfy({ $0.role != .color || lastSample[$0.topic] == nil }) {
+                        // Depth only (so far): shown with a black color image of its size.
+                        if s.role == .either || now - started > 1 {
+                            publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), sourceNs: sourceNs)
+                            return
+                        }
+                    }
+                    sync.add(depth, timestamp: stamp)
+                    if let p = pendingColor, let d = sync.match(timestamp: p.stamp) {
+                        pendingColor = nil
+                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
+                    }
+                }
+            } catch {
+                drop(s.topic, error)
+            }
+        }
+
+        func emitPending() {
+            guard let p = pendingColor else { return }
+            pendingColor = nil
+            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
+        }
+
+        func publish(_ frame: FrameSet, sourceNs: Int64) {
+            var f = frame
+            f.index = index
+            index += 1
+            shared.with { s in
+                s.frames.append((f, sourceNs))
+                if s.frames.count > DDSSource.queueLength { s.frames.removeFirst(); s.framesOverrun += 1 }
+                s.framesReceived += 1
+            }
+        }
+
+        static func black(_ w: Int, _ h: Int) -> PixelBuffer {
+            let b = PixelBuffer(width: w, height: h, format: .rgba8)
+            for y in 0..<h {
+                let r = b.row(y, as: UInt8.self)
+                for x in 0..<w { r[4 * x] = 0; r[4 * x + 1] = 0; r[4 * x + 2] = 0; r[4 * x + 3] = 255 }
+            }
+            b.markModified()
+            return b
+        }
+
+        enum Decoded { case color(PixelBuffer), depth(PixelBuffer) }
+
+        /// Decodes and converts one image sample; throws for anything a frame cannot be made of.
+        func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2DDS.Header, Stream.Role, Decoded) {
+            if s.compressed {
+                let m = try ROS2DDS.compressedImage(bytes, topic: s.topic)
+                return (m.header, .color, .color(try DDSImages.decompress(bytes, m, topic: s.topic)))
+            }
+            let m = try ROS2DDS.image(bytes, topic: s.topic)
+            try DDSImages.check(m, topic: s.topic)
+            let isDepth = DDSImages.isDepthEncoding(m.encoding)
+            if s.role == .depth && !isDepth {
+                throw CaptureError.file(path: "dds:\(s.topic)", problem: "a depth topic sent \(m.encoding), not 16UC1, mono16 or 32FC1")
+            }
+            if s.role == .color && isDepth {
+                throw CaptureError.file(path: "dds:\(s.topic)", problem: "a color topic sent depth (\(m.encoding))")
+            }
+            let key = (m.width, m.height, m.encoding)
+            if let old = sizes[s.topic], old != key {
+                warn("dds:\(s.topic): stream changed from \(old.0)x\(old.1) \(old.2) to \(m.width)x\(m.height) \(m.encoding)")
+            }
+            if sizes[s.topic] == nil || sizes[s.topic]! != key {
+                sizes[s.topic] = key
+                let stream = SourceMetadata.Stream(name: isDepth ? "depth" : "color", width: m.width, height: m.height, encoding: m.encoding)
+                shared.with { sh in
+                    sh.streams.removeAll { $0.name == stream.name }
+                    sh.streams.append(stream)
+                }
+            }
+            if isDepth { return (m.header, .depth, .depth(DDSImages.depth(bytes, m))) }
+            return (m.header, .color, .color(DDSImages.color(bytes, m)))
+        }
+
+        func cameraInfo(_ topic: String, _ bytes: UnsafeRawBufferPointer) {
+            do {
+                let info = try ROS2DDS.cameraInfo(bytes, topic: topic)
+                try DDSImages.check(info, topic: topic)
+                if infos[topic] != info {
+                    infos[topic] = info
+                    updateCalibration()
+                }
+            } catch {
+                drop(topic, error)
+            }
+        }
+
+        func transforms(_ topic: String, _ bytes: UnsafeRawBufferPointer) {
+            do {
+                var changed = false
+                for t in try ROS2DDS.tfMessage(bytes, topic: topic) {
+                    let v = [t.translation.x, t.translation.y, t.translation.z, t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w]
+                    guard v.allSatisfy({ $0.isFinite }), (t.translation * t.translation).sum() < 1e6,
+                          !t.childFrameID.isEmpty, t.childFrameID != t.header.frameID else {
+                        throw CaptureError.file(path: "dds:\(topic)", problem: "transform \(t.header.frameID) → \(t.childFrameID) is not finite or over 1 km")
+                    }
+                    if tf[t.childFrameID] != t { tf[t.childFrameID] = t; changed = true }
+                }
+                if changed { updateCalibration() }
+            } catch {
+                drop(topic, error)
+            }
+        }
+
+        /// frame → root: the chain of transforms (each p_parent = R p_child + t) composed.
+        func toRoot(_ frame: String) -> (root: String, transform: RigidTransform) {
+            var f = frame, T = RigidTransform.identity, seen: Set<String> = [frame]
+            while let t = tf[f], seen.insert(t.header.frameID).inserted {
+                let m = ROSMessage.Transform(translation: t.translation, rotation: t.rotation)
+                let step = RigidTransform(rotation: m.rotationMatrix.map { Float($0) },
+                                          translation: SIMD3(Float(t.translation.x), Float(t.translation.y), Float(t.translation.z)))
+                T = step.composed(after: T)
+                f = t.header.frameID
+            }
+            return (f, T)
+        }
+
+        func camera(_ topic: String?) -> CameraModel? {
+            guard let topic, let s = streams.first(where: { $0.topic == topic }), let info = infos[s.infoTopic],
+                  let size = sizes[topic] else { return nil }
+            let k = info.K
+            let w = info.width > 0 ? info.width : size.0, h = info.height > 0 ? info.height : size.1
+            var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]), width: w, height: h),
+                                  model: BagSource.distortionModel(info.distortionModel), coeffs: info.D.map { Float($0) })
+            if w != size.0 || h != size.1 { cam = cam.scaled(toWidth: size.0, height: size.1) }
+            return cam
+        }
+
+        func updateCalibration() {
+            let colorCam = camera(colorTopic), depthCam = camera(depthTopic)
+            guard colorCam != nil || depthCam != nil else { return }
+            var depthToColor = RigidTransform.identity
+            var registered = depthTopic?.contains("aligned_depth_to_color") ?? false
+            if let c = colorTopic, let d = depthTopic, let cf = frames[c], let df = frames[d], cf != df, !registered {
+                let a = toRoot(df), b = toRoot(cf)
+                if a.root == b.root { depthToColor = b.transform.inverse.composed(after: a.transform) } else { registered = false }
+            }
+            let dSize = depthTopic.flatMap { sizes[$0] }, cSize = colorTopic.flatMap { sizes[$0] }
+            let cc = colorCam ?? cSize.map { CameraModel.default(width: $0.0, height: $0.1) } ?? depthCam!
+            var dc = depthCam ?? dSize.map { CameraModel.default(width: $0.0, height: $0.1) } ?? cc
+            if registered, let c = colorCam, let ds = dSize { dc = c.scaled(toWidth: ds.0, height: ds.1) }
+            let cal = RGBDCalibration(depth: dc, color: cc, depthToColor: depthToColor, depthScale: 1000, origin: "camera_info")
+            shared.with { s in
+                s.calibration = cal
+                s.colorIntrinsics = colorCam?.intrinsics
+            }
+        }
+    }
+}
+
+/// Image checks and conversions of the `dds:` source (functions over one sample's bytes).
+public enum DDSImages {
+    /// Most pixels a side.
+    public static let maxSide = 16384
+
+    public static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
+    static let colorEncodings: Set<String> = ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"]
+
+    /// Throws for a size, step or encoding a frame cannot be made of.
+    public static func check(_ m: ROS2DDS.Image, topic: String) throws {
+        func bad(_ p: String) -> CaptureError { .file(path: "dds:\(topic)", problem: p) }
+        guard (1...maxSide).contains(m.width), (1...maxSide).contains(m.height) else {
+            throw bad("image is \(m.width)x\(m.height) (each side 1…\(maxSide))")
+        }
+        guard isDepthEncoding(m.encoding) || colorEncodings.contains(m.encoding) else {
+            throw bad("unknown encoding '\(m.encoding.prefix(32))'")
+        }
+        let bpp = ROSImageDecoding.bytesPerPixel(m.encoding)
+        guard m.step >= m.width * bpp else { throw bad("step \(m.step) is less than \(m.width) pixels of \(m.encoding)") }
+        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(m.encoding), m.width % 2 != 0 {
+            throw bad("\(m.encoding) needs an even width, got \(m.width)")
+        }
+    }
+
+    /// Throws for a camera_info with non-finite or implausible intrinsics.
+    public static func check(_ info: ROS2DDS.CameraInfo, topic: String) throws {
+        let k = info.K
+        guard (info.K + info.D + info.R + info.P).allSatisfy({ $0.isFinite }), k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6,
+              abs(k[2]) < 1e6, abs(k[5]) < 1e6, (0...maxSide).contains(info.width), (0...maxSide).contains(info.height) else {
+            throw CaptureError.file(path: "dds:\(topic)", problem: "camera_info has non-finite or implausible values (K \(k.prefix(6).map { "\($0)" }.joined(separator: " ")) …, \(info.width)x\(info.height))")
+        }
+    }
+
+    /// Depth in meters (depthFloat32): 16-bit millimeters or 32-bit float meters (non-finite or ≤ 0: 0).
+    public static func depth(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.Image) -> PixelBuffer {
+        let out = PixelBuffer(width: m.width, height: m.height, format: .depthFloat32)
+        guard let base = bytes.baseAddress?.advanced(by: m.data.lowerBound) else { return out }
+        let width = m.width, step = m.step, big = m.isBigEndian, isFloat = m.encoding == "32FC1"
+        parallelRows(m.height) { rows in
+            for y in rows {
+                let row = base + y * step
+                let d = out.row(y, as: Float.self)
+                if isFloat {
+                    for x in 0..<width {
+                        var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
+                        bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
+                        let v = Float(bitPattern: bits)
+                        d[x] = v > 0 && v.isFinite ? v : 0
+                    }
+                } else {
+                    for x in 0..<width {
+                        let raw = row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self)
+                        d[x] = Float(big ? UInt16(bigEndian: raw) : UInt16(littleEndian: raw)) * 0.001
+                    }
+                }
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    /// Color as rgba8.
+    public static func color(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.Image) -> PixelBuffer {
+        let out = PixelBuffer(width: m.width, height: m.height, format: .rgba8)
+        guard let base = bytes.baseAddress?.advanced(by: m.data.lowerBound) else { return out }
+        switch m.encoding {
+        case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: m.step, bgr: false, into: out)
+        case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: m.step, bgr: true, into: out)
+        case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: m.step, into: out)
+        case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: m.step, into: out)
+        case "yuv422", "uyvy", "UYVY": PixelConversion.uyvyToRGBA(base, bytesPerLine: m.step, into: out)
+        default:  // rgba8, bgra8
+            let bgr = m.encoding == "bgra8"
+            for y in 0..<m.height {
+                let src = (base + y * m.step).assumingMemoryBound(to: UInt8.self)
+                let d = out.row(y, as: UInt8.self)
+                for x in 0..<m.width {
+                    d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
+                    d[4 * x + 1] = src[4 * x + 1]
+                    d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
+                    d[4 * x + 3] = src[4 * x + 3]
+                }
+            }
+            out.markModified()
+        }
+        return out
+    }
+
+    /// A JPEG CompressedImage as rgba8 (image_transport's `jpeg` / `rgb8; jpeg compressed bgr8` formats).
+    public static func decompress(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.CompressedImage, topic: String) throws -> PixelBuffer {
+        guard m.format.lowercased().contains("jpeg") || m.format.lowercased().contains("jpg") else {
+            throw CaptureError.file(path: "dds:\(topic)", problem: "compressed format '\(m.format.prefix(40))' is not JPEG")
+        }
+        var img = dl_image()
+        var err = [CChar](repeating: 0, count: 256)
+        let base = bytes.baseAddress!.advanced(by: m.data.lowerBound).assumingMemoryBound(to: UInt8.self)
+        guard dl_jpeg_decode(base, m.data.count, 0, 0, &img, &err, err.count) == 0 else {
+            throw CaptureError.file(path: "dds:\(topic)", problem: "JPEG: " + String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        defer { dl_image_free(&img) }
+        let w = Int(img.width), h = Int(img.height)
+        guard (1...maxSide).contains(w), (1...maxSide).contains(h), let px = img.pixels else {
+            throw CaptureError.file(path: "dds:\(topic)", problem: "JPEG is \(w)x\(h)")
+        }
+        let out = PixelBuffer(width: w, height: h, format: .rgba8)
+        if img.channels == 3 {
+            PixelConversion.rgb24ToRGBA(px, bytesPerLine: img.row_bytes, bgr: false, into: out)
+        } else {
+            PixelConversion.greyToRGBA(px, bytesPerLine: img.row_bytes, into: out)
+        }
+        return out
+    }
+}

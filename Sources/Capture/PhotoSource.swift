@@ -1,0 +1,91 @@
+import DepthKit
+import Foundation
+
+/// A phone's depth photo (`photo:FILE`: HEIC/HEIF or JPEG, the kind found from its bytes),
+/// delivered once after `start()` and then shown still, like a `PairSource`. Depth and color
+/// have their own cameras (the photo's intrinsics scaled to each size, extrinsics identity).
+/// Relative depth (iPhone portrait photos: `depthData:Accuracy` relative) is carried in the
+/// depth's `accuracy` and in `metadata.tags["depth_accuracy"]`, so consumers can say it is not
+/// metric. See docs/PHOTOS.md.
+public final class PhotoSource: FrameSource {
+    public let path: String
+    public var name: String { "photo:\(path)" }
+    public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
+    public var isLive: Bool { false }
+    /// Depth is decoded to float meters; a writer of 16-bit depth uses millimeters.
+    public var depthUnitsPerMeter: Float? { DepthIO.defaultDepthScale }
+    public private(set) var calibration: RGBDCalibration?
+    public private(set) var metadata = SourceMetadata(kind: "photo")
+    public private(set) var warnings: [String] = []
+    public var onWarning: ((String) -> Void)?
+    /// The decoded photo (after `start()`).
+    public private(set) var photo: DepthPhoto?
+    private var delivered = false
+
+    public init(path: String) { self.path = path }
+
+    /// Reads and decodes the file. Throws one line naming the file and the problem.
+    public func start() throws {
+        let p: DepthPhoto
+        do { p = try DepthPhoto.read(path) } catch { throw CaptureError.wrapping(error, path: path) }
+        photo = p
+        intrinsics = p.colorCamera.intrinsics
+        delivered = false
+        calibration = RGBDCalibration(depth: p.depthCamera, color: p.colorCamera, depthScale: DepthIO.defaultDepthScale,
+                                      origin: "photo \(p.intrinsicsOrigin)")
+        metadata = Self.metadata(of: p)
+        warnings = []
+        for n in p.notes {
+            warnings.append("\(path): \(n)")
+            onWarning?("\(path): \(n)")
+        }
+    }
+
+    public func stop() { photo = nil }
+
+    public func nextFrame(now: Double) throws -> FrameSet? {
+        guard let photo else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
+        guard !delivered else { return nil }
+        delivered = true
+        return FrameSet(color: photo.color, depth: photo.depth, timestamp: 0, index: 0)
+    }
+
+    /// Streams (color, depth as stored, mattes) and tags: container, depth encoding and range,
+    /// accuracy, intrinsics origin, Apple's lens distortion, auxiliary images.
+    static func metadata(of p: DepthPhoto) -> SourceMetadata {
+        var streams = [SourceMetadata.Stream(name: "color", width: p.color.width, height: p.color.height, encoding: "rgba8", frames: 1)]
+        var tags: [String: String] = ["container": p.container]
+        if let d = p.storedDepth, let r = p.range {
+            let bits = d.format == .gray8 ? 8 : 16
+            streams.append(.init(name: "depth", width: d.width, height: d.height,
+                                 encoding: "\(r.encoding.rawValue) \(bits)-bit", frames: 1))
+            tags["depth_encoding"] = r.encoding.rawValue
+            tags["depth_range"] = "\(r.low) … \(r.high) \(r.units) (\(r.format), stored \(Int(r.intLow)) … \(Int(r.intHigh)))"
+            tags["depth_accuracy"] = p.accuracy.rawValue
+            if p.accuracy == .relative {
+                tags["depth_note"] = "relative depth: good for near/far separation, not metric (measurements are not meters)"
+            }
+            if let dm = p.depth?.depthStatistics(), dm.validCount > 0 {
+                tags["depth_meters"] = String(format: "%.4f … %.4f m", dm.min, dm.max)
+            }
+        } else {
+            tags["depth_encoding"] = "none"
+        }
+        for (type, m) in p.mattes {
+            streams.append(.init(name: "matte " + (type.split(separator: ":").last.map(String.init) ?? type),
+                                 width: m.width, height: m.height, encoding: "gray8", frames: 1))
+        }
+        tags["intrinsics"] = p.intrinsicsOrigin
+        for (k, v) in p.lensDistortion { tags["lens_\(k)"] = v }
+        if !p.otherAuxiliary.isEmpty {
+            // In file order, repeats counted (an iOS 18 file can hold hundreds).
+            var order: [String] = [], count: [String: Int] = [:]
+            for t in p.otherAuxiliary {
+                if count[t] == nil { order.append(t) }
+                count[t, default: 0] += 1
+            }
+            tags["auxiliary_not_decoded"] = order.map { count[$0]! > 1 ? "\($0) ×\(count[$0]!)" : $0 }.joined(separator: ", ")
+        }
+        return SourceMetadata(kind: "photo", device: nil, streams: streams, durationSeconds: nil, tags: tags)
+    }
+}

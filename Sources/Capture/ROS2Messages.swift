@@ -1,0 +1,242 @@
+/// ROS 2 messages depthlens reads from rosbag2 recordings, decoded from CDR (`CDRReader`: either
+/// byte order, alignment from the end of the encapsulation header, every length checked). A message
+/// shorter than its fields is a `CaptureError.file` naming the file, the type and the topic; bytes
+/// after the last field are ignored. Field order and types as in ROS 2 Humble's `.msg` files.
+public enum ROS2Message {
+    /// builtin_interfaces/msg/Time.
+    public struct Time: Sendable, Equatable, Comparable {
+        public var sec: Int32
+        public var nanosec: UInt32
+        public init(sec: Int32, nanosec: UInt32) { self.sec = sec; self.nanosec = nanosec }
+        public var nanoseconds: Int64 { Int64(sec) * 1_000_000_000 + Int64(nanosec) }
+        public var seconds: Double { Double(sec) + Double(nanosec) * 1e-9 }
+        public static func < (a: Time, b: Time) -> Bool { a.nanoseconds < b.nanoseconds }
+    }
+
+    /// std_msgs/msg/Header (ROS 2 has no `seq`).
+    public struct Header: Sendable, Equatable {
+        public var stamp: Time
+        public var frameID: String
+    }
+
+    /// sensor_msgs/msg/Image.
+    public struct Image: Sendable {
+        public var header: Header
+        public var height: Int
+        public var width: Int
+        public var encoding: String
+        public var isBigEndian: Bool
+        /// Bytes per row.
+        public var step: Int
+        /// The pixel bytes; at least `step * height` of them (checked).
+        public var data: ArraySlice<UInt8>
+    }
+
+    /// sensor_msgs/msg/CompressedImage: `format` says what `data` holds ("jpeg", "png",
+    /// "rgb8; jpeg compressed bgr8", "16UC1; compressedDepth png", …).
+    public struct CompressedImage: Sendable {
+        public var header: Header
+        public var format: String
+        public var data: ArraySlice<UInt8>
+    }
+
+    /// sensor_msgs/msg/RegionOfInterest.
+    public struct RegionOfInterest: Sendable, Equatable {
+        public var xOffset: UInt32
+        public var yOffset: UInt32
+        public var height: UInt32
+        public var width: UInt32
+        public var doRectify: Bool
+    }
+
+    /// sensor_msgs/msg/CameraInfo.
+    public struct CameraInfo: Sendable, Equatable {
+        public var header: Header
+        public var height: Int
+        public var width: Int
+        public var distortionModel: String
+        public var D: [Double]
+        public var K: [Double]
+        public var R: [Double]
+        public var P: [Double]
+        public var binningX: UInt32
+        public var binningY: UInt32
+        public var roi: RegionOfInterest
+    }
+
+    /// geometry_msgs/msg/TransformStamped: the pose of `childFrameID` in `header.frameID`
+    /// (p_parent = R·p_child + t).
+    public struct TransformStamped: Sendable, Equatable {
+        public var header: Header
+        public var childFrameID: String
+        public var transform: ROSMessage.Transform
+    }
+
+    /// sensor_msgs/msg/Imu (kept for later use; not shown yet).
+    public struct Imu: Sendable, Equatable {
+        public var header: Header
+        /// x, y, z, w.
+        public var orientation: SIMD4<Double>
+        public var orientationCovariance: [Double]
+        public var angularVelocity: SIMD3<Double>
+        public var angularVelocityCovariance: [Double]
+        public var linearAcceleration: SIMD3<Double>
+        public var linearAccelerationCovariance: [Double]
+    }
+
+    // MARK: Decoders
+
+    /// The reader of one message; `file` and `topic` name it in errors.
+    public static func reader(_ bytes: [UInt8], file: String, topic: String, type: String) throws -> CDRReader {
+        try CDRReader(bytes: bytes, name: file, what: "\(type) message on \(topic)")
+    }
+
+    static func time(_ r: inout CDRReader) throws -> Time {
+        Time(sec: try r.i32(), nanosec: try r.u32())
+    }
+
+    static func header(_ r: inout CDRReader) throws -> Header {
+        Header(stamp: try time(&r), frameID: try r.string())
+    }
+
+    static func vector3(_ r: inout CDRReader) throws -> SIMD3<Double> {
+        let v = try r.f64s(3)
+        return SIMD3(v[0], v[1], v[2])
+    }
+
+    static func quaternion(_ r: inout CDRReader) throws -> SIMD4<Double> {
+        let v = try r.f64s(4)
+        return SIMD4(v[0], v[1], v[2], v[3])
+    }
+
+    /// Only the header of a message that starts with one (Image, CompressedImage, CameraInfo, Imu):
+    /// what the source needs to order frames without reading their pixels.
+    public static func header(_ bytes: [UInt8], file: String, topic: String, type: String) throws -> Header {
+        var r = try reader(bytes, file: file, topic: topic, type: type)
+        return try header(&r)
+    }
+
+    public static func image(_ bytes: [UInt8], file: String, topic: String) throws -> Image {
+        var r = try reader(bytes, file: file, topic: topic, type: "sensor_msgs/msg/Image")
+        let h = try header(&r)
+        let height = Int(try r.u32()), width = Int(try r.u32())
+        let encoding = try r.string()
+        let big = try r.u8() != 0
+        let step = Int(try r.u32())
+        let data = try r.byteSequence()
+        let (needed, overflow) = step.multipliedReportingOverflow(by: height)
+        guard !overflow, needed <= data.count else {
+            throw CaptureError.file(path: file, problem: "sensor_msgs/msg/Image on \(topic) holds \(data.count) bytes, "
+                                    + "its step \(step) × height \(height) needs more")
+        }
+        return Image(header: h, height: height, width: width, encoding: encoding, isBigEndian: big, step: step,
+                     data: bytes[data])
+    }
+
+    public static func compressedImage(_ bytes: [UInt8], file: String, topic: String) throws -> CompressedImage {
+        var r = try reader(bytes, file: file, topic: topic, type: "sensor_msgs/msg/CompressedImage")
+        let h = try header(&r)
+        let format = try r.string()
+        return CompressedImage(header: h, format: format, data: bytes[try r.byteSequence()])
+    }
+
+    public static func cameraInfo(_ bytes: [UInt8], file: String, topic: String) throws -> CameraInfo {
+        var r = try reader(bytes, file: file, topic: topic, type: "sensor_msgs/msg/CameraInfo")
+        let h = try header(&r)
+        let height = Int(try r.u32()), width = Int(try r.u32())
+        let model = try r.string()
+        let d = try r.f64Sequence()
+        let k = try r.f64s(9), rr = try r.f64s(9), p = try r.f64s(12)
+        let bx = try r.u32(), by = try r.u32()
+        let roi = RegionOfInterest(xOffset: try r.u32(), yOffset: try r.u32(), height: try r.u32(), width: try r.u32(),
+                                   doRectify: try r.bool())
+        return CameraInfo(header: h, height: height, width: width, distortionModel: model, D: d, K: k, R: rr, P: p,
+                          binningX: bx, binningY: by, roi: roi)
+    }
+
+    /// tf2_msgs/msg/TFMessage: its geometry_msgs/msg/TransformStamped[].
+    public static func tfMessage(_ bytes: [UInt8], file: String, topic: String) throws -> [TransformStamped] {
+        var r = try reader(bytes, file: file, topic: topic, type: "tf2_msgs/msg/TFMessage")
+        // Each element is at least a header (8 + 4) + a child frame id (4) + 7 float64s.
+        let n = try r.count(elementSize: 8 + 4 + 4 + 56)
+        var out: [TransformStamped] = []
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            let h = try header(&r)
+            let child = try r.string()
+            let t = try vector3(&r), q = try quaternion(&r)
+            out.append(TransformStamped(header: h, childFrameID: child, transform: ROSMessage.Transform(translation: t, rotation: q)))
+        }
+        return out
+    }
+
+    public static func imu(_ bytes: [UInt8], file: String, topic: String) throws -> Imu {
+        var r = try reader(bytes, file: file, topic: topic, type: "sensor_msgs/msg/Imu")
+        let h = try header(&r)
+        let o = try quaternion(&r), oc = try r.f64s(9)
+        let w = try vector3(&r), wc = try r.f64s(9)
+        let a = try vector3(&r), ac = try r.f64s(9)
+        return Imu(header: h, orientation: o, orientationCovariance: oc, angularVelocity: w, angularVelocityCovariance: wc,
+                   linearAcceleration: a, linearAccelerationCovariance: ac)
+    }
+
+    /// std_msgs/msg/String.
+    public static func string(_ bytes: [UInt8], file: String, topic: String) throws -> String {
+        var r = try reader(bytes, file: file, topic: topic, type: "std_msgs/msg/String")
+        return try r.string()
+    }
+
+    /// std_msgs/msg/UInt32 (librealsense's `/file_version`).
+    public static func uint32(_ bytes: [UInt8], file: String, topic: String) throws -> UInt32 {
+        var r = try reader(bytes, file: file, topic: topic, type: "std_msgs/msg/UInt32")
+        return try r.u32()
+    }
+
+    /// std_msgs/msg/Float32.
+    public static func float32(_ bytes: [UInt8], file: String, topic: String) throws -> Float {
+        var r = try reader(bytes, file: file, topic: topic, type: "std_msgs/msg/Float32")
+        return try r.f32()
+    }
+
+    /// geometry_msgs/msg/Transform (librealsense's ROS 1 `tf/<group>` topics after `rosbags-convert`).
+    public static func transform(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.Transform {
+        var r = try reader(bytes, file: file, topic: topic, type: "geometry_msgs/msg/Transform")
+        return ROSMessage.Transform(translation: try vector3(&r), rotation: try quaternion(&r))
+    }
+
+    /// diagnostic_msgs/msg/KeyValue (librealsense's ROS 1 device and sensor info, converted).
+    public static func keyValue(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.KeyValue {
+        var r = try reader(bytes, file: file, topic: topic, type: "diagnostic_msgs/msg/KeyValue")
+        return ROSMessage.KeyValue(key: try r.string(), value: try r.string())
+    }
+
+    /// realsense_msgs/msg/StreamInfo (librealsense's ROS 1 stream info, converted).
+    public static func streamInfo(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.StreamInfo {
+        var r = try reader(bytes, file: file, topic: topic, type: "realsense_msgs/msg/StreamInfo")
+        return ROSMessage.StreamInfo(fps: try r.u32(), encoding: try r.string(), isRecommended: try r.bool())
+    }
+
+    /// librealsense's `key=value;key=value;` strings (stream info, options, per-frame metadata,
+    /// camera_info of its first ROS 2 writer, `tf/ref_N`): pairs separated by `;`, key and value by
+    /// the first `=`, both trimmed of spaces; a pair without `=` is skipped, a later key replaces an
+    /// earlier one.
+    public static func keyValues(_ text: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in text.split(separator: ";") {
+            guard let eq = pair.firstIndex(of: "=") else { continue }
+            let key = pair[..<eq].trimmingCharacters(in: " \t\n"), value = pair[pair.index(after: eq)...].trimmingCharacters(in: " \t\n")
+            guard !key.isEmpty else { continue }
+            out[key] = value
+        }
+        return out
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s.removeFirst() }
+        while let l = s.last, set.contains(l) { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,498 @@
+import CPlatform
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One topic of a ROS 2 recording.
+public struct ROS2Topic: Sendable, Equatable {
+    /// "/camera/camera/color/image_raw".
+    public var name: String
+    /// "sensor_msgs/msg/Image".
+    public var type: String
+    /// "cdr".
+    public var serializationFormat: String
+    public var messageCount: Int
+    /// The `ros2msg` schema text, when the file carries it (rosbag2's `message_definitions` table,
+    /// an MCAP Schema record with encoding `ros2msg`); nil otherwise (also for `ros2idl` schemas).
+    public var messageDefinition: String?
+
+    public init(name: String, type: String, serializationFormat: String, messageCount: Int, messageDefinition: String?) {
+        self.name = name
+        self.type = type
+        self.serializationFormat = serializationFormat
+        self.messageCount = messageCount
+        self.messageDefinition = messageDefinition
+    }
+}
+
+/// Where one message is; cheap to hold for every message of a recording (24 bytes).
+public struct ROS2MessageRef: Sendable, Equatable {
+    /// Nanoseconds, as recorded (rosbag2's `timestamp` column, MCAP's `log_time`).
+    public var logTime: Int64
+    /// Index of the storage file in the recording (a split rosbag2 has several).
+    var file: Int32
+    /// MCAP: index of the chunk in the file's chunk list, or -1 for a message record outside
+    /// any chunk. SQLite: -1.
+    var chunk: Int32
+    /// SQLite: the row id in `messages`. MCAP: offset of the Message record in the chunk's
+    /// uncompressed records (or in the file, for a message outside chunks).
+    var position: Int64
+}
+
+/// One storage file of a recording: a rosbag2 SQLite database or an MCAP file.
+protocol ROS2Storage: AnyObject {
+    /// "sqlite3" or "mcap".
+    var identifier: String { get }
+    /// The file's topics (sorted by name), with their message counts in this file.
+    var topics: [ROS2Topic] { get }
+    /// Per topic, its messages sorted by log time (file order among equal times); refs carry the
+    /// file index given at opening.
+    var refs: [String: [ROS2MessageRef]] { get }
+    /// What the reader noticed and worked around (a file cut short, a summary it could not use).
+    var notices: [String] { get }
+    /// The stored bytes of a message (possibly still compressed per message by rosbag2).
+    func storedData(of ref: ROS2MessageRef) throws -> [UInt8]
+}
+
+/// A ROS 2 recording: a rosbag2 folder (`metadata.yaml` + storage files, possibly split into
+/// several), a bare `.db3` (SQLite), a bare `.mcap`, or a per-file-compressed `.db3.zstd` /
+/// `.mcap.zstd`. Opening reads only indexes (SQLite's `timestamp` index; MCAP's summary section,
+/// or one scan of a file without it); `data(of:)` reads one message.
+///
+/// Compression: rosbag2's per-file mode (the storage file is one zstd stream, decompressed into
+/// memory once at opening), its per-message mode (each message's data a zstd frame), and
+/// librealsense's own per-message zstd without any metadata: a message whose data starts with the
+/// zstd magic (28 B5 2F FD) or the LZ4 frame magic (04 22 4D 18) is decompressed — no CDR message
+/// starts with either (its first two bytes are the encapsulation kind, 00 00 or 00 01).
+///
+/// Not thread-safe: one owner at a time (it keeps SQLite statements and the last MCAP chunk).
+public final class ROS2Recording {
+    /// The path given at opening.
+    public let path: String
+    /// The storage files, in recording order.
+    public let files: [String]
+    /// What was noticed while opening (a file cut short and read up to its last whole record, an
+    /// MCAP summary that could not be used); empty for a sound recording.
+    public private(set) var notices: [String] = []
+
+    private let storages: [any ROS2Storage]
+    private let merged: [ROS2Topic]
+    private let refsByTopic: [String: [ROS2MessageRef]]
+    /// rosbag2's metadata says every message is compressed (`compression_mode: message`).
+    private let perMessageCompression: String?
+
+    /// Largest decompressed message or storage file accepted (a zstd frame may claim any size).
+    public static let maxMessageSize = 1 << 30
+
+    /// Opens the recording at `path`. Throws `CaptureError.file(path:problem:)` (one line) on
+    /// anything that is not a readable ROS 2 recording.
+    public init(path: String) throws {
+        self.path = path
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw CaptureError.file(path: path, problem: "no such file or folder")
+        }
+        var folder: String?
+        if isDir.boolValue {
+            folder = path
+        } else if (path as NSString).lastPathComponent == "metadata.yaml" {
+            folder = (path as NSString).deletingLastPathComponent
+            if folder == "" { folder = "." }
+        }
+        var files: [String]
+        var metadata: Rosbag2Metadata?
+        if let folder {
+            let metaPath = (folder as NSString).appendingPathComponent("metadata.yaml")
+            if FileManager.default.fileExists(atPath: metaPath) {
+                let m = try Rosbag2Metadata.read(metaPath)
+                metadata = m
+                files = m.relativeFilePaths.map { (folder as NSString).appendingPathComponent($0) }
+                for f in files where !FileManager.default.fileExists(atPath: f) {
+                    throw CaptureError.file(path: metaPath, problem: "lists storage file '\((f as NSString).lastPathComponent)', which is missing")
+                }
+                if files.isEmpty {
+                    files = Self.storageFiles(in: folder)
+                }
+            } else {
+                files = Self.storageFiles(in: folder)
+            }
+            guard !files.isEmpty else {
+                throw CaptureError.file(path: path, problem: "folder holds no metadata.yaml and no .db3 or .mcap file: not a rosbag2 recording")
+            }
+        } else {
+            files = [path]
+        }
+        if let m = metadata {
+            switch m.compressionFormat {
+            case "", "zstd", "lz4": break
+            default:
+                throw CaptureError.file(path: path, problem: "compression format '\(m.compressionFormat.prefix(40))' is not supported (zstd and lz4 are)")
+            }
+            switch m.compressionMode.lowercased() {
+            case "", "none", "file", "message", "storage": break
+            default:
+                throw CaptureError.file(path: path, problem: "compression mode '\(m.compressionMode.prefix(40))' is not supported")
+            }
+        }
+        perMessageCompression = metadata.flatMap { $0.compressionMode.lowercased() == "message" ? $0.compressionFormat : nil }
+        self.files = files
+        var storages: [any ROS2Storage] = []
+        for (i, f) in files.enumerated() {
+            storages.append(try Self.openStorage(f, index: Int32(i)))
+        }
+        self.storages = storages
+        // Topics merged by name over the files (counts summed, the first file's type and schema).
+        var byName: [String: ROS2Topic] = [:]
+        var refs: [String: [ROS2MessageRef]] = [:]
+        var notes: [String] = []
+        for s in storages {
+            for t in s.topics {
+                if var m = byName[t.name] {
+                    m.messageCount += t.messageCount
+                    if m.messageDefinition == nil { m.messageDefinition = t.messageDefinition }
+                    byName[t.name] = m
+                } else {
+                    byName[t.name] = t
+                }
+            }
+            for (name, list) in s.refs { refs[name, default: []].append(contentsOf: list) }
+            notes += s.notices
+        }
+        if storages.count > 1 {
+            // Each file's list is sorted; a stable sort keeps file order among equal times.
+            for (name, list) in refs {
+                refs[name] = list.enumerated().sorted { a, b in
+                    a.element.logTime != b.element.logTime ? a.element.logTime < b.element.logTime : a.offset < b.offset
+                }.map(\.element)
+            }
+        }
+        merged = byName.values.sorted { $0.name < $1.name }
+        refsByTopic = refs
+        notices = notes
+    }
+
+    /// Reads an MCAP file held in memory (fuzzing, tests); `name` stands for the path in errors.
+    public init(mcap bytes: [UInt8], name: String) throws {
+        path = name
+        files = [name]
+        perMessageCompression = nil
+        let reader = try MCAPReader(bytes: ROS2Bytes(copying: bytes), name: name, fileIndex: 0)
+        storages = [reader]
+        merged = reader.topics
+        refsByTopic = reader.refs
+        notices = reader.notices
+    }
+
+    /// "sqlite3" or "mcap" (the first storage file's).
+    public var storage: String { storages.first?.identifier ?? "sqlite3" }
+
+    /// Every topic, sorted by name.
+    public var topics: [ROS2Topic] { merged }
+
+    /// The messages on topic `name`, sorted by log time (from the indexes; no payload is read).
+    public func messages(onTopic name: String) -> [ROS2MessageRef] {
+        refsByTopic[name] ?? []
+    }
+
+    /// The serialized (CDR) bytes of the message `ref` points at, decompressed (per-message zstd
+    /// or LZ4 frames, recognized by their magic).
+    public func data(of ref: ROS2MessageRef) throws -> [UInt8] {
+        guard ref.file >= 0, Int(ref.file) < storages.count else {
+            throw CaptureError.file(path: path, problem: "message reference names storage file \(ref.file), which the recording does not have")
+        }
+        let file = files[Int(ref.file)]
+        let stored = try storages[Int(ref.file)].storedData(of: ref)
+        if stored.starts(with: ROS2Compression.zstdMagic) {
+            return try ROS2Compression.zstd(stored, name: file, what: "message at \(ref.logTime) ns")
+        }
+        if stored.starts(with: ROS2Compression.lz4Magic) {
+            return try ROS2Compression.lz4(stored, name: file, what: "message at \(ref.logTime) ns")
+        }
+        if let format = perMessageCompression, !format.isEmpty {
+            throw CaptureError.file(path: file, problem: "metadata.yaml says every message is \(format)-compressed, but the message at \(ref.logTime) ns is not")
+        }
+        return stored
+    }
+
+    // MARK: Opening
+
+    /// The storage files of a folder without metadata.yaml: `.db3`, `.mcap` and their `.zstd`
+    /// forms, in rosbag2's split order (`NAME_0`, `NAME_1`, … `NAME_10` by number).
+    static func storageFiles(in folder: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let storage = names.filter { n in
+            [".db3", ".mcap", ".db3.zstd", ".mcap.zstd"].contains { n.hasSuffix($0) }
+        }
+        return storage.sorted { a, b in
+            a.compare(b, options: [.numeric]) == .orderedAscending
+        }.map { (folder as NSString).appendingPathComponent($0) }
+    }
+
+    private static let sqliteMagic = Array("SQLite format 3\0".utf8)
+
+    /// Opens one storage file, recognized by its first bytes (SQLite, MCAP, or a zstd stream
+    /// holding either).
+    private static func openStorage(_ file: String, index: Int32) throws -> any ROS2Storage {
+        let bytes = try ROS2Bytes(mapping: file)
+        let head = Array(bytes.raw.prefix(16))
+        if head.starts(with: sqliteMagic) {
+            return try Rosbag2SQLite(path: file, fileIndex: index, image: nil)
+        }
+        if head.starts(with: MCAPReader.magic) {
+            return try MCAPReader(bytes: bytes, name: file, fileIndex: index)
+        }
+        if head.starts(with: ROS2Compression.zstdMagic) || head.starts(with: ROS2Compression.lz4Magic) {
+            // rosbag2's per-file compression: the whole storage file is one compressed stream.
+            let inner = head.starts(with: ROS2Compression.zstdMagic)
+                ? try ROS2Compression.zstdFile(bytes, name: file)
+                : try ROS2Compression.lz4File(bytes, name: file)
+            let innerHead = Array(inner.raw.prefix(16))
+            if innerHead.starts(with: sqliteMagic) {
+                return try Rosbag2SQLite(path: file, fileIndex: index, image: inner)
+            }
+            if innerHead.starts(with: MCAPReader.magic) {
+                return try MCAPReader(bytes: inner, name: file, fileIndex: index)
+            }
+            throw CaptureError.file(path: file, problem: "decompressed storage file is neither a SQLite database nor an MCAP file")
+        }
+        if bytes.raw.isEmpty {
+            throw CaptureError.file(path: file, problem: "empty file, not a ROS 2 recording")
+        }
+        if file.hasSuffix(".db3") || file.hasSuffix(".db3.zstd") {
+            throw CaptureError.file(path: file, problem: "not a SQLite database (no 'SQLite format 3' header): not a rosbag2 .db3")
+        }
+        if file.hasSuffix(".mcap") || file.hasSuffix(".mcap.zstd") {
+            throw CaptureError.file(path: file, problem: "not an MCAP file (no MCAP magic)")
+        }
+        throw CaptureError.file(path: file, problem: "not a ROS 2 recording (neither a SQLite database nor an MCAP file)")
+    }
+}
+
+// MARK: - Bytes
+
+/// Bytes a reader parses: a file mapped read-only, or a buffer it owns. The region lives as long
+/// as this object; parsers see it as an `UnsafeRawBufferPointer` and check every length against it.
+final class ROS2Bytes {
+    let raw: UnsafeRawBufferPointer
+    private let release: Release
+
+    private enum Release {
+        case none
+        case unmap
+        case deallocate
+        case free
+    }
+
+    /// Maps `path` read-only. A file that shrinks while mapped would fault on access; recordings
+    /// are not written while read.
+    init(mapping path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw CaptureError.file(path: path, problem: "cannot open: \(errnoMessage(errno)) (\(errnoName(errno)))")
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else {
+            throw CaptureError.file(path: path, problem: "cannot stat: \(errnoMessage(errno))")
+        }
+        guard (st.st_mode & S_IFMT) == S_IFREG else {
+            throw CaptureError.file(path: path, problem: "not a regular file")
+        }
+        let size = Int(st.st_size)
+        if size == 0 {
+            raw = UnsafeRawBufferPointer(start: nil, count: 0)
+            release = .none
+            return
+        }
+        guard let p = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
+            throw CaptureError.file(path: path, problem: "cannot map: \(errnoMessage(errno))")
+        }
+        raw = UnsafeRawBufferPointer(start: p, count: size)
+        release = .unmap
+    }
+
+    /// A private copy of `bytes`.
+    init(copying bytes: [UInt8]) {
+        let p = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
+        bytes.withUnsafeBytes { src in
+            if let s = src.baseAddress, let d = p.baseAddress { memcpy(d, s, bytes.count) }
+        }
+        raw = UnsafeRawBufferPointer(start: p.baseAddress, count: bytes.count)
+        release = .deallocate
+    }
+
+    /// Adopts a buffer from a `dl_…_alloc` decompressor (freed with `dl_decompress_free`).
+    init(adopting p: UnsafeMutablePointer<UInt8>, count: Int) {
+        raw = UnsafeRawBufferPointer(start: p, count: count)
+        release = .free
+    }
+
+    deinit {
+        switch release {
+        case .none: break
+        case .unmap: munmap(UnsafeMutableRawPointer(mutating: raw.baseAddress), raw.count)
+        case .deallocate: raw.baseAddress.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
+        case .free: raw.baseAddress.map { dl_decompress_free(UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self))) }
+        }
+    }
+}
+
+// MARK: - Compression
+
+/// rosbag2's and MCAP's compressors, through CPlatform's libzstd and liblz4 (frame format) decoders.
+enum ROS2Compression {
+    static let zstdMagic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    static let lz4Magic: [UInt8] = [0x04, 0x22, 0x4D, 0x18]
+
+    /// A zstd stream of unknown decompressed size (a rosbag2 message).
+    static func zstd(_ data: [UInt8], name: String, what: String) throws -> [UInt8] {
+        try unknownSize(data, name: name, what: "\(what) (zstd)", dl_zstd_decompress_alloc)
+    }
+
+    /// An LZ4 frame of unknown decompressed size.
+    static func lz4(_ data: [UInt8], name: String, what: String) throws -> [UInt8] {
+        try unknownSize(data, name: name, what: "\(what) (lz4)", dl_lz4_decompress_frame_alloc)
+    }
+
+    private typealias AllocDecoder = (UnsafePointer<UInt8>?, Int, Int, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
+                                      UnsafeMutablePointer<Int>?) -> Int32
+
+    private static func unknownSize(_ data: [UInt8], name: String, what: String, _ decode: AllocDecoder) throws -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        var count = 0
+        let code = data.withUnsafeBufferPointer { decode($0.baseAddress, $0.count, ROS2Recording.maxMessageSize, &out, &count) }
+        guard code == 0, let out else {
+            throw CaptureError.file(path: name, problem: "\(what): \(String(cString: dl_decompress_error(code)))")
+        }
+        defer { dl_decompress_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: count))
+    }
+
+    /// Largest decompressed storage file accepted: half the machine's memory.
+    static var maxFileSize: Int { Int(min(UInt64(Int.max), ProcessInfo.processInfo.physicalMemory / 2)) }
+
+    /// A whole storage file compressed per file (rosbag2 `compression_mode: file`).
+    static func zstdFile(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
+        try file(bytes, name: name, format: "zstd", dl_zstd_decompress_alloc)
+    }
+
+    static func lz4File(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
+        try file(bytes, name: name, format: "lz4", dl_lz4_decompress_frame_alloc)
+    }
+
+    private static func file(_ bytes: ROS2Bytes, name: String, format: String, _ decode: AllocDecoder) throws -> ROS2Bytes {
+        var out: UnsafeMutablePointer<UInt8>?
+        var count = 0
+        let src = bytes.raw.bindMemory(to: UInt8.self)
+        let code = decode(src.baseAddress, src.count, maxFileSize, &out, &count)
+        guard code == 0, let out else {
+            throw CaptureError.file(path: name, problem: "decompressing the \(format)-compressed storage file: \(String(cString: dl_decompress_error(code)))")
+        }
+        return ROS2Bytes(adopting: out, count: count)
+    }
+
+    /// A chunk of known uncompressed size (MCAP): `none`, `zstd` or `lz4`.
+    static func chunk(_ src: UnsafeRawBufferPointer, compression: String, size: Int) -> (data: [UInt8], code: Int32) {
+        if compression.isEmpty {
+            return (Array(src.bindMemory(to: UInt8.self)), src.count == size ? 0 : Int32(DL_DECOMPRESS_TOO_SHORT))
+        }
+        var code: Int32 = 0
+        let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
+            let s = src.bindMemory(to: UInt8.self)
+            guard let sp = s.baseAddress, let d = buf.baseAddress else {
+                code = (size == 0 && src.isEmpty) ? 0 : Int32(DL_DECOMPRESS_TOO_SHORT)
+                initialized = 0
+                return
+            }
+            code = compression == "zstd" ? dl_zstd_decompress(sp, s.count, d, size) : dl_lz4_decompress_frame(sp, s.count, d, size)
+            // On failure the array stays empty: bytes the decoder did not write are never exposed.
+            initialized = code == 0 ? size : 0
+        }
+        return (out, code)
+    }
+}
+
+// MARK: - metadata.yaml
+
+/// The fields of rosbag2's `metadata.yaml` the reader needs, from a small parser of the block
+/// YAML rosbag2 (yaml-cpp) and rosbags (ruamel) write: keys directly under
+/// `rosbag2_bagfile_information`, scalars plain or quoted, `relative_file_paths` a block or flow list.
+struct Rosbag2Metadata: Equatable {
+    var storageIdentifier: String = ""
+    var relativeFilePaths: [String] = []
+    var compressionFormat: String = ""
+    var compressionMode: String = ""
+
+    static func read(_ path: String) throws -> Rosbag2Metadata {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CaptureError.file(path: path, problem: "cannot read")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    static func parse(_ text: String, path: String) throws -> Rosbag2Metadata {
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
+        func indent(_ l: String) -> Int { l.prefix { $0 == " " }.count }
+        func content(_ l: String) -> Substring {
+            let t = l.drop { $0 == " " }
+            return t.hasPrefix("#") ? "" : t
+        }
+        guard let top = lines.firstIndex(where: { $0.hasPrefix("rosbag2_bagfile_information:") }) else {
+            throw CaptureError.file(path: path, problem: "no 'rosbag2_bagfile_information' section: not a rosbag2 metadata.yaml")
+        }
+        var m = Rosbag2Metadata()
+        var keyIndent: Int?
+        var i = top + 1
+        while i < lines.count {
+            let line = lines[i]
+            let c = content(line)
+            i += 1
+            if c.isEmpty { continue }
+            let ind = indent(line)
+            if ind == 0 { break }  // the next top-level key
+            if keyIndent == nil { keyIndent = ind }
+            guard ind == keyIndent, !c.hasPrefix("-"), let colon = c.firstIndex(of: ":") else { continue }
+            let key = String(c[c.startIndex..<colon])
+            let value = c[c.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            switch key {
+            case "storage_identifier": m.storageIdentifier = unquote(value)
+            case "compression_format": m.compressionFormat = unquote(value)
+            case "compression_mode": m.compressionMode = unquote(value)
+            case "relative_file_paths":
+                if value.hasPrefix("[") {
+                    guard value.hasSuffix("]") else {
+                        throw CaptureError.file(path: path, problem: "relative_file_paths: unterminated list")
+                    }
+                    m.relativeFilePaths = value.dropFirst().dropLast().split(separator: ",")
+                        .map { unquote($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty }
+                } else {
+                    // Block list: `- NAME` lines, indented at or below the key.
+                    while i < lines.count {
+                        let l = lines[i]
+                        let lc = content(l)
+                        if lc.isEmpty { i += 1; continue }
+                        guard indent(l) >= ind, lc.hasPrefix("-") else { break }
+                        m.relativeFilePaths.append(unquote(lc.dropFirst().trimmingCharacters(in: .whitespaces)))
+                        i += 1
+                    }
+                }
+            default: break
+            }
+        }
+        for f in m.relativeFilePaths where f.isEmpty || f.hasPrefix("/") || f.split(separator: "/").contains("..") {
+            throw CaptureError.file(path: path, problem: "relative_file_paths entry '\(f.prefix(80))' is not a file inside the folder")
+        }
+        return m
+    }
+
+    /// A plain, 'single-quoted' or "double-quoted" scalar (a trailing comment dropped from plain ones).
+    static func unquote(_ s: String) -> String {
+        if s.count >= 2, let f = s.first, f == "'" || f == "\"", s.last == f {
+            let inner = String(s.dropFirst().dropLast())
+            return f == "'" ? inner.replacingOccurrences(of: "''", with: "'") : inner
+        }
+        if let hash = s.range(of: " #") { return String(s[..<hash.lowerBound]).trimmingCharacters(in: .whitespaces) }
+        return s
+    }
+}

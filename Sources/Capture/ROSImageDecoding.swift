@@ -1,0 +1,170 @@
+import DepthKit
+
+/// A raw ROS image, ROS 1's `sensor_msgs/Image` or ROS 2's `sensor_msgs/msg/Image` (the same fields).
+public protocol RawROSImage {
+    var height: Int { get }
+    var width: Int { get }
+    var encoding: String { get }
+    var isBigEndian: Bool { get }
+    var step: Int { get }
+    var data: ArraySlice<UInt8> { get }
+}
+
+extension ROSMessage.Image: RawROSImage {}
+extension ROS2Message.Image: RawROSImage {}
+
+/// Raw ROS images into depthlens' pixel formats, for both ROS generations (`BagSource`,
+/// `ROS2Source`): depth (`mono16`, `16UC1` raw units; `32FC1` meters) → depthFloat32 meters; color
+/// (`rgb8`, `bgr8`, `rgba8`, `bgra8`, `mono8`/`8UC1`, `yuyv`/`YUYV`, `yuv422`/`uyvy`/`UYVY`) → rgba8
+/// through `PixelConversion`.
+public enum ROSImageDecoding {
+    /// The largest width or height accepted, and the most pixels (DL_MAX_IMAGE_PIXELS, as for image files).
+    public static let maxSide = 65536
+    public static let maxPixels = 1 << 28
+
+    public static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
+    public static func isColorEncoding(_ e: String) -> Bool {
+        ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(e)
+    }
+    static func bytesPerPixel(_ e: String) -> Int {
+        switch e {
+        case "rgb8", "bgr8": return 3
+        case "rgba8", "bgra8", "32FC1": return 4
+        case "mono8", "8UC1": return 1
+        default: return 2
+        }
+    }
+
+    /// A plausible size (1…65536 a side, at most 2^28 pixels).
+    public static func checkDimensions(width: Int, height: Int, file: String, topic: String) throws {
+        guard width >= 1, height >= 1, width <= maxSide, height <= maxSide, width * height <= maxPixels else {
+            throw CaptureError.file(path: file, problem: "image on \(topic) is \(width)x\(height)")
+        }
+    }
+
+    /// The checks before converting: a supported encoding, a plausible size, rows that hold the
+    /// width, an even width for 4:2:2. (The decoders already checked `step × height ≤ data`.)
+    public static func check(_ image: some RawROSImage, file: String, topic: String) throws {
+        guard isDepthEncoding(image.encoding) || isColorEncoding(image.encoding) else {
+            throw CaptureError.file(path: file, problem: "unsupported encoding \(image.encoding) on topic \(topic)")
+        }
+        try checkDimensions(width: image.width, height: image.height, file: file, topic: topic)
+        let bpp = bytesPerPixel(image.encoding)
+        guard image.step >= image.width * bpp else {
+            throw CaptureError.file(path: file, problem: "image on \(topic): step \(image.step) is less than \(image.width) pixels of \(image.encoding)")
+        }
+        let (needed, overflow) = image.step.multipliedReportingOverflow(by: image.height)
+        guard !overflow, needed <= image.data.count else {
+            throw CaptureError.file(path: file, problem: "image on \(topic) holds \(image.data.count) bytes, "
+                                    + "its step \(image.step) × height \(image.height) needs more")
+        }
+        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(image.encoding), image.width % 2 != 0 {
+            throw CaptureError.file(path: file, problem: "image on \(topic): \(image.encoding) needs an even width, got \(image.width)")
+        }
+    }
+
+    /// Depth → depthFloat32 meters: 16-bit raw × `units` (meters per unit), `32FC1` as it is; zero,
+    /// negative, NaN and infinite depth become 0 (invalid). Call `check` first.
+    public static func depthMeters(_ image: some RawROSImage, units: Float) -> PixelBuffer {
+        let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
+        let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
+        image.data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            parallelRows(image.height) { rows in
+                for y in rows {
+                    let row = base + y * step
+                    let d = out.row(y, as: Float.self)
+                    if isFloat {
+                        for x in 0..<width {
+                            var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
+                            bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
+                            let v = Float(bitPattern: bits)
+                            d[x] = v > 0 && v.isFinite ? v : 0
+                        }
+                    } else if big {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(bigEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
+                    } else {
+                        for x in 0..<width {
+                            d[x] = Float(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self))) * units
+                        }
+                    }
+                }
+            }
+        }
+        out.markModified()
+        return out
+    }
+
+    /// Color → rgba8. Call `check` first.
+    public static func rgba(_ image: some RawROSImage) -> PixelBuffer {
+        let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
+        image.data.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            switch image.encoding {
+            case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: false, into: out)
+            case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: true, into: out)
+            case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: image.step, into: out)
+            case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: image.step, into: out)
+            case "yuv422", "uyvy", "UYVY": PixelConversion.uyvyToRGBA(base, bytesPerLine: image.step, into: out)
+            default: // rgba8, bgra8
+                let bgr = image.encoding == "bgra8"
+                for y in 0..<image.height {
+                    let src = (base + y * image.step).assumingMemoryBound(to: UInt8.self)
+                    let d = out.row(y, as: UInt8.self)
+                    for x in 0..<image.width {
+                        d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
+                        d[4 * x + 1] = src[4 * x + 1]
+                        d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
+                        d[4 * x + 3] = src[4 * x + 3]
+                    }
+                }
+                out.markModified()
+            }
+        }
+        return out
+    }
+
+    /// A `sensor_msgs/CompressedImage` color frame (PNG or JPEG, `format` "jpeg", "png",
+    /// "rgb8; png compressed bgr8", …) → rgba8. The file holds true colors whatever the format
+    /// string's encodings say (image_transport's `compressed` converts to bgr8 before OpenCV writes
+    /// it, and OpenCV stores BGR mats as RGB files). 16-bit PNGs are not color: an error.
+    public static func compressedColor(_ data: ArraySlice<UInt8>, format: String, file: String, topic: String) throws -> PixelBuffer {
+        let decoded: PixelBuffer
+        do {
+            decoded = try data.withUnsafeBytes { try ImageIO.decode($0, name: file) }
+        } catch let e as DepthKitError {
+            switch e {
+            case let .file(_, problem), let .invalidArgument(problem):
+                throw CaptureError.file(path: file, problem: "compressed image (\(format)) on \(topic): \(problem)")
+            }
+        }
+        try checkDimensions(width: decoded.width, height: decoded.height, file: file, topic: topic)
+        switch decoded.format {
+        case .rgba8: return decoded
+        case .gray8, .rgb8, .bgra8: return ImageIO.toRGBA8(decoded)
+        case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
+            throw CaptureError.file(path: file, problem: "compressed image (\(format)) on \(topic) is \(decoded.format), not 8-bit color or gray")
+        }
+    }
+}
+
+extension ROSImageDecoding {
+    /// The camera of a CameraInfo's K, D and distortion model (either ROS generation), at the
+    /// stream's size (scaled when the info names another size; 0 × 0 means the stream's). Plausible
+    /// pinhole values only: nil for a non-positive, NaN, infinite or absurd (≥ 1e6) focal length or
+    /// principal point, or a NaN or infinite coefficient, so a corrupt or hostile file never gives
+    /// a NaN camera.
+    public static func cameraModel(K k: [Double], D: [Double], distortionModel: String, width: Int, height: Int,
+                            streamWidth: Int, streamHeight: Int) -> CameraModel? {
+        guard k.count == 9, k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6,
+              D.allSatisfy({ $0.isFinite && abs($0) < 1e6 }) else { return nil }
+        let w = width > 0 ? width : streamWidth, h = height > 0 ? height : streamHeight
+        var cam = CameraModel(intrinsics: CameraIntrinsics(fx: Float(k[0]), fy: Float(k[4]), cx: Float(k[2]), cy: Float(k[5]),
+                                                           width: w, height: h),
+                              model: BagSource.distortionModel(distortionModel), coeffs: D.map { Float($0) })
+        if w != streamWidth || h != streamHeight { cam = cam.scaled(toWidth: streamWidth, height: streamHeight) }
+        return cam
+    }
+}

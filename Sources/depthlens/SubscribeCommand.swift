@@ -1,0 +1,86 @@
+import ArgumentParser
+import Capture
+import DepthKit
+import Foundation
+
+/// `depthlens subscribe`: how a DDS stream arrives here, without a window.
+struct SubscribeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Receive a dds: source for a while and report how it arrived: frames, rate, losses, latency (no window).",
+        discussion: "Latency is from the publisher's DDS source timestamp (when it wrote the color sample) to the frame in "
+            + "depthlens' hands (nextFrame), so it needs the two machines' clocks in agreement (it is exact on one machine). "
+            + "Lost counts samples Cyclone DDS saw missing (gaps in the writers' sequences, e.g. a frame with a lost fragment). "
+            + "--json prints {frames, seconds, fps, lost_samples, overrun, dropped, latency_ms: {median, p90, p99, max}, stamps}."
+    )
+
+    @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N] or dds:/NAMESPACE).")
+    var source: String
+    @Option(help: "Seconds to receive after the first frame (at most).")
+    var seconds: Double = 10
+    @Option(help: "Stop after this many frames.")
+    var frames: Int?
+    @Option(help: "Stop when no frame came for this many seconds.")
+    var idle: Double?
+    @Flag(help: "Print JSON.")
+    var json = false
+    @Flag(help: "Also list every frame's header stamp (JSON: stamps).")
+    var stamps = false
+
+    struct Report: Encodable {
+        var frames: Int
+        var seconds: Double
+        var fps: Double
+        var lost_samples: Int
+        var overrun: Int
+        var dropped: [String: Int]
+        var latency_ms: [String: Double]
+        var stamps: [Double]?
+    }
+
+    func run() throws {
+        guard seconds > 0, seconds <= 3600 else { throw DepthKitError.invalidArgument("--seconds must be in (0, 3600]") }
+        let spec = try SourceSpec(parsing: source)
+        guard case let .dds(topics) = spec else {
+            throw DepthKitError.invalidArgument("--source must be a dds: source")
+        }
+        let src = DDSSource(topics: topics)
+        src.onWarning = { FileHandle.standardError.write(Data("depthlens: \($0)\n".utf8)) }
+        try src.start()
+        defer { src.stop() }
+        StopSignals.install()
+        let t0 = ProcessInfo.processInfo.systemUptime
+        if let f = frames, f < 1 { throw DepthKitError.invalidArgument("--frames must be at least 1") }
+        if let i = idle, !(i > 0) { throw DepthKitError.invalidArgument("--idle must be a positive number of seconds") }
+        var count = 0
+        var frameStamps: [Double] = []
+        var last = t0
+        while StopSignals.pending == nil, ProcessInfo.processInfo.systemUptime - t0 < seconds, count < (frames ?? .max) {
+            let now = ProcessInfo.processInfo.systemUptime
+            if let f = try src.nextFrame(now: now) {
+                count += 1
+                last = now
+                if stamps { frameStamps.append(f.timestamp) }
+            } else {
+                if let idle, now - last > idle { break }
+                Thread.sleep(forTimeInterval: 0.0005)
+            }
+        }
+        let frames = count
+        let elapsed = last - t0
+        let l = src.latencies.suffix(frames).sorted()
+        func q(_ p: Double) -> Double { l.isEmpty ? 0 : (l[min(l.count - 1, Int(Double(l.count) * p))] * 1e6).rounded() / 1e3 }
+        let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, lost_samples: src.samplesLost,
+                            overrun: src.framesOverrun, dropped: src.droppedSamples,
+                            latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stamps: stamps ? frameStamps : nil)
+        if json {
+            let enc = JSONEncoder()
+            enc.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try enc.encode(report), as: UTF8.self))
+        } else {
+            print(String(format: "%d frames in %.1f s (%.2f fps), %d samples lost, %d overrun; latency median %.2f ms, p90 %.2f, p99 %.2f, max %.2f",
+                         frames, elapsed, report.fps, report.lost_samples, report.overrun, q(0.5), q(0.9), q(0.99), q(1)))
+            for (t, n) in report.dropped.sorted(by: { $0.key < $1.key }) { print("  \(n) bad samples dropped on \(t)") }
+        }
+    }
+}

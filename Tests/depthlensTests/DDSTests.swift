@@ -1,0 +1,319 @@
+import Capture
+import DepthKit
+import Foundation
+import TestSupport
+import XCTest
+
+/// Live RGB-D over ROS 2's DDS, on this machine only: every participant (this process's and the
+/// children's) reads `CYCLONEDDS_URI`, which keeps Cyclone DDS on the loopback interface with
+/// multicast off and 127.0.0.1 as the only peer; every publisher is bounded in time (--frames, or
+/// the reference's SECONDS) and has exited when its test returns. Domains are picked per process
+/// so parallel runs do not hear each other.
+///
+/// Independent end: PyPI's `cyclonedds` 0.10.2 built against Debian's libddsc (scripts/ddspy-venv,
+/// .build/ddspy) with the ROS 2 types written as IdlStructs (scripts/dds-ref.py): it serializes
+/// and parses the CDR itself, and reads the shared D435 bag with Debian's rosbag.
+final class DDSTests: XCTestCase {
+    static let loopbackOnly = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces>"
+        + "<AllowMulticast>false</AllowMulticast></General><Discovery><Peers><Peer address=\"127.0.0.1\"/></Peers>"
+        + "<ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>"
+
+    override func setUp() {
+        super.setUp()
+        setenv("CYCLONEDDS_URI", Self.loopbackOnly, 1)
+    }
+
+    /// A domain of this process's own (100…199), a different one per test.
+    func domain(_ n: Int) -> Int { 100 + (Int(getpid()) * 7 + n) % 100 }
+
+    var depthlens: String { CLI.executable.path }
+
+    /// The reference venv's python (made by scripts/ddspy-venv when missing; a failure fails the test).
+    func ddspy() throws -> String {
+        let py = Repo.root.appendingPathComponent(".build/ddspy/bin/python").path
+        if FileManager.default.isExecutableFile(atPath: py),
+           try TestProcess.run([py, "-c", "import cyclonedds.domain"], timeout: 60).status == 0 { return py }
+        let r = try TestProcess.run([Repo.root.appendingPathComponent("scripts/ddspy-venv").path], timeout: 1200)
+        XCTAssertEqual(r.status, 0, "scripts/ddspy-venv: \(r.output)")
+        return py
+    }
+
+    var refScript: String { Repo.root.appendingPathComponent("scripts/dds-ref.py").path }
+    let debianPython = ["PYTHONPATH": "/usr/lib/python3/dist-packages"]
+
+    /// The bag's frames as BagSource decodes them.
+    func bagFrames(_ bag: String) throws -> (frames: [FrameSet], calibration: RGBDCalibration) {
+        let src = BagSource(path: bag)
+        try src.start()
+        defer { src.stop() }
+        var out: [FrameSet] = []
+        for i in 0..<(src.playback?.frameCount ?? 0) {
+            try src.playback?.seek(toFrame: i)
+            if let f = try src.nextFrame(now: 0) { out.append(f) }
+        }
+        return (out, try XCTUnwrap(src.calibration))
+    }
+
+    /// Starts `source` on another thread (it waits for its first frame) and returns a wait for it.
+    func startInBackground(_ source: DDSSource) -> () -> Error? {
+        let done = DispatchSemaphore(value: 0)
+        let box = ErrorBox()
+        Thread.detachNewThread {
+            do { try source.start() } catch { box.error = error }
+            done.signal()
+        }
+        return {
+            done.wait()
+            return box.error
+        }
+    }
+
+    final class ErrorBox: @unchecked Sendable {  // written by the starting thread before its signal, read after the wait
+        var error: Error?
+    }
+
+    func drain(_ s: DDSSource) throws -> [FrameSet] {
+        var out: [FrameSet] = []
+        while let f = try s.nextFrame(now: 0) { out.append(f) }
+        return out
+    }
+
+    func rgba(_ b: PixelBuffer) -> [UInt8] {
+        var out: [UInt8] = []
+        for y in 0..<b.height { out += UnsafeBufferPointer(start: b.row(y, as: UInt8.self), count: b.width * 4) }
+        return out
+    }
+
+    func floats(_ b: PixelBuffer) -> [Float] {
+        var out: [Float] = []
+        for y in 0..<b.height { out += UnsafeBufferPointer(start: b.row(y, as: Float.self), count: b.width) }
+        return out
+    }
+
+    // MARK: depthlens publish → depthlens dds:
+
+    func testPublishedBagArrivesExactlyInADDSSource() throws {
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let (expected, cal) = try bagFrames(bag)
+        XCTAssertEqual(expected.count, 2)
+        let d = domain(1)
+        let source = DDSSource(topics: DDSTopics(target: .namespace("/dltest"), domain: d), startTimeout: 60)
+        let started = startInBackground(source)
+        let r = try TestProcess.run([depthlens, "publish", "--source", "bag:\(bag)", "--loop", "--frames", "40", "--namespace", "/dltest",
+                                     "--domain", "\(d)", "--interface", "lo"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        XCTAssertTrue(r.output.contains("DDS has no authentication"), r.output)
+        XCTAssertNil(started())
+        defer { source.stop() }
+        let got = try drain(source)
+        XCTAssertGreaterThanOrEqual(got.count, 2, "frames received")
+        var matched = 0
+        for f in got {
+            guard let e = expected.first(where: { abs($0.timestamp - f.timestamp) < 1e-6 }) else {
+                XCTFail("received a frame stamped \(f.timestamp), the bag has \(expected.map(\.timestamp))")
+                continue
+            }
+            XCTAssertEqual(rgba(f.color), rgba(e.color), "color bytes of the frame at \(f.timestamp)")
+            if let fd = f.depth, let ed = e.depth {
+                XCTAssertEqual(floats(fd.map), floats(ed.map), "depth of the frame at \(f.timestamp)")
+                matched += 1
+            }
+        }
+        XCTAssertGreaterThan(matched, 0, "no received frame had depth paired")
+        let c = try XCTUnwrap(source.calibration)
+        XCTAssertEqual(c.color.intrinsics, cal.color.intrinsics)
+        XCTAssertEqual(c.depth.intrinsics, cal.depth.intrinsics)
+        XCTAssertEqual(c.color.coeffs, cal.color.coeffs)
+        for i in 0..<9 { XCTAssertEqual(c.depthToColor.rotation[i], cal.depthToColor.rotation[i], accuracy: 1e-5) }
+        let dt = c.depthToColor.translation - cal.depthToColor.translation
+        XCTAssertEqual((dt * dt).sum().squareRoot(), 0, accuracy: 1e-6)
+        XCTAssertTrue(source.droppedSamples.isEmpty, "\(source.droppedSamples)")
+    }
+
+    // MARK: PyPI cyclonedds → depthlens dds:
+
+    func testReferencePublisherArrivesExactlyAndBadSamplesAreDroppedOnce() throws {
+        let py = try ddspy()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let dir = TemporaryFolder("dds-ref")
+        let d = domain(2)
+        let color = DDSSource(topics: try DDSTopics.parse("/pyref/color/image_raw,domain=\(d)"), startTimeout: 60)
+        let depth = DDSSource(topics: try DDSTopics.parse("/pyref/depth/image_raw,domain=\(d)"), startTimeout: 60)
+        let colorStarted = startInBackground(color), depthStarted = startInBackground(depth)
+        let r = try TestProcess.run([py, refScript, "pub", bag, "/pyref", "\(d)", "6", dir.path, "bad"], environment: debianPython, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        XCTAssertNil(colorStarted())
+        XCTAssertNil(depthStarted())
+        defer { color.stop(); depth.stop() }
+        struct Sent: Decodable {
+            struct Image: Decodable { var stamp_ns: Int64; var width: Int; var height: Int; var encoding: String; var file: String }
+            struct Info: Decodable { var k: [Double] }
+            var color: [Image]
+            var depth: [Image]
+            var info: [String: Info]
+        }
+        let sent = try JSONDecoder().decode(Sent.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("sent.json"))))
+        func seconds(_ ns: Int64) -> Double { ROS2DDS.Time(sec: Int32(ns / 1_000_000_000), nanosec: UInt32(ns % 1_000_000_000)).seconds }
+
+        let colors = try drain(color)
+        XCTAssertFalse(colors.isEmpty)
+        for f in colors {
+            let s = try XCTUnwrap(sent.color.first { seconds($0.stamp_ns) == f.timestamp }, "stamp \(f.timestamp)")
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(s.file))))
+            var want: [UInt8] = []
+            for i in stride(from: 0, to: raw.count, by: 3) { want += [raw[i], raw[i + 1], raw[i + 2], 255] }
+            XCTAssertEqual(rgba(f.color), want)
+        }
+        let depths = try drain(depth)
+        XCTAssertFalse(depths.isEmpty)
+        for f in depths {
+            let s = try XCTUnwrap(sent.depth.first { seconds($0.stamp_ns) == f.timestamp }, "stamp \(f.timestamp)")
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(s.file))))
+            let want = stride(from: 0, to: raw.count, by: 2).map { Float(UInt16(raw[$0]) | UInt16(raw[$0 + 1]) << 8) * 0.001 }
+            XCTAssertEqual(floats(try XCTUnwrap(f.depth).map), want)
+        }
+        let k = try XCTUnwrap(sent.info["color"]).k, dk = try XCTUnwrap(sent.info["depth"]).k
+        let ci = try XCTUnwrap(color.calibration).color.intrinsics, di = try XCTUnwrap(depth.calibration).depth.intrinsics
+        XCTAssertEqual([ci.fx, ci.fy, ci.cx, ci.cy], [k[0], k[4], k[2], k[5]].map { Float($0) })
+        XCTAssertEqual([di.fx, di.fy, di.cx, di.cy], [dk[0], dk[4], dk[2], dk[5]].map { Float($0) })
+
+        // Each round sent three broken images and a NaN camera_info: dropped, counted, one notice a topic.
+        let dropped = color.droppedSamples
+        XCTAssertGreaterThanOrEqual(dropped["/pyref/color/image_raw"] ?? 0, 3, "\(dropped)")
+        XCTAssertGreaterThanOrEqual(dropped["/pyref/color/camera_info"] ?? 0, 1, "\(dropped)")
+        let notices = color.warnings.filter { $0.contains("sample dropped") }
+        XCTAssertEqual(notices.filter { $0.hasPrefix("dds:/pyref/color/image_raw:") }.count, 1, "\(notices)")
+        XCTAssertEqual(notices.filter { $0.hasPrefix("dds:/pyref/color/camera_info:") }.count, 1, "\(notices)")
+        XCTAssertTrue(depth.droppedSamples.isEmpty, "\(depth.droppedSamples)")
+    }
+
+    /// A publisher that goes away is a notice after 2 s of silence; frames flow again, with a
+    /// second notice, when it comes back.
+    func testSilentPublisherIsANoticeAndTheStreamResumes() throws {
+        let py = try ddspy()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let dir = TemporaryFolder("dds-silence")
+        let d = domain(4)
+        let source = DDSSource(topics: try DDSTopics.parse("/quiet/color/image_raw,domain=\(d)"), startTimeout: 60)
+        let started = startInBackground(source)
+        var r = try TestProcess.run([py, refScript, "pub", bag, "/quiet", "\(d)", "2", dir.path], environment: debianPython, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        XCTAssertNil(started())
+        defer { source.stop() }
+        Thread.sleep(forTimeInterval: 3)
+        var notices: [String] = []
+        source.onWarning = { notices.append($0) }
+        _ = try drain(source)
+        XCTAssertEqual(notices, ["dds:/quiet/color/image_raw silent for 2 s"])
+        r = try TestProcess.run([py, refScript, "pub", bag, "/quiet", "\(d)", "2", dir.path], environment: debianPython, timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        let again = try drain(source)
+        XCTAssertFalse(again.isEmpty, "no frames after the publisher came back")
+        XCTAssertEqual(notices, ["dds:/quiet/color/image_raw silent for 2 s", "dds:/quiet/color/image_raw resumed"])
+    }
+
+    // MARK: depthlens publish → PyPI cyclonedds
+
+    func testReferenceSubscriberReceivesWhatPublishSends() throws {
+        let py = try ddspy()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let (expected, cal) = try bagFrames(bag)
+        let dir = TemporaryFolder("dds-sub")
+        let d = domain(3)
+        let done = DispatchSemaphore(value: 0)
+        let box = OutcomeBox()
+        let args = [py, refScript, "sub", "/dlsub", "\(d)", "30", dir.path, "2"], env = debianPython
+        Thread.detachNewThread {
+            box.outcome = try? TestProcess.run(args, environment: env, timeout: 90)
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let r = try TestProcess.run([depthlens, "publish", "--source", "bag:\(bag)", "--loop", "--frames", "60", "--namespace", "/dlsub",
+                                     "--domain", "\(d)", "--interface", "lo"], timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        done.wait()
+        XCTAssertEqual(box.outcome?.status, 0, box.outcome?.output ?? "the reference subscriber did not run")
+        struct Got: Decodable {
+            struct Image: Decodable { var stamp_ns: Int64; var width: Int; var height: Int; var encoding: String; var step: Int; var file: String }
+            struct Info: Decodable { var k: [Double]; var width: Int; var height: Int }
+            var color: [Image]
+            var depth: [Image]
+            var info: [String: Info]
+        }
+        let got = try JSONDecoder().decode(Got.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("received.json"))))
+        XCTAssertEqual(got.color.count, 2)
+        XCTAssertEqual(got.depth.count, 2)
+        for g in got.color {
+            let t = ROS2DDS.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
+            let e = try XCTUnwrap(expected.first { abs($0.timestamp - t) < 1e-6 }, "stamp \(t)")
+            XCTAssertEqual(g.encoding, "rgb8")
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(g.file))))
+            let want = rgba(e.color).enumerated().filter { $0.offset % 4 != 3 }.map(\.element)
+            XCTAssertEqual(raw, want)
+        }
+        for g in got.depth {
+            let t = ROS2DDS.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
+            let e = try XCTUnwrap(expected.first { abs($0.timestamp - t) < 1e-6 }, "stamp \(t)")
+            XCTAssertEqual(g.encoding, "16UC1")
+            let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(g.file))))
+            let mm = stride(from: 0, to: raw.count, by: 2).map { UInt16(raw[$0]) | UInt16(raw[$0 + 1]) << 8 }
+            XCTAssertEqual(mm, floats(try XCTUnwrap(e.depth).map).map { UInt16(($0 * 1000).rounded()) })
+        }
+        let ck = try XCTUnwrap(got.info["color"]).k, dk = try XCTUnwrap(got.info["depth"]).k
+        XCTAssertEqual([ck[0], ck[4], ck[2], ck[5]].map { Float($0) }, [cal.color.intrinsics.fx, cal.color.intrinsics.fy, cal.color.intrinsics.cx, cal.color.intrinsics.cy])
+        XCTAssertEqual([dk[0], dk[4], dk[2], dk[5]].map { Float($0) }, [cal.depth.intrinsics.fx, cal.depth.intrinsics.fy, cal.depth.intrinsics.cx, cal.depth.intrinsics.cy])
+    }
+
+    final class OutcomeBox: @unchecked Sendable {  // written by the child's thread before its signal, read after the wait
+        var outcome: ProcessOutcome?
+    }
+
+    // MARK: Samples as untrusted bytes
+
+    func testBrokenSamplesThrowAndNeverTrap() throws {
+        let good = ROS2DDS.encodeImage(header: .init(stamp: .init(sec: 5, nanosec: 7), frameID: "f"), width: 4, height: 3,
+                                       encoding: "rgb8", step: 12) { $0.initializeMemory(as: UInt8.self, repeating: 9) }
+        let m = try good.withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") }
+        XCTAssertEqual([m.width, m.height, m.step, m.data.count], [4, 3, 12, 36])
+        XCTAssertEqual(m.header.stamp, ROS2DDS.Time(sec: 5, nanosec: 7))
+        // Every truncation throws; random corruptions throw or decode, never trap.
+        for n in 0..<good.count {
+            XCTAssertThrowsError(try Array(good.prefix(n)).withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") })
+        }
+        var rng = SeededRandom(seed: 25)
+        for _ in 0..<3000 {
+            var b = good
+            for _ in 0..<Int.random(in: 1...4, using: &rng) { b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            b.withUnsafeBytes { raw in
+                if let img = try? ROS2DDS.image(raw, topic: "/t"), (try? DDSImages.check(img, topic: "/t")) != nil {
+                    XCTAssertLessThanOrEqual(img.data.upperBound, raw.count)
+                    _ = DDSImages.color(raw, img)
+                }
+                _ = try? ROS2DDS.cameraInfo(raw, topic: "/t")
+                _ = try? ROS2DDS.tfMessage(raw, topic: "/t")
+            }
+        }
+        // A size no frame may have.
+        let huge = ROS2DDS.encodeImage(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), width: 100000, height: 1,
+                                       encoding: "mono8", step: 100000) { _ in }
+        let hm = try huge.withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") }
+        XCTAssertThrowsError(try DDSImages.check(hm, topic: "/t")) { XCTAssertTrue("\($0)".contains("100000x1"), "\($0)") }
+        // camera_info with NaN.
+        let info = ROS2DDS.CameraInfo(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), height: 480, width: 640,
+                                      distortionModel: "plumb_bob", D: [.nan], K: [500, 0, 320, 0, 500, 240, 0, 0, 1],
+                                      R: Array(repeating: 0, count: 9), P: Array(repeating: 0, count: 12))
+        let back = try ROS2DDS.encodeCameraInfo(info).withUnsafeBytes { try ROS2DDS.cameraInfo($0, topic: "/i") }
+        XCTAssertEqual(back.K, info.K)
+        XCTAssertThrowsError(try DDSImages.check(back, topic: "/i"))
+    }
+
+    func testSourceSpecParsesDDSForms() throws {
+        XCTAssertEqual(try SourceSpec(parsing: "dds:/camera/camera"), .dds(DDSTopics(target: .namespace("/camera/camera"))))
+        XCTAssertEqual(try SourceSpec(parsing: "dds:/c/color/image_raw,depth=/c/depth/image_rect_raw,domain=3"),
+                       .dds(DDSTopics(target: .topics(color: "/c/color/image_raw", depth: "/c/depth/image_rect_raw"), domain: 3)))
+        XCTAssertEqual("\(try SourceSpec(parsing: "dds:/a/image,domain=7"))", "dds:/a/image,domain=7")
+        for bad in ["dds:", "dds:camera", "dds:/a/image,domain=999", "dds:/ns,depth=/x/image", "dds:/a/image,fps=3", "dds:/a b/image"] {
+            XCTAssertThrowsError(try SourceSpec(parsing: bad), bad)
+        }
+    }
+}

@@ -10,11 +10,14 @@ import Foundation
 ///
 /// A folder whose frames have no pose (poses missing or not matched) plays without them and says
 /// so once in `warnings`; a malformed index or pose file is one `CaptureError.file` from `start()`.
-public final class ScanSource: FrameSource, PlaybackControl {
+public final class ScanSource: FrameSource {
     public let directory: String
     /// Depth pixels whose confidence (0 low, 1 medium, 2 high) is below this are dropped.
     public let minConfidence: Int
     public var name: String { "scan:\(directory)" }
+    /// Pause, step, seek, loop and rate (valid after `start()`).
+    public let recording: RecordingPlayback
+    public var playback: PlaybackControl? { recording }
     public private(set) var layout: ScanLayout?
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public private(set) var calibration: RGBDCalibration?
@@ -39,15 +42,13 @@ public final class ScanSource: FrameSource, PlaybackControl {
 
     private var frames: [Frame] = []
     private var video: VideoFrames?
-    private var clock = PlaybackClock(count: 0, timestamps: [], defaultFPS: 30)
     private var warned: Set<Int> = []
-    private var loopSetting = false
-    private var fpsSetting: Double?
 
     /// - Parameter minConfidence: 0, 1 (default) or 2.
     public init(directory: String, minConfidence: Int = 1) {
         self.directory = directory
         self.minConfidence = minConfidence
+        recording = RecordingPlayback(name: "scan:\(directory)")
     }
 
     public var metadata: SourceMetadata {
@@ -85,9 +86,7 @@ public final class ScanSource: FrameSource, PlaybackControl {
             poses = FramePoses(.perFrame(frames.map(\.pose)), origin: found.poseOrigin)
             if withPose < frames.count { warn("\(frames.count - withPose) of \(frames.count) frames have no pose (\(found.poseOrigin))") }
         }
-        clock = PlaybackClock(count: frames.count, timestamps: frames.map(\.timestamp), defaultFPS: 30)
-        clock.loop = loopSetting
-        clock.fps = fpsSetting
+        recording.open(count: frames.count, timestamps: frames.map(\.timestamp), defaultFPS: 30)
         calibration = nil
         for i in 0..<min(frames.count, 8) {
             if let f = try? load(i) {
@@ -101,26 +100,29 @@ public final class ScanSource: FrameSource, PlaybackControl {
         }
     }
 
-    public func stop() { video = nil }
+    public func stop() {
+        recording.close()
+        video = nil
+    }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard layout != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = clock.due(now: now) else { return nil }
+        guard let due = recording.clock.due(now: now) else { return nil }
         var i = due.index
         var tries = 0
         while true {
             do {
                 let f = try load(i)
-                clock.delivered(i, now: now, explicit: due.explicit)
+                recording.clock.delivered(i, now: now, explicit: due.explicit)
                 return FrameSet(color: f.color, depth: f.depth, timestamp: frames[i].timestamp, index: i, name: frames[i].name)
             } catch {
                 if warned.insert(i).inserted { warn("frame \(i) skipped: \(CaptureError.wrapping(error, path: directory))") }
                 tries += 1
-                if due.explicit, tries < frames.count, let j = clock.neighbor(of: i, direction: clock.direction) {
+                if due.explicit, tries < frames.count, let j = recording.clock.neighbor(of: i, direction: recording.clock.direction) {
                     i = j
                     continue
                 }
-                clock.delivered(i, now: now, explicit: due.explicit)
+                recording.clock.delivered(i, now: now, explicit: due.explicit)
                 return nil
             }
         }
@@ -175,38 +177,13 @@ public final class ScanSource: FrameSource, PlaybackControl {
         onWarning?(message)
     }
 
-    // MARK: PlaybackControl
-    public var isPaused: Bool { clock.paused }
-    public func pause() { clock.paused = true }
-    public func resume() { clock.paused = false }
-    public func step(by delta: Int) throws {
-        guard layout != nil else { throw CaptureError.invalidState("\(name): step before start()") }
-        clock.step(by: delta)
-    }
-    public func seek(toFrame index: Int) throws {
-        guard layout != nil else { throw CaptureError.invalidState("\(name): seek before start()") }
-        guard frames.indices.contains(index) else {
-            throw CaptureError.invalidState("\(name): frame \(index) is out of range 0..<\(frames.count)")
-        }
-        clock.seek(index)
-    }
-    public var loop: Bool {
-        get { loopSetting }
-        set { loopSetting = newValue; clock.loop = newValue }
-    }
-    public var fps: Double? {
-        get { fpsSetting }
-        set { fpsSetting = newValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil }; clock.fps = fpsSetting }
-    }
-    public var frameCount: Int? { layout == nil ? nil : frames.count }
+    /// The median frame interval's rate.
     public var nominalFrameRate: Double? {
         guard frames.count >= 2 else { return nil }
         let gaps = zip(frames.dropFirst(), frames).map { $0.timestamp - $1.timestamp }.filter { $0 > 0 }.sorted()
         guard !gaps.isEmpty else { return nil }
         return (1 / gaps[gaps.count / 2] * 1000).rounded() / 1000
     }
-    public var currentIndex: Int { clock.pending ?? max(clock.current, 0) }
-    public var isFinished: Bool { layout != nil && clock.isFinished }
 }
 
 /// Lists a scan folder's frames: which layout, each frame's files, intrinsics and pose.

@@ -35,7 +35,11 @@ import Foundation
 /// clock, no message read); playback follows log times and seeks by index or time. A frame's
 /// `timestamp` is its header stamp, seconds; for librealsense recordings the frame timestamp its
 /// `…/image/metadata` carries (`timestamp=` milliseconds, as pyrealsense2 reports it).
-public final class ROS2Source: FrameSource {
+///
+/// **Streams on their own clocks** (`RecordedStreams`, what `convert` writes): the depth and color
+/// topics playback uses, each with every message once under its own stamp (as its frames carry it
+/// when they lead: librealsense's metadata timestamp, else the header stamp).
+public final class ROS2Source: FrameSource, RecordedStreams {
     public let path: String
     /// Topics chosen by the user (nil: automatic).
     public let depthTopic: String?
@@ -86,7 +90,12 @@ public final class ROS2Source: FrameSource {
     /// Pause, step, seek, loop and rate (the one implementation every recording shares).
     public let playbackState: RecordingPlayback
     public var playback: PlaybackControl? { playbackState }
+    /// The depth and color topics, each on its own clock (what `convert` writes).
+    public var recordedStreams: RecordedStreams? { self }
     private var cachedColor: (index: Int, buffer: PixelBuffer)?
+    /// The streams `RecordedStreams` offers (color, then depth: those played) and their stamps once read.
+    private var exportable: [(stream: Stream, kind: StreamKind)] = []
+    private var recorded: [RecordedStream]?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
 
@@ -169,6 +178,8 @@ public final class ROS2Source: FrameSource {
         }
         self.lead = lead
         self.other = other
+        exportable = [color.map { ($0, $0.role == .infrared ? StreamKind.ir : .color) }, depth.map { ($0, StreamKind.depth) }].compactMap { $0 }
+        recorded = nil
         depthIsLead = lead.role == .depth
         let t0 = lead.refs[0].logTime
         frameTimes = lead.refs.map { Double($0.logTime - t0) * 1e-9 }
@@ -254,6 +265,8 @@ public final class ROS2Source: FrameSource {
         pairs = []
         metadataRefs = []
         metadataTopic = nil
+        exportable = []
+        recorded = nil
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
@@ -595,7 +608,13 @@ public final class ROS2Source: FrameSource {
     /// librealsense's frame timestamp for the lead frame at `ref`: the `timestamp=` (ms) of the
     /// metadata message logged with it.
     private func frameTimestamp(_ ref: ROS2MessageRef) -> Double? {
-        guard let rec = recording, let topic = metadataTopic, let j = Self.nearest(metadataRefs, ref.logTime),
+        guard let topic = metadataTopic else { return nil }
+        return frameTimestamp(ref, metadata: metadataRefs, topic: topic)
+    }
+
+    /// The `timestamp=` (ms) of the message in `metadataRefs` (of `topic`) logged with `ref`.
+    private func frameTimestamp(_ ref: ROS2MessageRef, metadata metadataRefs: [ROS2MessageRef], topic: String) -> Double? {
+        guard let rec = recording, let j = Self.nearest(metadataRefs, ref.logTime),
               metadataRefs[j].logTime == ref.logTime,
               let text = try? ROS2Message.string(try rec.data(of: metadataRefs[j]), file: path, topic: topic),
               let ms = ROS2Message.keyValues(text)["timestamp"].flatMap(Double.init), ms.isFinite else { return nil }
@@ -700,6 +719,70 @@ public final class ROS2Source: FrameSource {
 
     /// The lead stream's recorded rate (librealsense's stream info), else the median log-time interval.
     public var nominalFrameRate: Double? { lead?.fps }
+}
+
+// MARK: RecordedStreams
+
+extension ROS2Source {
+    /// Color (or the infrared shown as color) and depth, every message under its own stamp: the
+    /// metadata timestamp librealsense logs with it, else its header stamp (read in storage order
+    /// once, on the first call).
+    public func streams() throws -> [RecordedStream] {
+        if let recorded { return recorded }
+        guard let rec = recording else { throw CaptureError.invalidState("\(name): streams before start()") }
+        var stamps = exportable.map { [Double](repeating: 0, count: $0.stream.refs.count) }
+        var metadata: [(refs: [ROS2MessageRef], topic: String)?] = []
+        for e in exportable {
+            let topic = e.stream.prefix.map { "\($0)/image/metadata" }
+            metadata.append(topic.flatMap { t in
+                rec.topics.contains { $0.name == t && $0.type == "std_msgs/msg/String" } ? (rec.messages(onTopic: t), t) : nil
+            })
+        }
+        let order = exportable.indices.flatMap { s in exportable[s].stream.refs.indices.map { (s, $0) } }.sorted { a, b in
+            let ra = exportable[a.0].stream.refs[a.1], rb = exportable[b.0].stream.refs[b.1]
+            return (ra.file, ra.chunk, ra.position) < (rb.file, rb.chunk, rb.position)
+        }
+        do {
+            for (s, i) in order {
+                let stream = exportable[s].stream, ref = stream.refs[i]
+                if let m = metadata[s], let t = frameTimestamp(ref, metadata: m.refs, topic: m.topic) {
+                    stamps[s][i] = t
+                } else {
+                    stamps[s][i] = try ROS2Message.header(try rec.data(of: ref), file: path, topic: stream.topic, type: stream.type).stamp.seconds
+                }
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+        let list = exportable.enumerated().map { s, e in
+            RecordedStream(kind: e.kind, name: e.stream.topic, width: e.stream.width, height: e.stream.height, timestamps: stamps[s])
+        }
+        recorded = list
+        return list
+    }
+
+    /// The lead stream's stamps (playback steps through its frames).
+    public func playbackTimestamps() throws -> [Double] {
+        let list = try streams()
+        guard let lead, let i = exportable.firstIndex(where: { $0.stream.topic == lead.topic }) else { return [] }
+        return list[i].timestamps
+    }
+
+    public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
+        guard recording != nil else { throw CaptureError.invalidState("\(name): decodeFrame before start()") }
+        guard exportable.indices.contains(stream), exportable[stream].stream.refs.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let e = exportable[stream]
+        do {
+            switch e.kind {
+            case .depth: return .depth(try decodeDepth(e.stream, index: index).depth)
+            case .color, .ir: return .image(try decodeColor(e.stream, index: index).buffer)
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
 }
 
 /// A TF tree: each child frame's pose in its parent (p_parent = T·p_child), composed to any two

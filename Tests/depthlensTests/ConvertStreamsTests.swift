@@ -212,4 +212,95 @@ final class ConvertStreamsTests: CLITestCase {
         XCTAssertEqual(streams[0].timestamps.map(stamp), colorTimes.map(stamp))
         XCTAssertEqual(streams[1].timestamps.map(stamp), depthTimes.map(stamp))
     }
+
+    /// A ROS 2 recording in realsense2_camera's layout (PyPI rosbags and mcap write it:
+    /// ros2_reference.py), color at 30 fps from t0 and depth 5 ms after each color frame: every
+    /// message of each topic once under its own header stamp, with the pixels rosbags deserializes.
+    func testROS2RecordingWritesEachTopicUnderItsOwnStamps() throws {
+        let python = try PythonReference.python(importing: ["rosbags", "mcap", "numpy"])
+        let bags = path("bags")
+        let make = try TestProcess.run([python, Repo.fixture("ros2_reference.py"), "make-bags", bags, "--synthetic-only"], timeout: 600)
+        XCTAssertEqual(make.status, 0, make.output)
+        // rosbags' reading of the rosbag2 folder: each Image's header stamp and data.
+        let refDir = path("ros2-ref")
+        try FileManager.default.createDirectory(atPath: refDir, withIntermediateDirectories: true)
+        let script = """
+            import json, sys
+            from rosbags.rosbag2 import Reader
+            from rosbags.typesys import Stores, get_typestore
+            ts = get_typestore(Stores.ROS2_HUMBLE)
+            out = {}
+            with Reader(sys.argv[1]) as r:
+                for c, t, raw in r.messages():
+                    if c.msgtype != "sensor_msgs/msg/Image":
+                        continue
+                    m = ts.deserialize_cdr(raw, c.msgtype)
+                    name = "color" if "color" in c.topic else "depth"
+                    k = len(out.setdefault(name, []))
+                    open(f"{sys.argv[2]}/{name}-{k}.raw", "wb").write(m.data.tobytes())
+                    out[name].append([m.header.stamp.sec, m.header.stamp.nanosec, m.encoding, m.step, m.width])
+            print(json.dumps(out))
+            """
+        let ref = try TestProcess.run([python, "-c", script, bags + "/synthetic-db3", refDir])
+        XCTAssertEqual(ref.status, 0, ref.output)
+        let line = try XCTUnwrap(ref.output.split(separator: "\n").last { $0.hasPrefix("{") }, ref.output)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: [[Any]]])
+        func stamps(_ name: String) -> [Double] {
+            (json[name] ?? []).map { Double(($0[0] as! NSNumber).intValue) + Double(($0[1] as! NSNumber).intValue) / 1e9 }
+        }
+        let color = stamps("color"), depth = stamps("depth")
+        XCTAssertEqual(color.count, 6)
+        XCTAssertEqual(depth.count, 6)
+        XCTAssertEqual(json["color"]?.first?[2] as? String, "rgb8")
+        XCTAssertEqual(json["depth"]?.first?[2] as? String, "16UC1")
+
+        var first: String?
+        for name in ["synthetic-db3", "synthetic-zstd.mcap"] {
+            let out = path("out-\(name)")
+            let r = try CLI.run(["convert", "--source", "ros2:\(bags)/\(name)", "--out", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.contains("wrote 6 color, 6 depth frames"), r.stdout)
+            XCTAssertEqual(try lines(out + "/rgb.txt"), color.map { [stamp($0), "rgb/\(stamp($0)).png"] }, name)
+            XCTAssertEqual(try lines(out + "/depth.txt"), depth.map { [stamp($0), "depth/\(stamp($0)).png"] }, name)
+            XCTAssertEqual(try lines(out + "/associations.txt"), nearestPairs(color: color, depth: depth), name)
+            XCTAssertNotEqual(stamp(color[0]), stamp(depth[0]), "the streams have their own clocks")
+            for (k, t) in depth.enumerated() {
+                // 16UC1 millimeters, written in the recording's units (1000 per meter): as recorded.
+                let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(refDir)/depth-\(k).raw")))
+                XCTAssertTrue(littleEndian(try ImageIO.read(out + "/depth/\(stamp(t)).png")) == raw, "\(name) depth \(k)")
+            }
+            for (k, t) in color.enumerated() {
+                let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(refDir)/color-\(k).raw")))
+                let rgba = try ImageIO.readColor(out + "/rgb/\(stamp(t)).png").packedBytes()
+                var rgb: [UInt8] = []
+                rgb.reserveCapacity(raw.count)
+                for i in 0..<rgba.count / 4 {
+                    let p: Int = 4 * i
+                    rgb.append(rgba[p]); rgb.append(rgba[p + 1]); rgb.append(rgba[p + 2])
+                }
+                XCTAssertTrue(rgb == raw, "\(name) color \(k)")
+            }
+            // The same folder from either storage.
+            let calibration = try String(contentsOfFile: out + "/calibration.json", encoding: .utf8)
+            if let first {
+                XCTAssertEqual(calibration, first, name)
+            } else {
+                first = calibration
+            }
+        }
+
+        // --frames 2:3: color leads (6 frames each, color on the tie); each depth frame belongs to
+        // the color frame nearest it, 5 ms earlier.
+        let some = path("some")
+        XCTAssertEqual(try CLI.run(["convert", "--source", "ros2:\(bags)/synthetic-db3", "--frames", "2:3", "--out", some]).status, 0)
+        XCTAssertEqual(try lines(some + "/rgb.txt").map { $0[0] }, color[2...3].map(stamp))
+        XCTAssertEqual(try lines(some + "/depth.txt").map { $0[0] }, depth[2...3].map(stamp))
+        // tum: reopens it with the same streams and stamps.
+        let tum = try SourceSpec(parsing: "tum:\(path("out-synthetic-db3"))").makeSource()
+        try tum.start()
+        let streams = try XCTUnwrap(tum.recordedStreams).streams()
+        XCTAssertEqual(streams.map(\.kind), [.color, .depth])
+        XCTAssertEqual(streams[0].timestamps.map(stamp), color.map(stamp))
+        XCTAssertEqual(streams[1].timestamps.map(stamp), depth.map(stamp))
+    }
 }

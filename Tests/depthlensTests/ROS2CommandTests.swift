@@ -27,7 +27,7 @@ final class ROS2CommandTests: XCTestCase {
             let out = folder.file("out-\(name)")
             let conv = try CLI.run(["convert", "--source", source, "--out", out])
             XCTAssertEqual(conv.status, 0, conv.stderr)
-            XCTAssertTrue(conv.stdout.contains("wrote 6 frames"), conv.stdout)
+            XCTAssertTrue(conv.stdout.contains("wrote 6 color, 6 depth frames"), conv.stdout)
             let depthLines = try String(contentsOfFile: out + "/depth.txt", encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
             XCTAssertEqual(depthLines.count, 6)
         }

@@ -303,4 +303,46 @@ final class ConvertStreamsTests: CLITestCase {
         XCTAssertEqual(streams[0].timestamps.map(stamp), color.map(stamp))
         XCTAssertEqual(streams[1].timestamps.map(stamp), depth.map(stamp))
     }
+
+    /// A TUM folder with groundtruth.txt, converted stream by stream: groundtruth.txt gets a line per
+    /// frame written, at the frame's own stamp, with the pose the folder's trajectory gives there.
+    func testPosesFollowEachStreamsStamps() throws {
+        let src = path("posed")
+        for folder in ["rgb", "depth"] { try FileManager.default.createDirectory(atPath: src + "/" + folder, withIntermediateDirectories: true) }
+        let colorStamps = ["1.000000", "1.100000"], depthStamps = ["1.010000", "1.110000"]
+        for t in colorStamps {
+            let b = PixelBuffer(width: 8, height: 6, format: .rgba8)
+            for y in 0..<6 { let r = b.row(y, as: UInt8.self); for x in 0..<32 { r[x] = x % 4 == 3 ? 255 : UInt8(x * 5 + y) } }
+            b.markModified()
+            try ImageIO.write(b, to: "\(src)/rgb/\(t).png")
+        }
+        for t in depthStamps {
+            let b = PixelBuffer(width: 8, height: 6, format: .gray16(depthScale: 1000))
+            for y in 0..<6 { let r = b.row(y, as: UInt16.self); for x in 0..<8 { r[x] = UInt16(1000 + x * 10 + y) } }
+            b.markModified()
+            try ImageIO.write(b, to: "\(src)/depth/\(t).png")
+        }
+        try (colorStamps.map { "\($0) rgb/\($0).png\n" }.joined()).write(toFile: src + "/rgb.txt", atomically: true, encoding: .utf8)
+        try (depthStamps.map { "\($0) depth/\($0).png\n" }.joined()).write(toFile: src + "/depth.txt", atomically: true, encoding: .utf8)
+        // Samples at each frame's stamp (and one between): a pose looked up there is the sample itself.
+        let samples: [(String, [Double])] = [
+            ("1.000000", [0.1, 0.2, 0.3, 0, 0, 0, 1]), ("1.010000", [0.11, 0.2, 0.3, 0, 0.6, 0, 0.8]),
+            ("1.050000", [0.15, 0.2, 0.3, 0, 0, 0.6, 0.8]), ("1.100000", [0.2, 0.25, 0.3, 0.6, 0, 0, 0.8]),
+            ("1.110000", [0.21, 0.25, 0.35, 0, 0, 0, 1]),
+        ]
+        try ("# timestamp tx ty tz qx qy qz qw\n" + samples.map { t, v in t + " " + v.map { String($0) }.joined(separator: " ") + "\n" }.joined())
+            .write(toFile: src + "/groundtruth.txt", atomically: true, encoding: .utf8)
+
+        let out = path("posed-out")
+        let r = try CLI.run(["convert", "--source", "tum:\(src)", "--out", out])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("wrote 2 color, 2 depth frames"), r.stdout)
+        let got = try lines(out + "/groundtruth.txt")
+        let want = samples.filter { $0.0 != "1.050000" }
+        XCTAssertEqual(got.map { $0[0] }, want.map(\.0), "one line per frame written, in time order, at its own stamp")
+        for (g, w) in zip(got, want) {
+            XCTAssertEqual(g.count, 8)
+            for (a, b) in zip(g.dropFirst().compactMap { Double($0) }, w.1) { XCTAssertEqual(a, b, accuracy: 1e-6, w.0) }
+        }
+    }
 }

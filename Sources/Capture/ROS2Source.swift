@@ -89,6 +89,9 @@ public final class ROS2Source: FrameSource, PlaybackControl {
     private var cachedColor: (index: Int, buffer: PixelBuffer)?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
+    /// `recordedStreams()`' answer and its streams, once asked.
+    private var streamsCache: [RecordedStream]?
+    private var playedStreams: [Stream] = []
 
     public init(path: String, depthTopic: String? = nil, colorTopic: String? = nil) {
         self.path = path
@@ -257,6 +260,8 @@ public final class ROS2Source: FrameSource, PlaybackControl {
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
+        streamsCache = nil
+        playedStreams = []
     }
 
     /// The index in `refs` (sorted by log time) nearest `t`; the earlier one on a tie.
@@ -772,5 +777,71 @@ struct TFTree {
         let a = toRoot(from), b = toRoot(to)
         guard a.root == b.root else { return nil }
         return b.transform.inverse.composed(after: a.transform)
+    }
+}
+
+// MARK: Each stream on its own clock
+
+extension ROS2Source: RecordedStreams {
+    /// The played streams (depth, then color or infrared), every frame with its own stamp: the
+    /// header stamp, or for librealsense's layout the frame timestamp of the stream's metadata
+    /// message logged with it (what playback shows). Reads every message's header once.
+    public func recordedStreams() throws -> [RecordedStream] {
+        if let s = streamsCache { return s }
+        guard recording != nil, let lead else { throw CaptureError.invalidState("\(name): recordedStreams before start()") }
+        var out: [RecordedStream] = []
+        var played: [Stream] = []
+        let both = [lead, other].compactMap { $0 }
+        for s in both.filter({ $0.role == .depth }) + both.filter({ $0.role != .depth }) {
+            let kind: StreamKind
+            switch s.role {
+            case .depth: kind = .depth
+            case .color: kind = .color
+            case .infrared: kind = .ir
+            }
+            out.append(RecordedStream(kind: kind, name: s.topic, width: s.width, height: s.height, timestamps: try stamps(of: s)))
+            played.append(s)
+        }
+        streamsCache = out
+        playedStreams = played
+        return out
+    }
+
+    public func playbackTimestamps() throws -> [Double] {
+        guard let lead else { throw CaptureError.invalidState("\(name): playbackTimestamps before start()") }
+        let streams = try recordedStreams()
+        guard let i = playedStreams.firstIndex(where: { $0.topic == lead.topic }) else { return [] }
+        return streams[i].timestamps
+    }
+
+    public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
+        _ = try recordedStreams()
+        guard playedStreams.indices.contains(stream), playedStreams[stream].refs.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let s = playedStreams[stream]
+        do {
+            if s.role == .depth { return .depth(try decodeDepth(s, index: index).depth) }
+            return .image(try decodeColor(s, index: index).buffer)
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
+
+    /// Each frame's stamp in seconds (see `recordedStreams`).
+    private func stamps(of s: Stream) throws -> [Double] {
+        guard let rec = recording else { throw CaptureError.invalidState("\(name): not started") }
+        var metadata: (topic: String, refs: [ROS2MessageRef])?
+        if let p = s.prefix, rec.topics.contains(where: { $0.name == "\(p)/image/metadata" && $0.type == "std_msgs/msg/String" }) {
+            metadata = ("\(p)/image/metadata", rec.messages(onTopic: "\(p)/image/metadata"))
+        }
+        return try s.refs.map { ref in
+            if let m = metadata, let j = Self.nearest(m.refs, ref.logTime), m.refs[j].logTime == ref.logTime,
+               let text = try? ROS2Message.string(try rec.data(of: m.refs[j]), file: path, topic: m.topic),
+               let ms = ROS2Message.keyValues(text)["timestamp"].flatMap(Double.init), ms.isFinite {
+                return ms / 1000
+            }
+            return try ROS2Message.header(try rec.data(of: ref), file: path, topic: s.topic, type: s.type).stamp.seconds
+        }
     }
 }

@@ -234,7 +234,7 @@ public final class MCAPExporter {
         let calibration = try calibrationOverride.resolve(recorded: source.calibration, depthUnits: source.depthUnitsPerMeter,
                                                           color: colorForCalibration,
                                                           depth: firstDepth.map { DepthData(map: $0, intrinsics: nil) })
-        let millimeters = (source.depthUnitsPerMeter ?? calibration.depthScale) == 1000
+        let millimeters = source.depthUnitsPerMeter == 1000
         summary.depthMillimeters = millimeters
         let writer = try MCAPFrameWriter(path: path, calibration: calibration, color: wantColor && firstColor != nil,
                                          depth: wantDepth && firstDepth != nil, depthMillimeters: millimeters,

@@ -121,7 +121,7 @@ struct RecordCommand: ParsableCommand {
                 if mcapWriter == nil {
                     let cal = try CalibrationOverride().resolve(for: src, frame: f)
                     mcapWriter = try MCAPFrameWriter(path: path, calibration: cal, color: true, depth: f.depth != nil,
-                                                     depthMillimeters: (src.depthUnitsPerMeter ?? cal.depthScale) == 1000)
+                                                     depthMillimeters: src.depthUnitsPerMeter == 1000)
                 }
                 // A recording's frame may repeat the other stream's last image: written once.
                 if let d = f.depth?.map, d !== lastMCAP.depth { try mcapWriter!.addDepth(d, stamp: f.timestamp); lastMCAP.depth = d }

@@ -49,6 +49,29 @@ final class MCAPWriterTests: XCTestCase {
         return out
     }
 
+    /// `back` (ros2: reading what was written) starts and gives `reference`'s frames: count, depth
+    /// units, intrinsics, extrinsics (to `extrinsicsAccuracy`: a quaternion on the way), stamps (to
+    /// 1 µs), pixel bytes.
+    func assertSameFrames(_ reference: FrameSource & PlaybackControl, _ back: ROS2Source, extrinsicsAccuracy: Float,
+                          file: StaticString = #filePath, line: UInt = #line) throws {
+        try reference.start()
+        try back.start()
+        XCTAssertEqual(back.frameCount, reference.frameCount, file: file, line: line)
+        XCTAssertEqual(back.depthUnitsPerMeter, reference.depthUnitsPerMeter, file: file, line: line)
+        XCTAssertEqual(back.calibration?.depth.intrinsics, reference.calibration?.depth.intrinsics, file: file, line: line)
+        XCTAssertEqual(back.calibration?.color.intrinsics, reference.calibration?.color.intrinsics, file: file, line: line)
+        let ta = try XCTUnwrap(reference.calibration?.depthToColor), tb = try XCTUnwrap(back.calibration?.depthToColor)
+        for (x, y) in zip(ta.rotation + [ta.translation.x, ta.translation.y, ta.translation.z],
+                          tb.rotation + [tb.translation.x, tb.translation.y, tb.translation.z]) {
+            XCTAssertEqual(x, y, accuracy: extrinsicsAccuracy, file: file, line: line)
+        }
+        for (f, g) in zip(try frames(reference), try frames(back)) {
+            XCTAssertEqual(f.timestamp, g.timestamp, accuracy: 1e-6, file: file, line: line)
+            XCTAssertEqual(bytes(f.color), bytes(g.color), "color \(f.index)", file: file, line: line)
+            XCTAssertEqual(f.depth.map { bytes($0.map) }, g.depth.map { bytes($0.map) }, "depth \(f.index)", file: file, line: line)
+        }
+    }
+
     func leftovers(_ folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.contains(".tmp-") || $0.hasSuffix(".mcap") }
     }
@@ -119,23 +142,8 @@ final class MCAPWriterTests: XCTestCase {
 
         // ros2: reads it back to the same frames.
         let a = ROS2Source(path: input), b = ROS2Source(path: out)
-        try a.start()
-        try b.start()
-        XCTAssertEqual(b.frameCount, a.frameCount)
-        XCTAssertEqual(b.depthUnits, a.depthUnits)
-        XCTAssertEqual(b.calibration?.depth.intrinsics, a.calibration?.depth.intrinsics)
-        XCTAssertEqual(b.calibration?.color.intrinsics, a.calibration?.color.intrinsics)
+        try assertSameFrames(a, b, extrinsicsAccuracy: 1e-6)
         XCTAssertEqual(b.calibration?.color.coeffs, a.calibration?.color.coeffs)
-        let ta = try XCTUnwrap(a.calibration?.depthToColor), tb = try XCTUnwrap(b.calibration?.depthToColor)
-        for (x, y) in zip(ta.rotation + [ta.translation.x, ta.translation.y, ta.translation.z],
-                          tb.rotation + [tb.translation.x, tb.translation.y, tb.translation.z]) {
-            XCTAssertEqual(x, y, accuracy: 1e-6)
-        }
-        for (f, g) in zip(try frames(a), try frames(b)) {
-            XCTAssertEqual(f.timestamp, g.timestamp, accuracy: 1e-6)
-            XCTAssertEqual(bytes(f.color), bytes(g.color), "color \(f.index)")
-            XCTAssertEqual(f.depth.map { bytes($0.map) }, g.depth.map { bytes($0.map) }, "depth \(f.index)")
-        }
         for (x, y) in zip(try a.recordedStreams(), try b.recordedStreams()) {
             XCTAssertEqual(x.kind, y.kind)
             XCTAssertEqual(x.frameCount, y.frameCount)
@@ -157,23 +165,7 @@ final class MCAPWriterTests: XCTestCase {
         XCTAssertEqual(got.values(depth, "encoding"), ["16UC1", "16UC1"])
         XCTAssertEqual(got.values(color, "encoding"), ["rgb8"])
 
-        let reference = BagSource(path: fixtureBag), back = ROS2Source(path: out)
-        try reference.start()
-        try back.start()
-        XCTAssertEqual(back.frameCount, reference.frameCount)
-        XCTAssertEqual(back.depthUnits, reference.depthUnits)
-        XCTAssertEqual(back.calibration?.depth.intrinsics, reference.calibration?.depth.intrinsics)
-        XCTAssertEqual(back.calibration?.color.intrinsics, reference.calibration?.color.intrinsics)
-        let ta = try XCTUnwrap(reference.calibration?.depthToColor), tb = try XCTUnwrap(back.calibration?.depthToColor)
-        for (x, y) in zip(ta.rotation + [ta.translation.x, ta.translation.y, ta.translation.z],
-                          tb.rotation + [tb.translation.x, tb.translation.y, tb.translation.z]) {
-            XCTAssertEqual(x, y, accuracy: 1e-5)
-        }
-        for (f, g) in zip(try frames(reference), try frames(back)) {
-            XCTAssertEqual(f.timestamp, g.timestamp, accuracy: 1e-6)
-            XCTAssertEqual(bytes(f.color), bytes(g.color), "color \(f.index)")
-            XCTAssertEqual(f.depth.map { bytes($0.map) }, g.depth.map { bytes($0.map) }, "depth \(f.index)")
-        }
+        try assertSameFrames(BagSource(path: fixtureBag), ROS2Source(path: out), extrinsicsAccuracy: 1e-5)
     }
 
     /// --color-jpeg: CompressedImage JPEG that Pillow decodes and ros2: reads back close to the original.

@@ -83,3 +83,48 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
     jpeg_destroy_decompress(&cinfo);
     return 0;
 }
+
+int dl_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t channels, size_t row_bytes,
+                   int quality, uint8_t **out, size_t *out_size, char *error, size_t error_len) {
+    *out = NULL;
+    *out_size = 0;
+    if (!pixels || width == 0 || height == 0 || (channels != 1 && channels != 3 && channels != 4)) {
+        mem_set_error(error, error_len, "JPEG: no pixels, a zero size or an unsupported channel count");
+        return -1;
+    }
+    struct jpeg_compress_struct cinfo;
+    mem_err_ctx ctx;
+    ctx.buf = error; ctx.len = error_len;
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = mem_error_exit;
+    ctx.mgr.output_message = mem_output_message;
+    unsigned char *volatile buf = NULL;
+    volatile unsigned long len = 0;
+    if (setjmp(ctx.jump)) {
+        // Not freed: libjpeg's memory destination may already have replaced (and freed) the
+        // buffer `buf` last saw. Encoding valid pixels does not fail; this path is for safety.
+        jpeg_destroy_compress(&cinfo);
+        return -1;
+    }
+    jpeg_create_compress(&cinfo);
+    jpeg_mem_dest(&cinfo, (unsigned char **)&buf, (unsigned long *)&len);
+    cinfo.image_width = width;
+    cinfo.image_height = height;
+    cinfo.input_components = channels == 1 ? 1 : 3;
+    cinfo.in_color_space = channels == 1 ? JCS_GRAYSCALE : (channels == 4 ? JCS_EXT_RGBA : JCS_RGB);
+    if (channels == 4) cinfo.input_components = 4;
+    jpeg_set_defaults(&cinfo);
+    jpeg_set_quality(&cinfo, quality < 1 ? 1 : (quality > 100 ? 100 : quality), TRUE);
+    jpeg_start_compress(&cinfo, TRUE);
+    while (cinfo.next_scanline < cinfo.image_height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * row_bytes);
+        jpeg_write_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&cinfo);
+    jpeg_destroy_compress(&cinfo);
+    *out = buf;
+    *out_size = len;
+    return 0;
+}
+
+void dl_jpeg_free(uint8_t *data) { free(data); }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 int dl_lz4_decompress_frame(const uint8_t *in, size_t in_size, uint8_t *out, size_t out_size) {
     LZ4F_dctx *dctx = NULL;
@@ -175,6 +176,23 @@ int dl_lz4_decompress_frame_alloc(const uint8_t *in, size_t in_size, size_t max_
     if (buf == NULL) return DL_DECOMPRESS_NO_MEMORY;
     *out = buf;
     *out_size = used;
+    return DL_DECOMPRESS_OK;
+}
+
+int dl_zstd_compress(const uint8_t *in, size_t in_size, int level, uint8_t **out, size_t *out_size) {
+    *out = NULL;
+    *out_size = 0;
+    size_t cap = ZSTD_compressBound(in_size);
+    if (ZSTD_isError(cap)) return DL_DECOMPRESS_CORRUPT;
+    uint8_t *buf = malloc(cap > 0 ? cap : 1);
+    if (buf == NULL) return DL_DECOMPRESS_NO_MEMORY;
+    size_t n = ZSTD_compress(buf, cap, in_size > 0 ? in : (const uint8_t *)"", in_size, level);
+    if (ZSTD_isError(n)) {
+        free(buf);
+        return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? DL_DECOMPRESS_NO_MEMORY : DL_DECOMPRESS_CORRUPT;
+    }
+    *out = buf;
+    *out_size = n;
     return DL_DECOMPRESS_OK;
 }
 

@@ -181,3 +181,21 @@ final class DDSWaitset: @unchecked Sendable {
     func wait(_ seconds: Double) { _ = dl_dds_waitset_wait(handle, Int64(seconds * 1e9)) }
     func wake() { _ = dl_dds_waitset_wake(handle) }
 }
+
+/// ROS 2 names as DDS sees them. The messages themselves are `ROS2Message`'s, in the same CDR
+/// rosbag2 stores (rmw_cyclonedds puts the encapsulation header and the plain CDR on the wire).
+public enum ROS2DDS {
+    /// ROS 2 type names as DDS sees them.
+    public enum TypeName {
+        public static let image = "sensor_msgs::msg::dds_::Image_"
+        public static let compressedImage = "sensor_msgs::msg::dds_::CompressedImage_"
+        public static let cameraInfo = "sensor_msgs::msg::dds_::CameraInfo_"
+        public static let tfMessage = "tf2_msgs::msg::dds_::TFMessage_"
+    }
+
+    /// The DDS topic of a ROS 2 topic: `rt` and the absolute name (`/camera/color/image_raw` →
+    /// `rt/camera/color/image_raw`).
+    public static func ddsTopic(_ rosTopic: String) -> String {
+        "rt" + (rosTopic.hasPrefix("/") ? rosTopic : "/" + rosTopic)
+    }
+}

@@ -1,4 +1,3 @@
-import CDepthKit
 import DepthKit
 import Foundation
 
@@ -80,8 +79,9 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `sensor_msgs/Image` (or JPEG/PNG `CompressedImage`) color and depth topics a ROS 2 camera
 /// driver publishes, their `camera_info` and `/tf_static`.
 ///
-/// **Receiving.** A thread waits on the readers, takes every sample, decodes it (`ROS2DDS`, the
-/// bytes as on the wire, bounds-checked) and converts it: color to rgba8, depth to meters
+/// **Receiving.** A thread waits on the readers, takes every sample, decodes it (`ROS2Message`,
+/// the decoders of the `ros2:` recordings, over the bytes as on the wire; then `DDSImages`' tighter
+/// checks) and converts it (`ROSImageDecoding`): color to rgba8, depth to meters
 /// (`16UC1`/`mono16` millimeters, `32FC1` meters). Readers are best-effort and volatile, so they
 /// match best-effort (realsense2_camera, the sensor-data profile) and reliable writers, volatile
 /// and transient-local ones; `/tf_static` is read reliable and transient-local, so a late joiner
@@ -258,9 +258,9 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var lastSample: [String: Double] = [:]
         var silent: Set<String> = []
         var warnedTopics: Set<String> = []
-        var infos: [String: ROS2DDS.CameraInfo] = [:]
+        var infos: [String: ROS2Message.CameraInfo] = [:]
         var frames: [String: String] = [:]    // image topic → header frame id
-        var tf: [String: ROS2DDS.TransformStamped] = [:]   // child frame → transform from its parent
+        var tf: [String: ROS2Message.TransformStamped] = [:]   // child frame → transform from its parent
         var sizes: [String: (Int, Int, String)] = [:]
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
@@ -433,19 +433,20 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         enum Decoded { case color(PixelBuffer), depth(PixelBuffer) }
 
         /// Decodes and converts one image sample; throws for anything a frame cannot be made of.
-        func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2DDS.Header, Stream.Role, Decoded) {
+        func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2Message.Header, Stream.Role, Decoded) {
+            let sample = Array(bytes), file = DDSImages.file(s.topic)
             if s.compressed {
-                let m = try ROS2DDS.compressedImage(bytes, topic: s.topic)
-                return (m.header, .color, .color(try DDSImages.decompress(bytes, m, topic: s.topic)))
+                let m = try ROS2Message.compressedImage(sample, file: file, topic: s.topic)
+                return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic)))
             }
-            let m = try ROS2DDS.image(bytes, topic: s.topic)
+            let m = try ROS2Message.image(sample, file: file, topic: s.topic)
             try DDSImages.check(m, topic: s.topic)
-            let isDepth = DDSImages.isDepthEncoding(m.encoding)
+            let isDepth = ROSImageDecoding.isDepthEncoding(m.encoding)
             if s.role == .depth && !isDepth {
-                throw CaptureError.file(path: "dds:\(s.topic)", problem: "a depth topic sent \(m.encoding), not 16UC1, mono16 or 32FC1")
+                throw CaptureError.file(path: file, problem: "a depth topic sent \(m.encoding), not 16UC1, mono16 or 32FC1")
             }
             if s.role == .color && isDepth {
-                throw CaptureError.file(path: "dds:\(s.topic)", problem: "a color topic sent depth (\(m.encoding))")
+                throw CaptureError.file(path: file, problem: "a color topic sent depth (\(m.encoding))")
             }
             let key = (m.width, m.height, m.encoding)
             if let old = sizes[s.topic], old != key {
@@ -459,13 +460,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                     sh.streams.append(stream)
                 }
             }
-            if isDepth { return (m.header, .depth, .depth(DDSImages.depth(bytes, m))) }
-            return (m.header, .color, .color(DDSImages.color(bytes, m)))
+            // 16-bit depth is millimeters on ROS 2 topics (REP 118).
+            if isDepth { return (m.header, .depth, .depth(ROSImageDecoding.depthMeters(m, units: 0.001))) }
+            return (m.header, .color, .color(ROSImageDecoding.rgba(m)))
         }
 
         func cameraInfo(_ topic: String, _ bytes: UnsafeRawBufferPointer) {
             do {
-                let info = try ROS2DDS.cameraInfo(bytes, topic: topic)
+                let info = try ROS2Message.cameraInfo(Array(bytes), file: DDSImages.file(topic), topic: topic)
                 try DDSImages.check(info, topic: topic)
                 if infos[topic] != info {
                     infos[topic] = info
@@ -479,9 +481,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         func transforms(_ topic: String, _ bytes: UnsafeRawBufferPointer) {
             do {
                 var changed = false
-                for t in try ROS2DDS.tfMessage(bytes, topic: topic) {
-                    let v = [t.translation.x, t.translation.y, t.translation.z, t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w]
-                    guard v.allSatisfy({ $0.isFinite }), (t.translation * t.translation).sum() < 1e6,
+                let list = try ROS2Message.tfMessage(Array(bytes), file: DDSImages.file(topic), topic: topic)
+                guard list.count <= DDSImages.maxTransforms else {
+                    throw CaptureError.file(path: DDSImages.file(topic), problem: "TF message holds \(list.count) transforms (at most \(DDSImages.maxTransforms))")
+                }
+                for t in list {
+                    let (p, q) = (t.transform.translation, t.transform.rotation)
+                    let v = [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
+                    guard v.allSatisfy({ $0.isFinite }), (p * p).sum() < 1e6,
                           !t.childFrameID.isEmpty, t.childFrameID != t.header.frameID else {
                         throw CaptureError.file(path: "dds:\(topic)", problem: "transform \(t.header.frameID) → \(t.childFrameID) is not finite or over 1 km")
                     }
@@ -497,9 +504,9 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         func toRoot(_ frame: String) -> (root: String, transform: RigidTransform) {
             var f = frame, T = RigidTransform.identity, seen: Set<String> = [frame]
             while let t = tf[f], seen.insert(t.header.frameID).inserted {
-                let m = ROSMessage.Transform(translation: t.translation, rotation: t.rotation)
+                let m = t.transform
                 let step = RigidTransform(rotation: m.rotationMatrix.map { Float($0) },
-                                          translation: SIMD3(Float(t.translation.x), Float(t.translation.y), Float(t.translation.z)))
+                                          translation: SIMD3(Float(m.translation.x), Float(m.translation.y), Float(m.translation.z)))
                 T = step.composed(after: T)
                 f = t.header.frameID
             }
@@ -539,115 +546,45 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     }
 }
 
-/// Image checks and conversions of the `dds:` source (functions over one sample's bytes).
+/// The `dds:` source's extra checks of untrusted samples, over the shared `ROS2Message` decoders
+/// and `ROSImageDecoding` conversions: tighter limits than a recording's (a side of at most 16384
+/// pixels, at most 64 distortion coefficients and 4096 transforms a message), plausible intrinsics.
 public enum DDSImages {
     /// Most pixels a side.
     public static let maxSide = 16384
+    /// Most distortion coefficients a camera_info may carry, most transforms a TF message.
+    public static let maxCoefficients = 64
+    public static let maxTransforms = 4096
 
-    public static func isDepthEncoding(_ e: String) -> Bool { ["mono16", "16UC1", "32FC1"].contains(e) }
-    static let colorEncodings: Set<String> = ["rgb8", "bgr8", "rgba8", "bgra8", "mono8", "8UC1", "yuyv", "YUYV", "yuv422", "uyvy", "UYVY"]
+    /// The name errors give a sample of `topic`.
+    static func file(_ topic: String) -> String { "dds:\(topic)" }
 
     /// Throws for a size, step or encoding a frame cannot be made of.
-    public static func check(_ m: ROS2DDS.Image, topic: String) throws {
-        func bad(_ p: String) -> CaptureError { .file(path: "dds:\(topic)", problem: p) }
+    public static func check(_ m: ROS2Message.Image, topic: String) throws {
         guard (1...maxSide).contains(m.width), (1...maxSide).contains(m.height) else {
-            throw bad("image is \(m.width)x\(m.height) (each side 1…\(maxSide))")
+            throw CaptureError.file(path: file(topic), problem: "image is \(m.width)x\(m.height) (each side 1…\(maxSide))")
         }
-        guard isDepthEncoding(m.encoding) || colorEncodings.contains(m.encoding) else {
-            throw bad("unknown encoding '\(m.encoding.prefix(32))'")
+        guard ROSImageDecoding.isDepthEncoding(m.encoding) || ROSImageDecoding.isColorEncoding(m.encoding) else {
+            throw CaptureError.file(path: file(topic), problem: "unknown encoding '\(m.encoding.prefix(32))'")
         }
-        let bpp = ROSImageDecoding.bytesPerPixel(m.encoding)
-        guard m.step >= m.width * bpp else { throw bad("step \(m.step) is less than \(m.width) pixels of \(m.encoding)") }
-        if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(m.encoding), m.width % 2 != 0 {
-            throw bad("\(m.encoding) needs an even width, got \(m.width)")
-        }
+        try ROSImageDecoding.check(m, file: file(topic), topic: topic)
     }
 
     /// Throws for a camera_info with non-finite or implausible intrinsics.
-    public static func check(_ info: ROS2DDS.CameraInfo, topic: String) throws {
+    public static func check(_ info: ROS2Message.CameraInfo, topic: String) throws {
         let k = info.K
-        guard (info.K + info.D + info.R + info.P).allSatisfy({ $0.isFinite }), k[0] > 0, k[4] > 0, k[0] < 1e6, k[4] < 1e6,
-              abs(k[2]) < 1e6, abs(k[5]) < 1e6, (0...maxSide).contains(info.width), (0...maxSide).contains(info.height) else {
-            throw CaptureError.file(path: "dds:\(topic)", problem: "camera_info has non-finite or implausible values (K \(k.prefix(6).map { "\($0)" }.joined(separator: " ")) …, \(info.width)x\(info.height))")
+        guard info.D.count <= maxCoefficients, (info.K + info.D + info.R + info.P).allSatisfy({ $0.isFinite }), k[0] > 0, k[4] > 0,
+              k[0] < 1e6, k[4] < 1e6, abs(k[2]) < 1e6, abs(k[5]) < 1e6, (0...maxSide).contains(info.width),
+              (0...maxSide).contains(info.height) else {
+            throw CaptureError.file(path: file(topic), problem: "camera_info has non-finite or implausible values (K \(k.prefix(6).map { "\($0)" }.joined(separator: " ")) …, \(info.D.count) coefficients, \(info.width)x\(info.height))")
         }
     }
 
-    /// Depth in meters (depthFloat32): 16-bit millimeters or 32-bit float meters (non-finite or ≤ 0: 0).
-    public static func depth(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.Image) -> PixelBuffer {
-        let out = PixelBuffer(width: m.width, height: m.height, format: .depthFloat32)
-        guard let base = bytes.baseAddress?.advanced(by: m.data.lowerBound) else { return out }
-        let width = m.width, step = m.step, big = m.isBigEndian, isFloat = m.encoding == "32FC1"
-        parallelRows(m.height) { rows in
-            for y in rows {
-                let row = base + y * step
-                let d = out.row(y, as: Float.self)
-                if isFloat {
-                    for x in 0..<width {
-                        var bits = row.loadUnaligned(fromByteOffset: 4 * x, as: UInt32.self)
-                        bits = big ? UInt32(bigEndian: bits) : UInt32(littleEndian: bits)
-                        let v = Float(bitPattern: bits)
-                        d[x] = v > 0 && v.isFinite ? v : 0
-                    }
-                } else {
-                    for x in 0..<width {
-                        let raw = row.loadUnaligned(fromByteOffset: 2 * x, as: UInt16.self)
-                        d[x] = Float(big ? UInt16(bigEndian: raw) : UInt16(littleEndian: raw)) * 0.001
-                    }
-                }
-            }
-        }
-        out.markModified()
-        return out
-    }
-
-    /// Color as rgba8.
-    public static func color(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.Image) -> PixelBuffer {
-        let out = PixelBuffer(width: m.width, height: m.height, format: .rgba8)
-        guard let base = bytes.baseAddress?.advanced(by: m.data.lowerBound) else { return out }
-        switch m.encoding {
-        case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: m.step, bgr: false, into: out)
-        case "bgr8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: m.step, bgr: true, into: out)
-        case "mono8", "8UC1": PixelConversion.greyToRGBA(base, bytesPerLine: m.step, into: out)
-        case "yuyv", "YUYV": PixelConversion.yuyvToRGBA(base, bytesPerLine: m.step, into: out)
-        case "yuv422", "uyvy", "UYVY": PixelConversion.uyvyToRGBA(base, bytesPerLine: m.step, into: out)
-        default:  // rgba8, bgra8
-            let bgr = m.encoding == "bgra8"
-            for y in 0..<m.height {
-                let src = (base + y * m.step).assumingMemoryBound(to: UInt8.self)
-                let d = out.row(y, as: UInt8.self)
-                for x in 0..<m.width {
-                    d[4 * x] = src[4 * x + (bgr ? 2 : 0)]
-                    d[4 * x + 1] = src[4 * x + 1]
-                    d[4 * x + 2] = src[4 * x + (bgr ? 0 : 2)]
-                    d[4 * x + 3] = src[4 * x + 3]
-                }
-            }
-            out.markModified()
-        }
-        return out
-    }
-
-    /// A JPEG CompressedImage as rgba8 (image_transport's `jpeg` / `rgb8; jpeg compressed bgr8` formats).
-    public static func decompress(_ bytes: UnsafeRawBufferPointer, _ m: ROS2DDS.CompressedImage, topic: String) throws -> PixelBuffer {
-        guard m.format.lowercased().contains("jpeg") || m.format.lowercased().contains("jpg") else {
-            throw CaptureError.file(path: "dds:\(topic)", problem: "compressed format '\(m.format.prefix(40))' is not JPEG")
-        }
-        var img = dl_image()
-        var err = [CChar](repeating: 0, count: 256)
-        let base = bytes.baseAddress!.advanced(by: m.data.lowerBound).assumingMemoryBound(to: UInt8.self)
-        guard dl_jpeg_decode(base, m.data.count, 0, 0, &img, &err, err.count) == 0 else {
-            throw CaptureError.file(path: "dds:\(topic)", problem: "JPEG: " + String(decoding: err.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
-        defer { dl_image_free(&img) }
-        let w = Int(img.width), h = Int(img.height)
-        guard (1...maxSide).contains(w), (1...maxSide).contains(h), let px = img.pixels else {
-            throw CaptureError.file(path: "dds:\(topic)", problem: "JPEG is \(w)x\(h)")
-        }
-        let out = PixelBuffer(width: w, height: h, format: .rgba8)
-        if img.channels == 3 {
-            PixelConversion.rgb24ToRGBA(px, bytesPerLine: img.row_bytes, bgr: false, into: out)
-        } else {
-            PixelConversion.greyToRGBA(px, bytesPerLine: img.row_bytes, into: out)
+    /// A CompressedImage (JPEG or PNG color) as rgba8, at most `maxSide` a side.
+    public static func decompress(_ m: ROS2Message.CompressedImage, topic: String) throws -> PixelBuffer {
+        let out = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: file(topic), topic: topic)
+        guard out.width <= maxSide, out.height <= maxSide else {
+            throw CaptureError.file(path: file(topic), problem: "compressed image is \(out.width)x\(out.height) (each side 1…\(maxSide))")
         }
         return out
     }

@@ -10,6 +10,20 @@ public enum ROS2Message {
         public init(sec: Int32, nanosec: UInt32) { self.sec = sec; self.nanosec = nanosec }
         public var nanoseconds: Int64 { Int64(sec) * 1_000_000_000 + Int64(nanosec) }
         public var seconds: Double { Double(sec) + Double(nanosec) * 1e-9 }
+        /// The nearest stamp to `seconds` (clamped to Int32 seconds; NaN and infinities give 0).
+        public init(seconds: Double) {
+            let s = seconds.isFinite ? min(max(seconds, Double(Int32.min)), Double(Int32.max)) : 0
+            var whole = s.rounded(.down)
+            var ns = ((s - whole) * 1e9).rounded()
+            if ns >= 1e9 { whole += 1; ns -= 1e9 }
+            self.init(sec: Int32(clamping: Int64(whole)), nanosec: UInt32(max(0, ns)))
+        }
+        /// The stamp of `nanoseconds` since the epoch (ROS 2's and MCAP's log time).
+        public init(nanoseconds: Int64) {
+            let (q, r) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+            let (sec, ns) = r < 0 ? (q - 1, r + 1_000_000_000) : (q, r)
+            self.init(sec: Int32(clamping: sec), nanosec: UInt32(ns))
+        }
         public static func < (a: Time, b: Time) -> Bool { a.nanoseconds < b.nanoseconds }
     }
 
@@ -17,6 +31,7 @@ public enum ROS2Message {
     public struct Header: Sendable, Equatable {
         public var stamp: Time
         public var frameID: String
+        public init(stamp: Time, frameID: String) { self.stamp = stamp; self.frameID = frameID }
     }
 
     /// sensor_msgs/msg/Image.
@@ -47,6 +62,9 @@ public enum ROS2Message {
         public var height: UInt32
         public var width: UInt32
         public var doRectify: Bool
+        public init(xOffset: UInt32 = 0, yOffset: UInt32 = 0, height: UInt32 = 0, width: UInt32 = 0, doRectify: Bool = false) {
+            self.xOffset = xOffset; self.yOffset = yOffset; self.height = height; self.width = width; self.doRectify = doRectify
+        }
     }
 
     /// sensor_msgs/msg/CameraInfo.
@@ -62,6 +80,11 @@ public enum ROS2Message {
         public var binningX: UInt32
         public var binningY: UInt32
         public var roi: RegionOfInterest
+        public init(header: Header, height: Int, width: Int, distortionModel: String, D: [Double], K: [Double], R: [Double],
+                    P: [Double], binningX: UInt32 = 0, binningY: UInt32 = 0, roi: RegionOfInterest = RegionOfInterest()) {
+            self.header = header; self.height = height; self.width = width; self.distortionModel = distortionModel
+            self.D = D; self.K = K; self.R = R; self.P = P; self.binningX = binningX; self.binningY = binningY; self.roi = roi
+        }
     }
 
     /// geometry_msgs/msg/TransformStamped: the pose of `childFrameID` in `header.frameID`
@@ -70,6 +93,9 @@ public enum ROS2Message {
         public var header: Header
         public var childFrameID: String
         public var transform: ROSMessage.Transform
+        public init(header: Header, childFrameID: String, transform: ROSMessage.Transform) {
+            self.header = header; self.childFrameID = childFrameID; self.transform = transform
+        }
     }
 
     /// sensor_msgs/msg/Imu (kept for later use; not shown yet).
@@ -214,6 +240,72 @@ public enum ROS2Message {
     public static func streamInfo(_ bytes: [UInt8], file: String, topic: String) throws -> ROSMessage.StreamInfo {
         var r = try reader(bytes, file: file, topic: topic, type: "realsense_msgs/msg/StreamInfo")
         return ROSMessage.StreamInfo(fps: try r.u32(), encoding: try r.string(), isRecommended: try r.bool())
+    }
+
+    // MARK: Encoders (CDRWriter: little-endian plain CDR, what rmw and rosbag2 write)
+
+    static func write(_ h: Header, _ w: inout CDRWriter) {
+        w.i32(h.stamp.sec)
+        w.u32(h.stamp.nanosec)
+        w.string(h.frameID)
+    }
+
+    /// A sensor_msgs/msg/Image whose `step × height` pixel bytes `fill` writes in place.
+    public static func encodeImage(header: Header, width: Int, height: Int, encoding: String, step: Int,
+                                   fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
+        var w = CDRWriter(reserving: 64 + header.frameID.utf8.count + encoding.utf8.count + step * height)
+        write(header, &w)
+        w.u32(UInt32(height))
+        w.u32(UInt32(width))
+        w.string(encoding)
+        w.bool(false)  // is_bigendian
+        w.u32(UInt32(step))
+        w.byteSequence(count: step * height, fill)
+        return w.bytes
+    }
+
+    /// A sensor_msgs/msg/CompressedImage.
+    public static func encodeCompressedImage(header: Header, format: String, data: [UInt8]) -> [UInt8] {
+        var w = CDRWriter(reserving: 64 + header.frameID.utf8.count + format.utf8.count + data.count)
+        write(header, &w)
+        w.string(format)
+        w.byteSequence(data)
+        return w.bytes
+    }
+
+    /// A sensor_msgs/msg/CameraInfo (K, R, P must hold 9, 9 and 12 values).
+    public static func encodeCameraInfo(_ info: CameraInfo) -> [UInt8] {
+        precondition(info.K.count == 9 && info.R.count == 9 && info.P.count == 12, "CameraInfo K, R, P must hold 9, 9, 12 values")
+        var w = CDRWriter()
+        write(info.header, &w)
+        w.u32(UInt32(info.height))
+        w.u32(UInt32(info.width))
+        w.string(info.distortionModel)
+        w.f64Sequence(info.D)
+        w.f64s(info.K)
+        w.f64s(info.R)
+        w.f64s(info.P)
+        w.u32(info.binningX)
+        w.u32(info.binningY)
+        w.u32(info.roi.xOffset)
+        w.u32(info.roi.yOffset)
+        w.u32(info.roi.height)
+        w.u32(info.roi.width)
+        w.bool(info.roi.doRectify)
+        return w.bytes
+    }
+
+    /// A tf2_msgs/msg/TFMessage.
+    public static func encodeTFMessage(_ transforms: [TransformStamped]) -> [UInt8] {
+        var w = CDRWriter()
+        w.u32(UInt32(transforms.count))
+        for t in transforms {
+            write(t.header, &w)
+            w.string(t.childFrameID)
+            let (p, q) = (t.transform.translation, t.transform.rotation)
+            w.f64s([p.x, p.y, p.z, q.x, q.y, q.z, q.w])
+        }
+        return w.bytes
     }
 
     /// librealsense's `key=value;key=value;` strings (stream info, options, per-frame metadata,

@@ -98,6 +98,9 @@ public final class ROS2Source: FrameSource, RecordedStreams {
     private var recorded: [RecordedStream]?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
+    /// `recordedStreams()`' answer and its streams, once asked.
+    private var streamsCache: [RecordedStream]?
+    private var playedStreams: [Stream] = []
 
     public init(path: String, depthTopic: String? = nil, colorTopic: String? = nil) {
         self.path = path
@@ -270,6 +273,8 @@ public final class ROS2Source: FrameSource, RecordedStreams {
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
+        streamsCache = nil
+        playedStreams = []
     }
 
     /// The index in `refs` (sorted by log time) nearest `t`; the earlier one on a tie.

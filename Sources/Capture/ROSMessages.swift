@@ -43,6 +43,7 @@ public enum ROSMessage {
         public var translation: SIMD3<Double>
         /// x, y, z, w.
         public var rotation: SIMD4<Double>
+        public init(translation: SIMD3<Double>, rotation: SIMD4<Double>) { self.translation = translation; self.rotation = rotation }
 
         /// The rotation as a row-major 3×3 matrix (the standard unit-quaternion formula, normalized).
         public var rotationMatrix: [Double] {

@@ -22,7 +22,7 @@ struct ConvertCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
     var source: String
-    @Option(help: "Output folder (created; refused when it exists and is not empty, unless --overwrite).")
+    @Option(help: "Output folder (created; refused when it exists and is not empty, unless --overwrite), or FILE.mcap: ROS 2 MCAP (docs/ROS2.md).")
     var out: String
     @Flag(help: "Write into an existing, non-empty folder.")
     var overwrite = false
@@ -47,7 +47,11 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of what the source recorded).")
     var intrinsics: String?
 
+    @Flag(help: "With --out FILE.mcap: color as JPEG CompressedImage (lossy) instead of rgb8 Image.")
+    var colorJPEG = false
+
     func run() throws {
+        if out.lowercased().hasSuffix(".mcap") { return try runMCAP() }
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         var selection = ExportSelection(every: every)
         if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }

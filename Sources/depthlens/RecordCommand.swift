@@ -27,6 +27,8 @@ struct RecordCommand: ParsableCommand {
     var video: String?
     @Option(help: "Also (or only) write the RGB-D frames into this Matroska .mkv file (COLOR H.264 or FFV1, DEPTH 16-bit FFV1).")
     var mkv: String?
+    @Option(help: "Also (or only) write the frames as ROS 2 MCAP into this .mcap file (sensor_msgs Image, CameraInfo, /tf_static; docs/ROS2.md).")
+    var mcap: String?
     @Flag(help: "With --mkv: store color losslessly (FFV1) instead of H.264.")
     var lossless = false
     @Option(help: "With --mkv: H.264 quality (libx264 crf, 0-51, lower is better).")
@@ -43,9 +45,10 @@ struct RecordCommand: ParsableCommand {
     func run() throws {
         guard frames > 0 else { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
         guard timeout > 0, timeout.isFinite else { throw DepthKitError.invalidArgument("--timeout must be a positive number of seconds") }
-        guard out != nil || video != nil || mkv != nil else {
-            throw DepthKitError.invalidArgument("record needs --out FOLDER, --video FILE.mp4 and/or --mkv FILE.mkv")
+        guard out != nil || video != nil || mkv != nil || mcap != nil else {
+            throw DepthKitError.invalidArgument("record needs --out FOLDER, --video FILE.mp4, --mkv FILE.mkv and/or --mcap FILE.mcap")
         }
+        if let mcap { try MCAPExporter.prepare(path: mcap, overwrite: false) }
         if mkv == nil && lossless { throw DepthKitError.invalidArgument("--lossless applies to --mkv; give --mkv FILE.mkv") }
         guard (0...51).contains(crf) else { throw DepthKitError.invalidArgument("--crf must be 0…51, got \(crf)") }
         if let mkv {
@@ -109,11 +112,22 @@ struct RecordCommand: ParsableCommand {
                 try writer!.append(view, waitForRoom: !src.isLive)
             }
         }
-        let each: ((FrameSet) throws -> Void)?
-        switch (recordVideo, recordMKV) {
-        case let (v?, m?): each = { f in try m(f); try v(f) }
-        case let (v, m): each = v ?? m
+        var mcapWriter: MCAPFrameWriter?
+        var lastMCAP: (color: PixelBuffer?, depth: PixelBuffer?)
+        let recordMCAP: ((FrameSet) throws -> Void)? = mcap.map { path in
+            { f in
+                if mcapWriter == nil {
+                    let cal = try CalibrationOverride().resolve(for: src, frame: f)
+                    mcapWriter = try MCAPFrameWriter(path: path, calibration: cal, color: true, depth: f.depth != nil,
+                                                     depthMillimeters: src.depthUnitsPerMeter == 1000)
+                }
+                // A recording's frame may repeat the other stream's last image: written once.
+                if let d = f.depth?.map, d !== lastMCAP.depth { try mcapWriter!.addDepth(d, stamp: f.timestamp); lastMCAP.depth = d }
+                if f.color !== lastMCAP.color { try mcapWriter!.addColor(f.color, stamp: f.timestamp); lastMCAP.color = f.color }
+            }
         }
+        let outputs = [recordMKV, recordVideo, recordMCAP].compactMap { $0 }
+        let each: ((FrameSet) throws -> Void)? = outputs.isEmpty ? nil : { f in for o in outputs { try o(f) } }
         let summary: RecordingSummary
         StopSignals.install()
         do {
@@ -128,6 +142,7 @@ struct RecordCommand: ParsableCommand {
                     if "\(error)".contains(mkv) { throw finishing }
                 }
             }
+            if let mcapWriter, (try? mcapWriter.finish()) != nil { warn("kept \(mcapWriter.path): \(mcapWriter.colorFrames) color and \(mcapWriter.depthFrames) depth frames") }
             throw error
         }
         progress.finish()
@@ -147,6 +162,10 @@ struct RecordCommand: ParsableCommand {
             if let problem = m.problem { warn("the Matroska recording stopped early: \(problem)") }
             if m.framesDropped > 0 { warn("\(m.framesDropped) frames dropped: the Matroska encoder could not keep up (raise --video-queue)") }
             print("wrote mkv: \(m)")
+        }
+        if let mcapWriter {
+            try mcapWriter.finish()
+            print("wrote mcap: \(mcapWriter.path), \(mcapWriter.colorFrames) color and \(mcapWriter.depthFrames) depth frames, \(mcapWriter.messages) messages")
         }
         if let s = summary.stoppedBy {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; everything recorded was kept")

@@ -84,17 +84,23 @@ final class ROS2MessageTests: XCTestCase {
                 let v = Float(bitPattern: bits)
                 XCTAssertEqual(d.row(y, as: Float.self)[x], v > 0 && v.isFinite ? v : 0, c.name)
             case "rgb8", "bgr8":
-                let px = ROSImageDecoding.rgba(image).row(y, as: UInt8.self)
+                let rgba = ROSImageDecoding.rgba(image)
+                defer { withExtendedLifetime(rgba) {} }  // px points into it
+                let px = rgba.row(y, as: UInt8.self)
                 let s = Array(data[(o + 3 * x)..<(o + 3 * x + 3)])
                 XCTAssertEqual([px[4 * x], px[4 * x + 1], px[4 * x + 2], px[4 * x + 3]],
                                image.encoding == "rgb8" ? s + [255] : s.reversed() + [255], c.name)
             case "rgba8", "bgra8":
-                let px = ROSImageDecoding.rgba(image).row(y, as: UInt8.self)
+                let rgba = ROSImageDecoding.rgba(image)
+                defer { withExtendedLifetime(rgba) {} }  // px points into it
+                let px = rgba.row(y, as: UInt8.self)
                 let s = Array(data[(o + 4 * x)..<(o + 4 * x + 4)])
                 XCTAssertEqual([px[4 * x], px[4 * x + 1], px[4 * x + 2], px[4 * x + 3]],
                                image.encoding == "rgba8" ? s : [s[2], s[1], s[0], s[3]], c.name)
             case "mono8":
-                let px = ROSImageDecoding.rgba(image).row(y, as: UInt8.self)
+                let rgba = ROSImageDecoding.rgba(image)
+                defer { withExtendedLifetime(rgba) {} }  // px points into it
+                let px = rgba.row(y, as: UInt8.self)
                 XCTAssertEqual([px[4 * x], px[4 * x + 3]], [data[o + x], 255], c.name)
             case "yuyv", "yuv422":
                 // The same bytes through PixelConversion directly (UYVY for yuv422).

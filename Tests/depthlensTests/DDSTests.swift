@@ -153,7 +153,7 @@ final class DDSTests: XCTestCase {
             var info: [String: Info]
         }
         let sent = try JSONDecoder().decode(Sent.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("sent.json"))))
-        func seconds(_ ns: Int64) -> Double { ROS2DDS.Time(sec: Int32(ns / 1_000_000_000), nanosec: UInt32(ns % 1_000_000_000)).seconds }
+        func seconds(_ ns: Int64) -> Double { ROS2Message.Time(sec: Int32(ns / 1_000_000_000), nanosec: UInt32(ns % 1_000_000_000)).seconds }
 
         let colors = try drain(color)
         XCTAssertFalse(colors.isEmpty)
@@ -244,7 +244,7 @@ final class DDSTests: XCTestCase {
         XCTAssertEqual(got.color.count, 2)
         XCTAssertEqual(got.depth.count, 2)
         for g in got.color {
-            let t = ROS2DDS.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
+            let t = ROS2Message.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
             let e = try XCTUnwrap(expected.first { abs($0.timestamp - t) < 1e-6 }, "stamp \(t)")
             XCTAssertEqual(g.encoding, "rgb8")
             let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(g.file))))
@@ -252,7 +252,7 @@ final class DDSTests: XCTestCase {
             XCTAssertEqual(raw, want)
         }
         for g in got.depth {
-            let t = ROS2DDS.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
+            let t = ROS2Message.Time(sec: Int32(g.stamp_ns / 1_000_000_000), nanosec: UInt32(g.stamp_ns % 1_000_000_000)).seconds
             let e = try XCTUnwrap(expected.first { abs($0.timestamp - t) < 1e-6 }, "stamp \(t)")
             XCTAssertEqual(g.encoding, "16UC1")
             let raw = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file(g.file))))
@@ -271,38 +271,36 @@ final class DDSTests: XCTestCase {
     // MARK: Samples as untrusted bytes
 
     func testBrokenSamplesThrowAndNeverTrap() throws {
-        let good = ROS2DDS.encodeImage(header: .init(stamp: .init(sec: 5, nanosec: 7), frameID: "f"), width: 4, height: 3,
-                                       encoding: "rgb8", step: 12) { $0.initializeMemory(as: UInt8.self, repeating: 9) }
-        let m = try good.withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") }
+        let good = ROS2Message.encodeImage(header: .init(stamp: .init(sec: 5, nanosec: 7), frameID: "f"), width: 4, height: 3,
+                                           encoding: "rgb8", step: 12) { $0.initializeMemory(as: UInt8.self, repeating: 9) }
+        let m = try ROS2Message.image(good, file: "dds:/t", topic: "/t")
         XCTAssertEqual([m.width, m.height, m.step, m.data.count], [4, 3, 12, 36])
-        XCTAssertEqual(m.header.stamp, ROS2DDS.Time(sec: 5, nanosec: 7))
+        XCTAssertEqual(m.header.stamp, ROS2Message.Time(sec: 5, nanosec: 7))
         // Every truncation throws; random corruptions throw or decode, never trap.
         for n in 0..<good.count {
-            XCTAssertThrowsError(try Array(good.prefix(n)).withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") })
+            XCTAssertThrowsError(try ROS2Message.image(Array(good.prefix(n)), file: "dds:/t", topic: "/t"))
         }
         var rng = SeededRandom(seed: 25)
         for _ in 0..<3000 {
             var b = good
             for _ in 0..<Int.random(in: 1...4, using: &rng) { b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
-            b.withUnsafeBytes { raw in
-                if let img = try? ROS2DDS.image(raw, topic: "/t"), (try? DDSImages.check(img, topic: "/t")) != nil {
-                    XCTAssertLessThanOrEqual(img.data.upperBound, raw.count)
-                    _ = DDSImages.color(raw, img)
-                }
-                _ = try? ROS2DDS.cameraInfo(raw, topic: "/t")
-                _ = try? ROS2DDS.tfMessage(raw, topic: "/t")
+            if let img = try? ROS2Message.image(b, file: "dds:/t", topic: "/t"), (try? DDSImages.check(img, topic: "/t")) != nil {
+                XCTAssertLessThanOrEqual(img.data.endIndex, b.count)
+                _ = ROSImageDecoding.rgba(img)
             }
+            _ = try? ROS2Message.cameraInfo(b, file: "dds:/t", topic: "/t")
+            _ = try? ROS2Message.tfMessage(b, file: "dds:/t", topic: "/t")
         }
         // A size no frame may have.
-        let huge = ROS2DDS.encodeImage(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), width: 100000, height: 1,
-                                       encoding: "mono8", step: 100000) { _ in }
-        let hm = try huge.withUnsafeBytes { try ROS2DDS.image($0, topic: "/t") }
+        let huge = ROS2Message.encodeImage(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), width: 100000, height: 1,
+                                           encoding: "mono8", step: 100000) { _ in }
+        let hm = try ROS2Message.image(huge, file: "dds:/t", topic: "/t")
         XCTAssertThrowsError(try DDSImages.check(hm, topic: "/t")) { XCTAssertTrue("\($0)".contains("100000x1"), "\($0)") }
         // camera_info with NaN.
-        let info = ROS2DDS.CameraInfo(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), height: 480, width: 640,
-                                      distortionModel: "plumb_bob", D: [.nan], K: [500, 0, 320, 0, 500, 240, 0, 0, 1],
-                                      R: Array(repeating: 0, count: 9), P: Array(repeating: 0, count: 12))
-        let back = try ROS2DDS.encodeCameraInfo(info).withUnsafeBytes { try ROS2DDS.cameraInfo($0, topic: "/i") }
+        let info = ROS2Message.CameraInfo(header: .init(stamp: .init(sec: 0, nanosec: 0), frameID: ""), height: 480, width: 640,
+                                          distortionModel: "plumb_bob", D: [.nan], K: [500, 0, 320, 0, 500, 240, 0, 0, 1],
+                                          R: Array(repeating: 0, count: 9), P: Array(repeating: 0, count: 12))
+        let back = try ROS2Message.cameraInfo(ROS2Message.encodeCameraInfo(info), file: "dds:/i", topic: "/i")
         XCTAssertEqual(back.K, info.K)
         XCTAssertThrowsError(try DDSImages.check(back, topic: "/i"))
     }

@@ -24,7 +24,7 @@ final class ROS2CommandTests: XCTestCase {
             let o = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as! [String: Any]
             XCTAssertEqual(o["kind"] as? String, "ros2")
             XCTAssertEqual(o["duration_s"] as? Double ?? 0, 5 * 0.033333333, accuracy: 1e-6)
-            let out = folder.file("out-\(name)")
+            let out = folder.file("out-\(name)-tum")  // a folder: an .mcap name would write MCAP
             let conv = try CLI.run(["convert", "--source", source, "--out", out])
             XCTAssertEqual(conv.status, 0, conv.stderr)
             XCTAssertTrue(conv.stdout.contains("wrote 6 color, 6 depth frames"), conv.stdout)

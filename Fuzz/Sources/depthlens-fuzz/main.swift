@@ -142,12 +142,13 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // A DDS sample from the network (a `dds:` source's receive path): the bytes as each ROS 2 message
     // type, checked and converted as the receiver does (image → rgba8 or meters, JPEG, camera_info, TF).
     "dds": { b in
-        if let m = try? ROS2DDS.image(b, topic: "/t"), (try? DDSImages.check(m, topic: "/t")) != nil {
-            _ = DDSImages.isDepthEncoding(m.encoding) ? DDSImages.depth(b, m) : DDSImages.color(b, m)
+        let sample = Array(b)
+        if let m = try? ROS2Message.image(sample, file: "dds:/t", topic: "/t"), (try? DDSImages.check(m, topic: "/t")) != nil {
+            _ = ROSImageDecoding.isDepthEncoding(m.encoding) ? ROSImageDecoding.depthMeters(m, units: 0.001) : ROSImageDecoding.rgba(m)
         }
-        if let m = try? ROS2DDS.compressedImage(b, topic: "/t") { _ = try? DDSImages.decompress(b, m, topic: "/t") }
-        if let m = try? ROS2DDS.cameraInfo(b, topic: "/t") { _ = try? DDSImages.check(m, topic: "/t") }
-        _ = try? ROS2DDS.tfMessage(b, topic: "/t")
+        if let m = try? ROS2Message.compressedImage(sample, file: "dds:/t", topic: "/t") { _ = try? DDSImages.decompress(m, topic: "/t") }
+        if let m = try? ROS2Message.cameraInfo(sample, file: "dds:/t", topic: "/t") { _ = try? DDSImages.check(m, topic: "/t") }
+        _ = try? ROS2Message.tfMessage(sample, file: "dds:/t", topic: "/t")
     },
     // `--calibration` files: recognized by content, then the YAML subset, OpenCV's XML or calibration.json.
     "calibration": { _ = try? CalibrationFile.decode(Array($0), path: "in.yml") },
@@ -362,26 +363,26 @@ func makeSeeds(_ dir: String) throws {
     try seed("calibration", "ros.yaml", text("image_width: 640\nimage_height: 480\ncamera_name: cam\ncamera_matrix:\n  rows: 3\n"
         + "  cols: 3\n  data: [517.3, 0, 318.6, 0, 516.4, 255.3, 0, 0, 1]\ndistortion_model: plumb_bob\ndistortion_coefficients:\n"
         + "  rows: 1\n  cols: 5\n  data:\n  - 0.26\n  - -0.95\n  - 0\n  - 0\n  - 1.16\nprojection_matrix: {rows: 3, cols: 4, data: [1]}\n"))
-    let stamp = ROS2DDS.Header(stamp: ROS2DDS.Time(sec: 360, nanosec: 815_089_000), frameID: "color_optical_frame")
+    let stamp = ROS2Message.Header(stamp: ROS2Message.Time(sec: 360, nanosec: 815_089_000), frameID: "color_optical_frame")
     try seed("dds", "image_rgb8") { p in
-        try FileSupport.atomicWrite(ROS2DDS.encodeImage(header: stamp, width: 4, height: 3, encoding: "rgb8", step: 12) {
+        try FileSupport.atomicWrite(ROS2Message.encodeImage(header: stamp, width: 4, height: 3, encoding: "rgb8", step: 12) {
             for i in 0..<$0.count { $0[i] = UInt8(i * 7 & 255) } }, to: p)
     }
     try seed("dds", "image_16UC1") { p in
-        try FileSupport.atomicWrite(ROS2DDS.encodeImage(header: stamp, width: 3, height: 2, encoding: "16UC1", step: 6) {
+        try FileSupport.atomicWrite(ROS2Message.encodeImage(header: stamp, width: 3, height: 2, encoding: "16UC1", step: 6) {
             for i in 0..<$0.count { $0[i] = UInt8(i * 31 & 255) } }, to: p)
     }
     try seed("dds", "camera_info") { p in
-        try FileSupport.atomicWrite(ROS2DDS.encodeCameraInfo(ROS2DDS.CameraInfo(header: stamp, height: 480, width: 640, distortionModel: "plumb_bob",
+        try FileSupport.atomicWrite(ROS2Message.encodeCameraInfo(ROS2Message.CameraInfo(header: stamp, height: 480, width: 640, distortionModel: "plumb_bob",
             D: [0.1, -0.2, 0, 0, 0.05], K: [613, 0, 320, 0, 613, 239, 0, 0, 1], R: [1, 0, 0, 0, 1, 0, 0, 0, 1],
             P: [613, 0, 320, 0, 0, 613, 239, 0, 0, 0, 1, 0])), to: p)
     }
     try seed("dds", "tf") { p in
-        try FileSupport.atomicWrite(ROS2DDS.encodeTFMessage([ROS2DDS.TransformStamped(header: stamp, childFrameID: "depth_optical_frame",
-            translation: SIMD3(0.015, 0, 0), rotation: SIMD4(0, 0, 0, 1))]), to: p)
+        try FileSupport.atomicWrite(ROS2Message.encodeTFMessage([ROS2Message.TransformStamped(header: stamp, childFrameID: "depth_optical_frame",
+            transform: ROSMessage.Transform(translation: SIMD3(0.015, 0, 0), rotation: SIMD4(0, 0, 0, 1)))]), to: p)
     }
     try seed("dds", "compressed") { p in
-        try FileSupport.atomicWrite(ROS2DDS.encodeCompressedImage(header: stamp, format: "jpeg", data: [0xFF, 0xD8, 0xFF, 0xD9]), to: p)
+        try FileSupport.atomicWrite(ROS2Message.encodeCompressedImage(header: stamp, format: "jpeg", data: [0xFF, 0xD8, 0xFF, 0xD9]), to: p)
     }
     try seed("calibration", "stereo.yml", text("%YAML:1.0\n---\nR: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n"
         + "   data: [ 1., 0., 0., 0., 1., 0., 0., 0., 1. ]\nT: !!opencv-matrix\n   rows: 3\n   cols: 1\n   dt: d\n   data: [ -14.3, 0.6, 0.6 ]\n"))

@@ -70,6 +70,13 @@ int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len)
 int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
                    char *error, size_t error_len);
 
+/// Encodes 8-bit gray (1), RGB (3) or RGBA (4, alpha dropped) pixels, rows `row_bytes` apart, as a
+/// baseline JPEG at `quality` (1…100) into a buffer it allocates (`*out`, `*out_size`; free with
+/// `dl_jpeg_free`), behind setjmp. Returns 0, or -1 with `error` filled. (jpeg_mem.c)
+int dl_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t channels, size_t row_bytes,
+                   int quality, uint8_t **out, size_t *out_size, char *error, size_t error_len);
+void dl_jpeg_free(uint8_t *data);
+
 /// The hover readout's id map of a point list (point_id_map.c, Viewer's `PointIDMap`): fills the
 /// `width`×`height` `keys` with, per pixel, (bits of the clip w << 32 | index) of the point nearest
 /// the eye whose projection through the column-major 4×4 `m` lands on that pixel (pixel centers on

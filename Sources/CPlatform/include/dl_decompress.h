@@ -5,7 +5,8 @@
 // chunk header records and fail, rather than guess, when the data disagrees.
 // ROS 2 recordings (ROS2Recording): MCAP chunks in zstd or LZ4 frames (exact size known, as above),
 // rosbag2's per-message and per-file zstd (size not recorded: the `_alloc` variants grow their
-// output up to a limit), and MCAP's CRC-32 (zlib's).
+// output up to a limit), and MCAP's CRC-32 (zlib's). The MCAP writer compresses its chunks with
+// dl_zstd_compress.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,12 @@ int dl_lz4_decompress_frame_alloc(const uint8_t *in, size_t in_size, size_t max_
 
 /// Frees what an `_alloc` decoder returned.
 void dl_decompress_free(uint8_t *p);
+
+/// Compresses `in_size` bytes into one zstd frame (its content size recorded) at `level` (1…19;
+/// 3 is zstd's default) in a buffer it allocates (`*out`, `*out_size`; freed with
+/// `dl_decompress_free`). Returns DL_DECOMPRESS_OK, DL_DECOMPRESS_NO_MEMORY, or
+/// DL_DECOMPRESS_CORRUPT when libzstd reports another error. (The MCAP writer's chunks.)
+int dl_zstd_compress(const uint8_t *in, size_t in_size, int level, uint8_t **out, size_t *out_size);
 
 /// CRC-32 (ISO-HDLC, zlib's `crc32`) of `size` bytes, continuing from `crc` (0 to start).
 uint32_t dl_crc32(uint32_t crc, const uint8_t *data, size_t size);

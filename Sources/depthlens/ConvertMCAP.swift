@@ -1,0 +1,42 @@
+import ArgumentParser
+import Capture
+import DepthKit
+import Foundation
+
+extension ConvertCommand {
+    /// `convert --out FILE.mcap`: the recording as ROS 2 MCAP (`MCAPExporter`). Written whole or not
+    /// at all: an error or a stop signal leaves no file.
+    func runMCAP() throws {
+        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
+        guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --out FILE.mcap") }
+        guard align == "none" else { throw DepthKitError.invalidArgument("--align does not apply to --out FILE.mcap (depth is written as recorded)") }
+        var selection = ExportSelection(every: every)
+        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
+        if let time {
+            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
+                                                                        highest: Double.greatestFiniteMagnitude)
+            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
+            selection.time = r
+        }
+        let contents = try ExportContents(parsing: what)
+        try MCAPExporter.prepare(path: out, overwrite: overwrite)
+        let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
+        StopSignals.install()
+        let exporter = MCAPExporter(source: src, path: out)
+        exporter.selection = selection
+        exporter.contents = contents
+        exporter.colorJPEG = colorJPEG
+        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        var bar = ProgressBar(total: 0, label: "convert")
+        let summary = try exporter.run(progress: { bar.show($0) })
+        bar.finish()
+        for w in summary.warnings { warn("\(src.name): \(w)") }
+        if let s = summary.stoppedBy {
+            warn("stopped by \(StopSignals.name(s)); nothing written (an MCAP file is written whole or not at all)")
+            throw ExitCode(128 + s)
+        }
+        let depth = summary.depthMillimeters ? "16UC1 mm" : "32FC1 m"
+        let clock = summary.perStream ? "each stream on its own clock" : "frames as playback pairs them"
+        print("wrote \(summary.colorFrames) color and \(summary.depthFrames) depth (\(depth)) frames, \(summary.messages) messages, to \(out) (\(clock))")
+    }
+}

@@ -256,7 +256,7 @@ final class ConvertStreamsTests: CLITestCase {
 
         var first: String?
         for name in ["synthetic-db3", "synthetic-zstd.mcap"] {
-            let out = path("out-\(name)")
+            let out = path("out-\(name)-tum")
             let r = try CLI.run(["convert", "--source", "ros2:\(bags)/\(name)", "--out", out])
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertTrue(r.stdout.contains("wrote 6 color, 6 depth frames"), r.stdout)
@@ -296,7 +296,7 @@ final class ConvertStreamsTests: CLITestCase {
         XCTAssertEqual(try lines(some + "/rgb.txt").map { $0[0] }, color[2...3].map(stamp))
         XCTAssertEqual(try lines(some + "/depth.txt").map { $0[0] }, depth[2...3].map(stamp))
         // tum: reopens it with the same streams and stamps.
-        let tum = try SourceSpec(parsing: "tum:\(path("out-synthetic-db3"))").makeSource()
+        let tum = try SourceSpec(parsing: "tum:\(path("out-synthetic-db3-tum"))").makeSource()
         try tum.start()
         let streams = try XCTUnwrap(tum.recordedStreams).streams()
         XCTAssertEqual(streams.map(\.kind), [.color, .depth])

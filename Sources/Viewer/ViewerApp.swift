@@ -228,7 +228,7 @@ public final class ViewerApp {
 
     /// Opens the panel's source text in place of the current source; on failure the old one stays.
     func reopenSource() {
-        guard session.reopen(String(cString: ui.sourceText)) else { return }
+        guard session.reopen(String(cBuffer: ui.sourceText)) else { return }
         depth.reset()
         do { try showPointList() } catch { notice("cannot show \(session.name): \(error)", isError: true) }
         notice("opened \(session.name)")

@@ -13,10 +13,9 @@ let glslangLinker: [LinkerSetting] = [
                   "-lstdc++", "-lm", "-lpthread"]),
 ]
 
-/// Targets already in the Swift 6 language mode (complete concurrency checking).
+/// Every target is in the Swift 6 language mode (complete concurrency checking); said explicitly
+/// where a target has settings of its own to keep.
 let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
-/// The test targets stay in the Swift 5 mode until their shared state is boxed (issue 28).
-let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 let package = Package(
     name: "depthlens",
@@ -86,15 +85,15 @@ let package = Package(
         ),
         /// What every test target shares (paths, a process runner with a deadline, the Python references,
         /// seeded random numbers, temporary folders); never part of the product.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift5),
-        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"], swiftSettings: swift5),
-        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"], swiftSettings: swift5),
-        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"], swiftSettings: swift5),
-        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"], swiftSettings: swift5),
-        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"], swiftSettings: swift5),
-        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"], swiftSettings: swift5),
-        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"], swiftSettings: swift5),
-        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"], swiftSettings: swift5),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swift6),
+        .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"], swiftSettings: swift6),
+        .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"], swiftSettings: swift6),
+        .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"], swiftSettings: swift6),
+        .testTarget(name: "GPUKitTests", dependencies: ["TestSupport", "GPUKit", "DepthKit", "CDepthKit", "CGlslang"], swiftSettings: swift6),
+        .testTarget(name: "CaptureTests", dependencies: ["TestSupport", "Capture", "CaptureTesting", "DepthKit"], swiftSettings: swift6),
+        .testTarget(name: "CaptureTestingTests", dependencies: ["TestSupport", "CaptureTesting", "Capture"], swiftSettings: swift6),
+        .testTarget(name: "ViewerTests", dependencies: ["TestSupport", "Viewer", "CaptureTesting"], swiftSettings: swift6),
+        .testTarget(name: "depthlensTests", dependencies: ["TestSupport", "DepthKit", "Capture"], swiftSettings: swift6),
     ],
     swiftLanguageModes: [.v6]
 )

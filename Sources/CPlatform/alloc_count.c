@@ -123,13 +123,16 @@ void dl_alloc_trace(int limit, int driver_too) { dl_trace_left = limit; dl_trace
 
 // Under AddressSanitizer (the scripts/fuzz build) ASan owns malloc: an interposer here would hide
 // every heap error from it, and it runs before ASan has set up thread-local storage (a crash at
-// start-up). The count then stays 0.
+// start-up). Under ThreadSanitizer (`swift build --sanitize=thread`) likewise: TSan's start-up
+// calls dlsym, which calls malloc, which would enter this instrumented interposer before TSan is
+// initialized (a crash before main), and TSan must see every heap block to check accesses to it.
+// The count then stays 0.
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define DL_NO_INTERPOSER 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define DL_NO_INTERPOSER 1
 #endif
 #ifndef DL_NO_INTERPOSER

@@ -7,8 +7,11 @@ import Foundation
 ///
 /// Network: Cyclone reads its configuration from `CYCLONEDDS_URI`; `interface` adds a
 /// `NetworkInterface` element (and turns multicast off when it is the loopback `lo`), and the
-/// socket buffers and message sizes large images need are raised (see `config`). Thread-safe:
-/// Cyclone's calls are; `handle` is immutable and `close` is only called by the owner.
+/// socket buffers and message sizes large images need are raised (see `config`).
+///
+/// `@unchecked Sendable`: Cyclone's calls are thread-safe and `handle` and `domain` are `let`s;
+/// `closed` belongs to the owner's thread: `close` is called by the owner (`DDSSource.stop`, after
+/// its receive thread has ended) or by `deinit`, never while another thread uses the participant.
 public final class DDSParticipant: @unchecked Sendable {
     public let domain: Int
     public let handle: Int32
@@ -167,7 +170,7 @@ public final class DDSParticipant: @unchecked Sendable {
 }
 
 /// A waitset woken by data on its readers (or by `wake`).
-final class DDSWaitset: @unchecked Sendable {
+final class DDSWaitset: Sendable {
     let handle: Int32
     init(_ participant: DDSParticipant) throws {
         handle = dl_dds_waitset(participant.handle)

@@ -98,9 +98,12 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// values is dropped and counted (`droppedSamples`), with one warning per topic naming it; nothing
 /// traps. A stream silent for 2 s gets a warning, and another when it resumes; frames flow again
 /// without a restart.
+///
+/// `@unchecked Sendable`: `start`, `stop` and `nextFrame` run on the consumer's thread, which owns
+/// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
+/// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
+/// field of it under `shared.lock`.
 public final class DDSSource: FrameSource, @unchecked Sendable {
-    // Threads: `start`/`stop`/`nextFrame` run on the consumer's thread; the receive thread owns
-    // `Receiver`; what both touch is in `shared`, behind its lock.
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
@@ -121,7 +124,9 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     }
 
     /// State both threads reach.
-    final class Shared: @unchecked Sendable {  // every field behind `lock`
+    ///
+    /// `@unchecked Sendable`: every `var` is read and written only under `lock` (`with`).
+    final class Shared: @unchecked Sendable {
         let lock = NSLock()
         /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
         var frames: [(frame: FrameSet, sourceNs: Int64)] = []
@@ -240,7 +245,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     }
 
     /// The receive thread's state.
-    final class Receiver: @unchecked Sendable {  // used by the receive thread only
+    ///
+    /// `@unchecked Sendable`: made by `start` on the consumer's thread and handed to the receive
+    /// thread before it starts; from then on only that thread uses it (what it shares goes
+    /// through `shared`, under its lock).
+    final class Receiver: @unchecked Sendable {
         let participant: DDSParticipant
         let waitset: DDSWaitset
         let shared: Shared

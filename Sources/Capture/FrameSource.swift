@@ -1,7 +1,7 @@
 import DepthKit
 
 /// One displayable frame: color, the depth paired with it (if any), when it was taken.
-public struct FrameSet: @unchecked Sendable {
+public struct FrameSet: Sendable {
     /// The color image (rgba8 for every source in this target; gray16 only from a V4L2 camera whose
     /// `grayOutput` is `.gray16`, or an mkv recording without a COLOR track).
     public var color: PixelBuffer

@@ -16,6 +16,11 @@ import Foundation
 /// viewer) has a frame dropped and counted when the queue is full, a file source waits. The file
 /// is written as `path + ".partial"` and renamed by `finish()`; the container is finished (trailer,
 /// index) on every path — after an encoding error or a stop signal what was recorded stays playable.
+///
+/// `@unchecked Sendable`: `queue`, `closed`, `writerDone`, `finished`, `failure`, the counters,
+/// `encodeTotal`/`encodeMax` and `lastMicros` are read and written under `condition`. `writer` (a
+/// C pointer) is set before the writer thread starts, used by that thread until it sets
+/// `writerDone`, and freed (set nil) by the caller's thread only after it saw `writerDone`.
 public final class MKVRecorder: @unchecked Sendable {
     public struct Options: Sendable {
         /// FFV1 (bit-exact) instead of H.264 for the COLOR track.

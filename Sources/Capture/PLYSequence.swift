@@ -31,6 +31,12 @@ public struct PLYSequenceFrame: Sendable {
 /// - A file that cannot be read is skipped with a warning naming it (once per file): in timed
 ///   playback the previous frame stays and playback goes on to the next file's time; a step or
 ///   seek onto it goes on to the next readable file in its direction.
+///
+/// `@unchecked Sendable`: `recording`'s clock, `active`, `warned`, `pendingWarnings`,
+/// `warningLog`, `generation`, `slot`, `shownIndex` and `running` are read and written under
+/// `lock`; `ahead` belongs to the thread that loads (the loading thread once `startLoading` ran,
+/// else the caller of `nextCloud`); `loader` is set and `thread` written only by the owner, before
+/// `startLoading` and after `stopLoading`.
 public final class PLYSequence: @unchecked Sendable {
     public struct Entry: Sendable, Equatable {
         public let path: String
@@ -65,7 +71,9 @@ public final class PLYSequence: @unchecked Sendable {
                        shownIndex: { [unowned self] in lock.withLock { shownIndex } }))
     private var warned: Set<Int> = []
     private var pendingWarnings: [String] = []
-    public private(set) var warnings: [String] = []
+    private var warningLog: [String] = []
+    /// One line per file that could not be read, oldest first.
+    public var warnings: [String] { lock.withLock { warningLog } }
     /// Bumped by every step and seek: a load begun before it is stale.
     private var generation = 0
     /// The newest loaded frame, waiting for `take()`.
@@ -286,7 +294,7 @@ public final class PLYSequence: @unchecked Sendable {
     private func warnLocked(_ i: Int, _ error: Error) {
         guard warned.insert(i).inserted else { return }
         let message = "\(CaptureError.wrapping(error, path: entries[i].path)) (frame \(i) skipped)"
-        warnings.append(message)
+        warningLog.append(message)
         pendingWarnings.append(message)
     }
 

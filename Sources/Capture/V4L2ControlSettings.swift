@@ -103,6 +103,11 @@ public struct V4L2ControlOptions: Equatable, Sendable {
 /// The controls of a `V4L2Source`'s open cameras. The source's own thread (`attach` on open,
 /// `service` before each frame) makes every ioctl; the panel reads a published copy (`snapshot`)
 /// and posts commands (`post`), both under a small lock, so neither thread waits for the other's ioctls.
+///
+/// `@unchecked Sendable`: `published`, `publishedLayout`, `publishedValues`, `pending`, `notices`
+/// and `noticeHandler` are read and written under `lock`; `devices`, `userValues`,
+/// `sessionValues`, `dirty` and the timers belong to the source's thread (`attach`, `service`);
+/// `options` and `volatileInterval` are set before the source opens.
 public final class V4L2SourceControls: @unchecked Sendable {
     /// One camera's controls as the panel shows them.
     public struct DeviceTable: Sendable {

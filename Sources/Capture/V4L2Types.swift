@@ -144,7 +144,7 @@ public struct V4L2Configuration: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A frame as read from a camera, converted into a pooled buffer.
-public struct CapturedFrame: @unchecked Sendable {
+public struct CapturedFrame: Sendable {
     /// rgba8 for color formats and (by default) gray/IR ones, depthFloat32 (meters) for Z16 and
     /// depth-node Y16, gray16 for gray formats of more than 8 bits when `V4L2Camera.grayOutput` is `.gray16`.
     public var buffer: PixelBuffer

@@ -1,3 +1,4 @@
+import DepthKit
 import Foundation
 
 /// What `ffprobe` reads from a video file: the check that a recording holds every frame
@@ -26,9 +27,13 @@ public struct VideoProbe: Equatable, Sendable {
         p.standardOutput = out
         p.standardError = err
         try p.run()
-        let errBox = ErrorText()
+        let errText = Locked("")
         let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { errBox.text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self); done.signal() }
+        Thread.detachNewThread {
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            errText.withLock { $0 = text }
+            done.signal()
+        }
         let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         done.wait()
         p.waitUntilExit()
@@ -39,12 +44,10 @@ public struct VideoProbe: Equatable, Sendable {
         }
         guard p.terminationStatus == 0, let frames = Int(kv["nb_read_frames"] ?? ""), let w = Int(kv["width"] ?? ""),
               let h = Int(kv["height"] ?? "") else {
-            let why = errBox.text.split(separator: "\n").first.map(String.init) ?? "no video stream"
+            let why = errText.current.split(separator: "\n").first.map(String.init) ?? "no video stream"
             throw CaptureError.file(path: path, problem: "ffprobe: \(why)")
         }
         return VideoProbe(codec: kv["codec_name"] ?? "", pixelFormat: kv["pix_fmt"] ?? "", width: w, height: h,
                           rate: kv["r_frame_rate"] ?? "", frames: frames)
     }
-
-    private final class ErrorText: @unchecked Sendable { var text = "" }
 }

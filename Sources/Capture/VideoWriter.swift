@@ -9,6 +9,11 @@ import Foundation
 /// (`framesDropped`), and `finish` reports it. H.264 in yuv420p needs even dimensions: odd
 /// widths or heights are padded by one black column or row on the right or bottom (the
 /// picture is never scaled). The file appears under its name only when ffmpeg succeeded.
+///
+/// `@unchecked Sendable`: `queue`, `closed`, `writeError`, `written`, `dropped`, `writerDone` and
+/// `stderrData` are read and written under `condition`; the writer thread otherwise uses only
+/// `let`s (`stdinFD`); `process` and `stdinHandle` (not Sendable) belong to the caller's thread
+/// (`init`, `finish`, `cancel`, `deinit`).
 public final class VideoWriter: @unchecked Sendable {
     public struct Summary: Sendable, CustomStringConvertible {
         public var path: String

@@ -18,6 +18,10 @@ public enum BufferPoolError: Error, CustomStringConvertible, Equatable {
 /// them back without bookkeeping. When
 /// every buffer is in use the pool grows up to `allocationThreshold` and then reports exhaustion
 /// instead of growing without bound.
+///
+/// `@unchecked Sendable`: `buffers` and `next` are read and written only under `lock` (the
+/// uniqueness test that makes a buffer free is made under it too); `format` and
+/// `allocationThreshold` are `let`s.
 public final class BufferPool: @unchecked Sendable {
     public let format: FrameFormat
     public let allocationThreshold: Int

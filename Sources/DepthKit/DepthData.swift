@@ -3,7 +3,7 @@
 /// Inside the program depth is meters and disparity is 1/meters; `converting(to:)` moves between
 /// the two (`1/x`) and between Float16 and Float32. Invalid samples (0, NaN, ±Inf, negative)
 /// stay invalid and come out as 0.
-public struct DepthData: @unchecked Sendable {
+public struct DepthData: Sendable {
     public enum Accuracy: String, Sendable, Codable { case relative, absolute }
 
     public let map: PixelBuffer

@@ -9,6 +9,13 @@ import Darwin
 ///
 /// A buffer is a reference type: its identity (`ObjectIdentifier`) is what the texture cache keys
 /// GPU images on, and a `BufferPool` hands the same buffers out again once nobody holds them.
+///
+/// `@unchecked Sendable`: the size and format are `let`s; the pixels and `generation` belong to
+/// one thread at a time, the one holding the buffer to fill it (a source's thread, a kernel's
+/// workers on disjoint rows, the GPU readback), which then hands it on through a lock or a
+/// semaphore (`SourcePrefetcher`'s queue, `FramePresenter`, a recorder's queue) and does not write
+/// it again; readers read only after that handoff. A pool hands a buffer out again only when
+/// nobody else holds it (`BufferPool.makeBuffer`).
 public final class PixelBuffer: @unchecked Sendable {
     public let width: Int
     public let height: Int
@@ -149,6 +156,10 @@ public final class PixelBuffer: @unchecked Sendable {
 }
 
 /// The memory behind a `PixelBuffer`, freed when the last holder lets go.
+///
+/// `@unchecked Sendable`: every field is a `let` (a raw pointer and its free function, neither
+/// Sendable); the bytes they point at follow `PixelBuffer`'s ownership, and `deinit` runs once,
+/// when no thread holds the storage.
 public final class PixelStorage: @unchecked Sendable {
     public let pointer: UnsafeMutableRawPointer
     public let size: Int

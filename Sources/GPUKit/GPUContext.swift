@@ -1,4 +1,5 @@
 import CVulkan
+import DepthKit
 import Foundation
 
 /// The Vulkan instance, the chosen physical device, its logical device and one queue.
@@ -7,6 +8,11 @@ import Foundation
 /// A windowed viewer creates its own context with `GPUContextOptions` (GLFW's instance
 /// extensions, `VK_KHR_swapchain`, a presentation filter) and uses `instance`, `physicalDevice`,
 /// `device`, `queueFamilyIndex` and `queue` for its swapchain.
+///
+/// `@unchecked Sendable`: every field is a `let` set by `init` (Vulkan handles are C pointers,
+/// not Sendable); the device's calls that need external synchronization of the queue
+/// (`vkQueueSubmit`, `vkQueuePresentKHR`, `vkDeviceWaitIdle`) are made only under `queueLock`:
+/// `withQueue`, `submit`, `present`, `waitIdle` (and ImGui's wait, `ImGuiLayer.setImageCount`).
 public final class GPUContext: @unchecked Sendable {
     private let vkInstance: VulkanInstance
     public var instance: VkInstance { vkInstance.handle }
@@ -154,16 +160,15 @@ public final class GPUContext: @unchecked Sendable {
         vkDestroyDevice(device, nil)
     }
 
-    private static let sharedLock = NSLock()
-    nonisolated(unsafe) private static var sharedResult: Result<GPUContext, Error>?
+    private static let sharedResult = Locked<Result<GPUContext, Error>?>(nil)
 
     /// One context for the process, made on first use with `DEPTHLENS_DEVICE` and
     /// `DEPTHLENS_VALIDATION`; a failure is remembered so callers fall back to the CPU once.
     public static func shared() throws -> GPUContext {
-        try sharedLock.withLock {
-            if let r = sharedResult { return try r.get() }
+        try sharedResult.withLock { shared in
+            if let r = shared { return try r.get() }
             let r = Result { try GPUContext() }
-            sharedResult = r
+            shared = r
             return try r.get()
         }
     }
@@ -177,8 +182,6 @@ public final class GPUContext: @unchecked Sendable {
         return best.map { UInt32($0) }
     }
 
-    /// Runs `body` with the queue while holding the queue lock: `vkQueueSubmit` and
-    /// `vkQueuePresentKHR` need the queue externally synchronized, so every use of it goes through here.
     /// Waits until the device is idle, holding the queue lock: Vulkan requires every queue of the
     /// device to be externally synchronized for `vkDeviceWaitIdle`, so no other thread may submit
     /// or present meanwhile. Vulkan: `vkDeviceWaitIdle`.
@@ -187,6 +190,8 @@ public final class GPUContext: @unchecked Sendable {
         queueLock.withLock { vkDeviceWaitIdle(device) }
     }
 
+    /// Runs `body` with the queue while holding the queue lock: `vkQueueSubmit` and
+    /// `vkQueuePresentKHR` need the queue externally synchronized, so every use of it goes through here.
     public func withQueue<R>(_ body: (VkQueue) throws -> R) rethrows -> R {
         try queueLock.withLock { try body(queue) }
     }

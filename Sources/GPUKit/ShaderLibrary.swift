@@ -1,5 +1,6 @@
 import CDepthKit
 import CGlslang
+import DepthKit
 import Foundation
 
 /// SPIR-V for one shader file, with the files it was built from (for reloading).
@@ -23,17 +24,16 @@ public struct CompiledShader: Sendable {
 ///   (else `~/.cache/depthlens/spirv`).
 /// - Codes and sizes shared with Swift live in `dl_codes.h` (included by `common.glsl` here and
 ///   by CDepthKit's header for Swift and C): one definition for every side.
-public final class ShaderLibrary: @unchecked Sendable {
+public final class ShaderLibrary: Sendable {
     public let directory: URL
     public let cacheDirectory: URL?
-    private let lock = NSLock()
-    private var _compileCount = 0
-    private var _cacheHits = 0
+    private struct Counts { var compiles = 0, cacheHits = 0 }
+    private let counts = Locked(Counts())
 
     /// glslang invocations so far (cache misses).
-    public var compileCount: Int { lock.withLock { _compileCount } }
+    public var compileCount: Int { counts.current.compiles }
     /// Shaders served from the disk cache so far.
-    public var cacheHits: Int { lock.withLock { _cacheHits } }
+    public var cacheHits: Int { counts.current.cacheHits }
 
     /// - Parameters:
     ///   - directory: the Shaders folder; nil searches (see the type's documentation).
@@ -45,15 +45,14 @@ public final class ShaderLibrary: @unchecked Sendable {
 
     /// The library every renderer uses unless given another.
     public static func shared() throws -> ShaderLibrary {
-        try sharedLock.withLock {
-            if let s = sharedLibrary { return s }
+        try sharedLibrary.withLock { shared in
+            if let s = shared { return s }
             let s = try ShaderLibrary()
-            sharedLibrary = s
+            shared = s
             return s
         }
     }
-    private static let sharedLock = NSLock()
-    nonisolated(unsafe) private static var sharedLibrary: ShaderLibrary?
+    private static let sharedLibrary = Locked<ShaderLibrary?>(nil)
 
     /// `$XDG_CACHE_HOME/depthlens/spirv`, else `~/.cache/depthlens/spirv`.
     public static func defaultCacheDirectory() -> URL? {
@@ -108,12 +107,12 @@ public final class ShaderLibrary: @unchecked Sendable {
         if let cacheFile, let data = try? Data(contentsOf: cacheFile), data.count >= 20, data.count % 4 == 0 {
             let words = data.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
             if words[0] == 0x0723_0203 {
-                lock.withLock { _cacheHits += 1 }
+                counts.withLock { $0.cacheHits += 1 }
                 return CompiledShader(name: name, code: words, dependencies: deps, fromCache: true)
             }
         }
         let code = try Self.compile(source, stage: stage, displayName: "Shaders/\(name)")
-        lock.withLock { _compileCount += 1 }
+        counts.withLock { $0.compiles += 1 }
         if let cacheFile {
             try? FileManager.default.createDirectory(at: cacheFile.deletingLastPathComponent(), withIntermediateDirectories: true)
             let tmp = cacheFile.appendingPathExtension("tmp\(getpid())")
@@ -183,14 +182,14 @@ public final class ShaderLibrary: @unchecked Sendable {
         throw GPUError.shaderCompile("\(name): unknown shader stage (use .comp, .vert or .frag)")
     }
 
-    private static let glslangLock = NSLock()
-    nonisolated(unsafe) private static var glslangReady = false
+    /// Whether `glslang_initialize_process` ran; its lock is held around every glslang call.
+    private static let glslangReady = Locked(false)
 
     /// GLSL → SPIR-V. Vulkan 1.1 / SPIR-V 1.3 targets run on every Vulkan 1.1 device.
     /// glslang: `glslang_shader_preprocess`, `_parse`, `glslang_program_link`, `_SPIRV_generate`.
     static func compile(_ source: String, stage: glslang_stage_t, displayName: String) throws -> [UInt32] {
-        try glslangLock.withLock {
-            if !glslangReady { _ = glslang_initialize_process(); glslangReady = true }
+        try glslangReady.withLock { ready in
+            if !ready { _ = glslang_initialize_process(); ready = true }
             return try source.withCString { code in
                 var input = glslang_input_t()
                 input.language = GLSLANG_SOURCE_GLSL

@@ -100,6 +100,11 @@ public final class GPUTexture {
 /// Imported pages must stay allocated while imported: the import holds the buffer's
 /// `PixelStorage`, so the pages outlive a released buffer until its texture is dropped (at the
 /// next flush or when a new texture is made); the GPU never uses such a texture again.
+///
+/// `@unchecked Sendable`: `pools`, `entries`, `copySources`, the staging ring, `pendingReadbacks`,
+/// the epochs and `_counters` are read and written under `lock`: `flush` and the counters take it,
+/// and the internal recording calls (`texture(for:)`, the descriptor sets, uploads, readbacks) run
+/// inside `withFrame`, which holds it for the whole frame. The Vulkan handles are `let`s.
 public final class TextureCache: @unchecked Sendable {
     /// Creation counters (and two per-frame counters, uploads and readbacks).
     public struct Counters: Equatable, Sendable, CustomStringConvertible {

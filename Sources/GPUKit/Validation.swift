@@ -1,11 +1,12 @@
 import CVulkan
+import DepthKit
 import Foundation
 
 /// What `VK_LAYER_KHRONOS_validation` reported through `VK_EXT_debug_utils`.
 ///
 /// Turned on by `DEPTHLENS_VALIDATION=1` (or `GPUContextOptions.validation`). Tests read
 /// `errorAndWarningCount` before and after a test and fail on any increase.
-public final class ValidationLog: @unchecked Sendable {
+public final class ValidationLog: Sendable {
     public struct Message: Sendable, CustomStringConvertible {
         public enum Severity: String, Sendable { case verbose, info, warning, error }
         public let severity: Severity
@@ -14,24 +15,32 @@ public final class ValidationLog: @unchecked Sendable {
         public var description: String { "[\(severity.rawValue)] \(id): \(text)" }
     }
 
-    private let lock = NSLock()
-    private var stored: [Message] = []
-    private var errorsAndWarnings = 0
+    private struct State {
+        var stored: [Message] = []
+        var errorsAndWarnings = 0
+        var echo: Bool
+    }
+    /// Written by the layer's callback on whichever thread called Vulkan.
+    private let state: Locked<State>
+
+    init(echo: Bool) { state = Locked(State(echo: echo)) }
+
     /// Also print each warning and error to stderr as it arrives.
-    public var echo: Bool
-
-    init(echo: Bool) { self.echo = echo }
-
+    public var echo: Bool {
+        get { state.current.echo }
+        set { state.withLock { $0.echo = newValue } }
+    }
     /// Every warning and error so far (info and verbose messages are dropped).
-    public var messages: [Message] { lock.withLock { stored } }
+    public var messages: [Message] { state.current.stored }
     /// Number of warnings and errors so far.
-    public var errorAndWarningCount: Int { lock.withLock { errorsAndWarnings } }
+    public var errorAndWarningCount: Int { state.current.errorsAndWarnings }
 
     func append(_ m: Message) {
         guard m.severity == .warning || m.severity == .error else { return }
-        lock.withLock {
-            stored.append(m)
-            errorsAndWarnings += 1
+        let echo = state.withLock { s -> Bool in
+            s.stored.append(m)
+            s.errorsAndWarnings += 1
+            return s.echo
         }
         if echo { FileHandle.standardError.write(Data("vulkan validation: \(m)\n".utf8)) }
     }

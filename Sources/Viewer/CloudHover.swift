@@ -113,7 +113,12 @@ final class CloudHover {
         func sameCamera(_ o: View) -> Bool { matrix == o.matrix && width == o.width && height == o.height }
     }
 
-    /// Shared with the worker thread, under `cond`.
+    /// Shared with the worker thread.
+    ///
+    /// `@unchecked Sendable`: `request`, `building`, `built`, `running` and `builds` are read and
+    /// written under `cond`. `map` is written by the worker outside the lock only while it builds
+    /// (`building` set, `built` nil, both changed under `cond`); the frame's thread reads it under
+    /// `cond` and only when `built` is its view, that is, between two builds.
     private final class Shared: @unchecked Sendable {
         let cond = NSCondition()
         var request: (view: View, positions: [SIMD3<Float>])?

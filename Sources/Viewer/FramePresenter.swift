@@ -17,6 +17,13 @@ import GPUKit
 /// counts its own allocations and the driver's as the loop does (`AllocationCounter`), and
 /// `counts` gives them to the loop's statistics, which add them to the frame that finished the
 /// present. `DEPTHLENS_PRESENT_THREAD=0` submits and presents on the loop's thread instead (A/B runs).
+///
+/// `@unchecked Sendable`: ownership passes between the loop and the present thread through the
+/// two semaphores: the loop writes `frame` and `stopping` before `go.signal()`, the thread reads
+/// them after `go.wait()` and writes `result`, `submitError` and `threadCounts` before
+/// `done.signal()`, which the loop reads after `done.wait()` (`finish`). `submit` and `context`
+/// are `let`s; `pending`, `started`, `onThread` and `finishedCounts` belong to the loop. One frame
+/// is in flight at a time (`start` preconditions it), so the two never touch a field at once.
 final class FramePresenter: @unchecked Sendable {
     /// Whether presents run on the thread (`DEPTHLENS_PRESENT_THREAD=0`: on the caller's).
     static let threaded = ProcessInfo.processInfo.environment["DEPTHLENS_PRESENT_THREAD"] != "0"

@@ -52,7 +52,9 @@ final class ImGuiLayer {
     func newFrame() { dl_imgui_new_frame() }
     func render(_ cb: VkCommandBuffer) { dl_imgui_render(UnsafeMutableRawPointer(cb)) }
     func endFrame() { dl_imgui_end_frame() }
-    func setImageCount(_ n: Int) { dl_imgui_set_min_image_count(UInt32(n)) }
+    /// ImGui's Vulkan backend calls `vkDeviceWaitIdle` when the count changes: under the queue lock
+    /// (Vulkan requires every queue externally synchronized for it; see `GPUContext.waitIdle`).
+    func setImageCount(_ n: Int) { context.withQueue { _ in dl_imgui_set_min_image_count(UInt32(n)) } }
 }
 
 /// The widget calls of one ImGui frame, Swift-shaped.

@@ -4,22 +4,21 @@ import Foundation
 
 /// `ViewerOptions.pointList`: a PLY the CLI read (with its progress bar) before the window opened,
 /// handed to the window once so that no copy of the points outlives their upload.
-public final class PointListHandoff: @unchecked Sendable {
-    private let lock = NSLock()
-    private var contents: PLYContents?
+public final class PointListHandoff: Sendable {
+    private let contents: Locked<PLYContents?>
     /// How long the CLI took to read and parse the file (`--stats` prints it).
     public let readSeconds: Double?
 
     public init(_ contents: PLYContents, readSeconds: Double? = nil) {
-        self.contents = contents
+        self.contents = Locked(contents)
         self.readSeconds = readSeconds
     }
 
     /// The contents on the first call, nil after.
     func take() -> PLYContents? {
-        lock.withLock {
-            defer { contents = nil }
-            return contents
+        contents.withLock { c in
+            defer { c = nil }
+            return c
         }
     }
 }

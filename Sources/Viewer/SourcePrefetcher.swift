@@ -12,7 +12,10 @@ import Foundation
 ///
 /// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
 /// `error`, `warnings`, `running`, `generation`, `mirror` and `pendingDepthRateLimit` are read and
-/// written under `queueLock`; `thread` is set before the thread starts.
+/// written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
+/// mirror: the order is always `sourceLock`, then `queueLock`); `thread` is set before the thread
+/// starts, as is the source's `onWarning`. `source.depthRate` is asked outside `sourceLock`: a
+/// capability accessor reads no state the source's thread writes.
 final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     let source: FrameSource
     private let sourceLock = NSLock()   // held around every call into `source`
@@ -159,11 +162,11 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     func seek(toFrame index: Int) throws { try control(moves: true) { try $0.seek(toFrame: index) } }
     var loop: Bool {
         get { queueLock.withLock { mirror.loop } }
-        set { control { $0.loop = newValue; mirror.loop = $0.loop } }
+        set { control { p in p.loop = newValue; let v = p.loop; queueLock.withLock { mirror.loop = v } } }
     }
     var fps: Double? {
         get { queueLock.withLock { mirror.fps } }
-        set { control { $0.fps = newValue; mirror.fps = $0.fps } }
+        set { control { p in p.fps = newValue; let v = p.fps; queueLock.withLock { mirror.fps = v } } }
     }
     var frameCount: Int? { queueLock.withLock { mirror.count } }
     /// The index of the frame last taken (or the source's, right after a step or seek).

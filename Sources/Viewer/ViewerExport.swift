@@ -60,7 +60,7 @@ enum ExportRangeError: Error, Equatable, CustomStringConvertible {
 /// text opened again, as `convert` opens it), so the view keeps playing. The render loop reads its
 /// progress under a short lock; `cancel` and the stop signals end it between two frames, and
 /// `DatasetExporter` then finishes the index files with exactly the frames written.
-final class ViewerExportJob: @unchecked Sendable {
+final class ViewerExportJob: Sendable {
     struct Request: Sendable {
         var source: SourceSpec
         var directory: String
@@ -75,16 +75,19 @@ final class ViewerExportJob: @unchecked Sendable {
         var total: Int
     }
 
-    enum Outcome {
+    enum Outcome: Sendable {
         case finished(ExportSummary)
         case failed(String, framesWritten: Int)
     }
 
     let request: Request
-    private let lock = NSLock()
-    private var progress: ExportProgress?
-    private var cancelled = false
-    private var outcome: Outcome?
+    /// What the export thread and the render loop share.
+    private struct Shared {
+        var progress: ExportProgress?
+        var cancelled = false
+        var outcome: Outcome?
+    }
+    private let shared = Locked(Shared())
     private let done = DispatchSemaphore(value: 0)
 
     init(_ request: Request) {
@@ -96,16 +99,16 @@ final class ViewerExportJob: @unchecked Sendable {
     }
 
     /// Frames written so far, seconds since the start, and the outcome once the thread is done.
-    var state: (progress: ExportProgress?, outcome: Outcome?) { lock.withLock { (progress, outcome) } }
+    var state: (progress: ExportProgress?, outcome: Outcome?) { shared.withLock { ($0.progress, $0.outcome) } }
 
     /// Stops after the frame being written (the folder then lists what was written).
-    func cancel() { lock.withLock { cancelled = true } }
+    func cancel() { shared.withLock { $0.cancelled = true } }
 
     /// Waits for the thread and returns its outcome.
     func wait() -> Outcome {
         done.wait()
         done.signal()
-        return lock.withLock { outcome! }
+        return shared.current.outcome!
     }
 
     private func work() {
@@ -124,16 +127,16 @@ final class ViewerExportJob: @unchecked Sendable {
             e.alignment = DepthAlignmentStage(mode: r.align)
             // A stop signal is reported as such; the cancel button (or a quit) as 0.
             let summary = try e.run(shouldStop: { [self] in
-                StopSignals.pending ?? (lock.withLock { cancelled } ? 0 : nil)
+                StopSignals.pending ?? (shared.current.cancelled ? 0 : nil)
             }, progress: { [self] p in
-                lock.withLock { progress = p }
+                shared.withLock { $0.progress = p }
             })
             result = .finished(summary)
         } catch {
             // What the folder lists (on a full disk the newest frames may have made room for the index).
             result = .failed("\(error)", framesWritten: exporter?.framesListed ?? 0)
         }
-        lock.withLock { outcome = result }
+        shared.withLock { $0.outcome = result }
         done.signal()
     }
 }

@@ -53,6 +53,10 @@ final class ThermalWatch {
 /// The thermal zones read once a second on a thread of their own: reading them lists a folder and
 /// reads small files, which allocates, and the render loop stays allocation-free (`--stats`). The
 /// loop takes each new reading with `take()` and keeps it in `reading`.
+///
+/// `@unchecked Sendable`: `pending`, `stopped` and `started` are read and written under `lock`;
+/// `monitor` (not Sendable) is used only by the thread once `take` started it; `reading` belongs
+/// to the loop.
 final class BackgroundThermal: @unchecked Sendable {
     private let monitor: ThermalMonitor
     private let lock = NSLock()

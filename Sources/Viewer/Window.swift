@@ -1,5 +1,6 @@
 import CGLFW
 import CVulkan
+import DepthKit
 import Foundation
 import GPUKit
 
@@ -24,14 +25,16 @@ final class Window {
     /// keys and characters only as `KeyRoute` says.
     weak var panel: ImGuiLayer?
 
-    /// The last GLFW error (set by the error callback), for messages.
-    nonisolated(unsafe) static var lastError: String?
+    /// The last GLFW error (set by the error callback, on whichever thread called GLFW), for messages.
+    static let lastGLFWError = Locked<String?>(nil)
+    static var lastError: String? { lastGLFWError.current }
 
     /// Starts GLFW. Throws `ViewerError.noDisplay` when there is no X server to talk to and
     /// `.noVulkan` when GLFW finds no Vulkan loader.
     static func initialize() throws {
         glfwSetErrorCallback { _, description in
-            Window.lastError = description.map { String(cString: $0) }
+            let text = description.map { String(cString: $0) }
+            Window.lastGLFWError.withLock { $0 = text }
         }
         let env = ProcessInfo.processInfo.environment
         let display = env["DISPLAY"] ?? ""

@@ -37,13 +37,19 @@ enum BackendChoice {
 /// The process-wide backends: one CPU factory, and one GPU factory made on first use.
 enum GPUBackend {
     static let cpu = CPUFilterFactory()
+    /// `nonisolated(unsafe)`: read and written only under `gpuLock`. The factory is not Sendable:
+    /// the commands ask for it and use it on the main thread (the viewer makes its own).
     nonisolated(unsafe) private static var gpuResult: Result<GPUFilterFactory, Error>?
-    nonisolated(unsafe) private static var notes = Set<String>()
+    private static let gpuLock = NSLock()
+    /// The lines `noteOnce` printed.
+    private static let notes = Locked(Set<String>())
 
     /// The GPU factory, or the error that kept it from being made (no Vulkan device…).
     static func gpu() throws -> GPUFilterFactory {
-        if gpuResult == nil { gpuResult = Result { try GPUFilterFactory(context: GPUContext.shared()) } }
-        return try gpuResult!.get()
+        try gpuLock.withLock {
+            if gpuResult == nil { gpuResult = Result { try GPUFilterFactory(context: GPUContext.shared()) } }
+            return try gpuResult!.get()
+        }
     }
 
     static func gpuIfAvailable() -> GPUFilterFactory? { try? gpu() }
@@ -57,7 +63,7 @@ enum GPUBackend {
     }
 
     static func noteOnce(_ s: String) {
-        if notes.insert(s).inserted { warn(s) }
+        if notes.withLock({ $0.insert(s).inserted }) { warn(s) }
     }
 
     /// `--device INDEX|NAME` is handed to GPUKit through the environment it already reads.

@@ -13,7 +13,7 @@ final class PNGShimTests: XCTestCase {
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 256)
         XCTAssertEqual(dl_png_read(path, &img, &err, err.count), -1)
-        XCTAssertFalse(String(cString: err).isEmpty)
+        XCTAssertFalse(cText(err).isEmpty)
         XCTAssertNil(img.pixels)
     }
 
@@ -25,7 +25,7 @@ final class PNGShimTests: XCTestCase {
         let r = samples.withUnsafeBytes { raw in
             dl_png_write(path, 3, 2, 1, 16, 6, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), &err, err.count)
         }
-        XCTAssertEqual(r, 0, String(cString: err))
+        XCTAssertEqual(r, 0, cText(err))
         var img = dl_image()
         XCTAssertEqual(dl_png_read(path, &img, &err, err.count), 0)
         defer { dl_image_free(&img) }
@@ -41,6 +41,11 @@ final class PNGShimTests: XCTestCase {
         var img = dl_image()
         var err = [CChar](repeating: 0, count: 256)
         XCTAssertEqual(dl_jpeg_read(path, &img, &err, err.count), -1)
-        XCTAssertFalse(String(cString: err).isEmpty)
+        XCTAssertFalse(cText(err).isEmpty)
     }
+}
+
+/// The text of a C call's NUL-terminated message buffer.
+private func cText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

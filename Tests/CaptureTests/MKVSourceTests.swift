@@ -2,6 +2,7 @@ import XCTest
 import Foundation
 import DepthKit
 @testable import Capture
+import TestSupport
 
 /// Runs a tool; returns its standard output, failing the test on a non-zero exit.
 @discardableResult
@@ -49,20 +50,15 @@ enum MKVFixture {
     /// Frame i's color as rgb24 bytes (computed once per size).
     static func rgbFrame(_ i: Int, w: Int = colorSize.w, h: Int = colorSize.h) -> [UInt8] {
         let key = "\(i) \(w) \(h)"
-        cache.lock.lock()
-        defer { cache.lock.unlock() }
-        if let f = cache.frames[key] { return f }
+        if let f = cache.current[key] { return f }
         var out = [UInt8](repeating: 0, count: w * h * 3)
         for y in 0..<h { for x in 0..<w { let c = color(i, x, y, w: w, h: h); out[(y * w + x) * 3] = c.0; out[(y * w + x) * 3 + 1] = c.1; out[(y * w + x) * 3 + 2] = c.2 } }
-        cache.frames[key] = out
+        cache.withLock { $0[key] = out }
         return out
     }
 
-    final class Cache: @unchecked Sendable {
-        let lock = NSLock()
-        var frames: [String: [UInt8]] = [:]
-    }
-    static let cache = Cache()
+    /// Frames made so far, by key (tests of this class run on one thread; the lock keeps it a constant).
+    static let cache = LockedValue<[String: [UInt8]]>([:])
 
     static func rgbRaw(frames: Int, w: Int = colorSize.w, h: Int = colorSize.h) -> [UInt8] {
         (0..<frames).flatMap { rgbFrame($0, w: w, h: h) }

@@ -2,6 +2,7 @@ import Capture
 import DepthKit
 import Foundation
 import XCTest
+import TestSupport
 
 /// `ply:DIR`: the file order (numbers as numbers), the timestamps (names or index / fps), playback
 /// on the clock, a bad file mid-sequence, read-ahead, globs and empty folders.
@@ -194,9 +195,9 @@ final class PLYSequenceTests: XCTestCase {
     }
 }
 
-private final class Reads: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func add(_ s: String) { lock.withLock { list.append(s) } }
-    var names: [String] { lock.withLock { list } }
+/// File names in the order a loader (on the loading thread) read them.
+private final class Reads: Sendable {
+    private let list = LockedValue<[String]>([])
+    func add(_ s: String) { list.withLock { $0.append(s) } }
+    var names: [String] { list.current }
 }

@@ -4,6 +4,7 @@ import Foundation
 @testable import Capture
 import CaptureTesting
 import CPlatform
+import TestSupport
 
 /// Camera controls against ScriptedV4L2System's control tables (a uvcvideo webcam and a
 /// RealSense depth node), which answer as the drivers do.
@@ -38,11 +39,12 @@ final class V4L2ControlsTests: XCTestCase {
     func makeSource(_ options: V4L2ControlOptions, notices: NoticeBox) -> V4L2Source {
         let s = V4L2Source(colorPath: "/dev/video0", depthPath: "/dev/video2", system: system)
         s.controls.options = options
-        s.onWarning = { notices.lines.append($0) }
+        s.onWarning = { w in notices.withLock { $0.append(w) } }
         return s
     }
 
-    final class NoticeBox: @unchecked Sendable { var lines: [String] = [] }
+    /// The notices a source gave (its `onWarning`).
+    typealias NoticeBox = LockedValue<[String]>
 
     var store: V4L2ControlStore { V4L2ControlStore(directory: configDir) }
 
@@ -245,7 +247,7 @@ final class V4L2ControlsTests: XCTestCase {
     // MARK: Source: --ctrl, save, restore, reset
 
     func testCtrlValuesAreWrittenInDependencyOrderAndSaved() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         // Given manual value first: written after its auto switch anyway.
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure_absolute", value: "500"),
                                                             .init(name: "exposure_auto", value: "manual_mode"),
@@ -254,7 +256,7 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("exposure_auto"), 1)
         XCTAssertEqual(webcam.controlValue("exposure_absolute"), 500)
         XCTAssertEqual(depthNode.controlValue("laser_power"), 240)
-        XCTAssertEqual(notices.lines, [])
+        XCTAssertEqual(notices.current, [])
         s.stop()
         let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")
         XCTAssertEqual(file, configDir + "/usb-0000_00_14.0-1_HD_Pro_Webcam_C920_YUYV.json")
@@ -267,7 +269,7 @@ final class V4L2ControlsTests: XCTestCase {
     }
 
     func testSavedValuesAreRestoredOnTheNextOpenUnlessNoRestore() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let first = makeSource(V4L2ControlOptions(store: store), notices: notices)
         try first.start()
         // The panel's way: commands run on the source's thread before its next frame.
@@ -292,12 +294,12 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("exposure_auto"), 1)
         XCTAssertEqual(webcam.controlValue("exposure_absolute"), 800)
         XCTAssertEqual(webcam.controlValue("power_line_frequency"), 1)
-        XCTAssertEqual(notices.lines, [], "restored in dependency order: nothing refused")
+        XCTAssertEqual(notices.current, [], "restored in dependency order: nothing refused")
         second.stop()
     }
 
     func testARepluggedCameraGetsThisRunsValuesBackEvenWithoutAStore() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure_absolute", value: "700"), .init(name: "exposure_auto", value: "1")],
                                               restore: false, store: nil), notices: notices)
         s.reconnectInterval = 0
@@ -317,12 +319,12 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("brightness"), 60)
         XCTAssertEqual(webcam.controlValue("exposure_auto"), 1)
         XCTAssertEqual(webcam.controlValue("exposure_absolute"), 700)
-        XCTAssertEqual(notices.lines, [])
+        XCTAssertEqual(notices.current, [])
         s.stop()
     }
 
     func testResetToDefaultsRestoresDefaultsAndForgetsTheSavedValues() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure_auto", value: "1"), .init(name: "exposure_absolute", value: "900"),
                                                             .init(name: "brightness", value: "10")], store: store), notices: notices)
         try s.start()
@@ -333,13 +335,13 @@ final class V4L2ControlsTests: XCTestCase {
         XCTAssertEqual(webcam.controlValue("exposure_absolute"), 250)
         XCTAssertEqual(webcam.controlValue("exposure_auto"), 3)
         XCTAssertEqual(webcam.controlValue("brightness"), 128)
-        XCTAssertEqual(notices.lines, [])
+        XCTAssertEqual(notices.current, [])
         s.stop()
         XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")))
     }
 
     func testPanelSnapshotFollowsCommandsAndTheLayoutChangesWithFlags() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(store: store), notices: notices)
         try s.start()
         defer { s.stop() }
@@ -365,14 +367,14 @@ final class V4L2ControlsTests: XCTestCase {
         webcam.controls[webcam.controlIndex("power_line_frequency")!].grabbedWhileStreaming = true
         s.controls.post(.set(device: 0, name: "power_line_frequency", value: 0))
         _ = try s.nextFrame(now: 3)
-        XCTAssertEqual(notices.lines.count, 1)
-        XCTAssertTrue(notices.lines[0].contains("power_line_frequency=0 refused") && notices.lines[0].contains("EBUSY")
-                      && notices.lines[0].hasSuffix("keeps 2 (60 Hz)"), notices.lines[0])
+        XCTAssertEqual(notices.current.count, 1)
+        XCTAssertTrue(notices.current[0].contains("power_line_frequency=0 refused") && notices.current[0].contains("EBUSY")
+                      && notices.current[0].hasSuffix("keeps 2 (60 Hz)"), notices.current[0])
         XCTAssertEqual(s.controls.snapshot().devices[0].controls.first { $0.name == "power_line_frequency" }?.value, 2)
     }
 
     func testUnknownControlOrBadValueFailsTheOpenNamingTheDevice() throws {
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "exposure", value: "1")], store: store), notices: notices)
         XCTAssertThrowsError(try s.start()) { e in
             let text = "\(e)"
@@ -389,7 +391,7 @@ final class V4L2ControlsTests: XCTestCase {
         webcam.busInfo = depthNode.busInfo
         webcam.card = "Intel(R) RealSense(TM) Depth Ca"
         webcam.controls = [ScriptedV4L2System.realSenseDepthControls()[0]]   // gain on both nodes
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(assignments: [.init(name: "gain", value: "100")], store: store), notices: notices)
         try s.start()
         s.controls.post(.set(device: 1, name: "gain", value: 40))
@@ -403,12 +405,12 @@ final class V4L2ControlsTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: configDir, withIntermediateDirectories: true)
         let file = store.path(for: "usb-0000:00:14.0-1 HD Pro Webcam C920 YUYV")
         try "{ not json".write(toFile: file, atomically: true, encoding: .utf8)
-        let notices = NoticeBox()
+        let notices = NoticeBox([])
         let s = makeSource(V4L2ControlOptions(store: store), notices: notices)
         try s.start()
         s.stop()
-        XCTAssertEqual(notices.lines.count, 1)
-        XCTAssertTrue(notices.lines[0].hasPrefix(file + ": not a depthlens camera settings file"), notices.lines[0])
+        XCTAssertEqual(notices.current.count, 1)
+        XCTAssertTrue(notices.current[0].hasPrefix(file + ": not a depthlens camera settings file"), notices.current[0])
     }
 
     func testStoreFolderComesFromTheEnvironment() {

@@ -2,6 +2,7 @@ import CDepthKit
 import Foundation
 import XCTest
 @testable import DepthKit
+import TestSupport
 
 /// The CPU kernels' worker pool (`parallelFor`, `parallelBands`): every index runs once, calls
 /// from two threads at once and calls from inside a band both finish, and the bands cover the rows.
@@ -50,26 +51,20 @@ final class ParallelTests: XCTestCase {
     }
 
     func testCallsFromTwoThreadsAndFromInsideABandFinish() {
-        let total = Counter()
+        let total = LockedValue(0)
         let group = DispatchGroup()
         for _ in 0..<2 {
             DispatchQueue.global().async(group: group) {
                 for _ in 0..<200 {
                     parallelFor(4) { _ in
-                        parallelFor(3) { _ in total.add() }
+                        parallelFor(3) { _ in total.withLock { $0 += 1 } }
                     }
                 }
             }
         }
         XCTAssertEqual(group.wait(timeout: .now() + 60), .success, "no deadlock")
-        XCTAssertEqual(total.value, 2 * 200 * 4 * 3)
+        XCTAssertEqual(total.current, 2 * 200 * 4 * 3)
         XCTAssertEqual(Int(dl_parallel_workers()), max(activeCores - 1, 0))
     }
 }
 
-private final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    func add() { lock.withLock { n += 1 } }
-    var value: Int { lock.withLock { n } }
-}

@@ -12,14 +12,14 @@ final class KeyTableWindowTests: WindowTestCase {
     typealias State = [String: String]
 
     /// Where the picture must change after a key.
-    enum Region { case image, panel }
+    enum Region: Sendable { case image, panel }
 
     /// What one key does in one view.
-    struct Effect {
+    struct Effect: Sendable {
         /// Keys pressed (and handled) first so the effect shows, e.g. "4" for the JET mode.
         var setup: [String] = []
         /// nil when the state after the key is right given the state before it; else what is wrong.
-        var check: (State, State) -> String?
+        var check: @Sendable (State, State) -> String?
         var picture: Region?
         /// A `--log-ui` line (`snapshot:`, `ply:`) naming what the key wrote.
         var writes: String?
@@ -55,7 +55,7 @@ final class KeyTableWindowTests: WindowTestCase {
 
     /// A number in the state moves as `ok(before, after)` says.
     static func moves(_ key: String, _ what: String, picture: Region? = nil, setup: [String] = [],
-                      _ ok: @escaping (Double, Double) -> Bool) -> Effect {
+                      _ ok: @escaping @Sendable (Double, Double) -> Bool) -> Effect {
         Effect(setup: setup, check: { b, a in
             guard let x = b[key].flatMap(Double.init), let y = a[key].flatMap(Double.init) else { return "\(key) missing" }
             return ok(x, y) ? nil : "\(key) should \(what): \(x) → \(y)"

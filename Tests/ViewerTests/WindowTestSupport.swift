@@ -1,5 +1,6 @@
 import DepthKit
 import Foundation
+import TestSupport
 import XCTest
 
 /// Finds a program on PATH.
@@ -24,15 +25,18 @@ func runTool(_ path: String, _ args: [String], env: [String: String] = [:], remo
     p.standardOutput = out
     p.standardError = err
     try p.run()
-    final class Box: @unchecked Sendable { var data = Data() }
-    let box = Box()
+    let outData = LockedValue(Data())
     let g = DispatchGroup()
     g.enter()
-    DispatchQueue.global().async { box.data = out.fileHandleForReading.readDataToEndOfFile(); g.leave() }
+    DispatchQueue.global().async {
+        let d = out.fileHandleForReading.readDataToEndOfFile()
+        outData.withLock { $0 = d }
+        g.leave()
+    }
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     g.wait()
     p.waitUntilExit()
-    return (p.terminationStatus, String(decoding: box.data, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    return (p.terminationStatus, String(decoding: outData.current, as: UTF8.self), String(decoding: errData, as: UTF8.self))
 }
 
 /// The built `depthlens` next to the test bundle (as depthlensTests finds it); `DEPTHLENS_BIN` overrides.
@@ -128,10 +132,13 @@ final class XServer {
 /// A running `depthlens view` whose stdout lines are collected as they come.
 final class ViewerRun {
     let process = Process()
-    private let lock = NSLock()
-    private var outLines: [String] = []
-    private var errText = ""
-    private var partial = ""
+    /// What the pipes' handlers (on Foundation's threads) collect.
+    private struct Output {
+        var lines: [String] = []
+        var errText = ""
+        var partial = ""
+    }
+    private let output = LockedValue(Output())
     let x: XServer
 
     init(x: XServer, args: [String], extraEnv: [String: String] = [:]) throws {
@@ -146,27 +153,27 @@ final class ViewerRun {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        out.fileHandleForReading.readabilityHandler = { [weak self] h in
+        out.fileHandleForReading.readabilityHandler = { [output] h in
             let d = h.availableData
-            guard let self, !d.isEmpty else { return }
-            self.lock.withLock {
-                self.partial += String(decoding: d, as: UTF8.self)
-                while let nl = self.partial.firstIndex(of: "\n") {
-                    self.outLines.append(String(self.partial[..<nl]))
-                    self.partial = String(self.partial[self.partial.index(after: nl)...])
+            guard !d.isEmpty else { return }
+            output.withLock { o in
+                o.partial += String(decoding: d, as: UTF8.self)
+                while let nl = o.partial.firstIndex(of: "\n") {
+                    o.lines.append(String(o.partial[..<nl]))
+                    o.partial = String(o.partial[o.partial.index(after: nl)...])
                 }
             }
         }
-        err.fileHandleForReading.readabilityHandler = { [weak self] h in
+        err.fileHandleForReading.readabilityHandler = { [output] h in
             let d = h.availableData
-            guard let self, !d.isEmpty else { return }
-            self.lock.withLock { self.errText += String(decoding: d, as: UTF8.self) }
+            guard !d.isEmpty else { return }
+            output.withLock { $0.errText += String(decoding: d, as: UTF8.self) }
         }
         try process.run()
     }
 
-    var lines: [String] { lock.withLock { outLines } }
-    var stderr: String { lock.withLock { errText } }
+    var lines: [String] { output.current.lines }
+    var stderr: String { output.current.errText }
 
     /// Waits for a stdout line starting with `prefix` that was not seen before index `after`.
     @discardableResult

@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 import DepthKit
+import TestSupport
 
 /// Runs the built `depthlens` executable the way a user does and captures what it prints.
 struct CLIResult {
@@ -48,14 +49,17 @@ enum CLI {
         p.standardError = err
         try p.run()
         // Read both pipes before waiting so a chatty child never blocks on a full pipe.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let outBox = Box()
+        let outBox = LockedValue(Data())
         let group = DispatchGroup()
         group.enter()
-        DispatchQueue.global().async { outBox.data = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        DispatchQueue.global().async {
+            let d = out.fileHandleForReading.readDataToEndOfFile()
+            outBox.withLock { $0 = d }
+            group.leave()
+        }
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         group.wait()
-        let outData = outBox.data
+        let outData = outBox.current
         p.waitUntilExit()
         return CLIResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
                          stderr: String(decoding: errData, as: UTF8.self))

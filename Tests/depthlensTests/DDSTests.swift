@@ -57,19 +57,15 @@ final class DDSTests: XCTestCase {
     /// Starts `source` on another thread (it waits for its first frame) and returns a wait for it.
     func startInBackground(_ source: DDSSource) -> () -> Error? {
         let done = DispatchSemaphore(value: 0)
-        let box = ErrorBox()
+        let startError = LockedValue<Error?>(nil)
         Thread.detachNewThread {
-            do { try source.start() } catch { box.error = error }
+            do { try source.start() } catch { startError.withLock { $0 = error } }
             done.signal()
         }
         return {
             done.wait()
-            return box.error
+            return startError.current
         }
-    }
-
-    final class ErrorBox: @unchecked Sendable {  // written by the starting thread before its signal, read after the wait
-        var error: Error?
     }
 
     func drain(_ s: DDSSource) throws -> [FrameSet] {
@@ -221,10 +217,11 @@ final class DDSTests: XCTestCase {
         let dir = TemporaryFolder("dds-sub")
         let d = domain(3)
         let done = DispatchSemaphore(value: 0)
-        let box = OutcomeBox()
+        let box = LockedValue<ProcessOutcome?>(nil)
         let args = [py, refScript, "sub", "/dlsub", "\(d)", "30", dir.path, "2"], env = debianPython
         Thread.detachNewThread {
-            box.outcome = try? TestProcess.run(args, environment: env, timeout: 90)
+            let outcome = try? TestProcess.run(args, environment: env, timeout: 90)
+            box.withLock { $0 = outcome }
             done.signal()
         }
         Thread.sleep(forTimeInterval: 1)
@@ -232,7 +229,8 @@ final class DDSTests: XCTestCase {
                                      "--domain", "\(d)", "--interface", "lo"], timeout: 120)
         XCTAssertEqual(r.status, 0, r.output)
         done.wait()
-        XCTAssertEqual(box.outcome?.status, 0, box.outcome?.output ?? "the reference subscriber did not run")
+        let outcome = box.current
+        XCTAssertEqual(outcome?.status, 0, outcome?.output ?? "the reference subscriber did not run")
         struct Got: Decodable {
             struct Image: Decodable { var stamp_ns: Int64; var width: Int; var height: Int; var encoding: String; var step: Int; var file: String }
             struct Info: Decodable { var k: [Double]; var width: Int; var height: Int }
@@ -262,10 +260,6 @@ final class DDSTests: XCTestCase {
         let ck = try XCTUnwrap(got.info["color"]).k, dk = try XCTUnwrap(got.info["depth"]).k
         XCTAssertEqual([ck[0], ck[4], ck[2], ck[5]].map { Float($0) }, [cal.color.intrinsics.fx, cal.color.intrinsics.fy, cal.color.intrinsics.cx, cal.color.intrinsics.cy])
         XCTAssertEqual([dk[0], dk[4], dk[2], dk[5]].map { Float($0) }, [cal.depth.intrinsics.fx, cal.depth.intrinsics.fy, cal.depth.intrinsics.cx, cal.depth.intrinsics.cy])
-    }
-
-    final class OutcomeBox: @unchecked Sendable {  // written by the child's thread before its signal, read after the wait
-        var outcome: ProcessOutcome?
     }
 
     // MARK: Samples as untrusted bytes

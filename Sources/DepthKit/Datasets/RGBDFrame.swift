@@ -1,6 +1,6 @@
 /// One color + depth pair: the unit every data-set reader, the synthetic scene and the recorder
 /// hand around. Color is `rgba8`; depth is meters as `depthFloat32` (invalid = 0).
-public struct RGBDFrame: @unchecked Sendable {
+public struct RGBDFrame: Sendable {
     public var color: PixelBuffer
     public var depth: DepthData
     /// Seconds (data-set time for recordings, scene time for the synthetic scene).

@@ -9,7 +9,7 @@ import Foundation
 /// with the depth frame of the nearest timestamp if that is within `maxTimeDifference` (0.02 s);
 /// color frames with no such depth are dropped. A depth frame may serve more than one color
 /// frame: nearest is enough for viewing, and TUM's own `associate.py` is there for stricter pairing.
-public final class TUMSequence: @unchecked Sendable {
+public final class TUMSequence: Sendable {
     public struct Entry: Hashable, Sendable {
         /// The color frame's timestamp, in seconds.
         public var timestamp: Double

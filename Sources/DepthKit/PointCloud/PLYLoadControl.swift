@@ -4,19 +4,18 @@ import Foundation
 /// the loading thread reports bytes read after every chunk; any thread may read them or cancel. A
 /// cancelled load ends at its next chunk with the one-line error "FILE: load cancelled", and nothing
 /// it read is kept.
-public final class PLYLoadControl: @unchecked Sendable {
-    private let lock = NSLock()
-    private var cancelled = false
-    private var done = 0, total = 0
+public final class PLYLoadControl: Sendable {
+    private struct State { var cancelled = false, done = 0, total = 0 }
+    private let state = Locked(State())
 
     public init() {}
 
-    public func cancel() { lock.withLock { cancelled = true } }
-    public var isCancelled: Bool { lock.withLock { cancelled } }
+    public func cancel() { state.withLock { $0.cancelled = true } }
+    public var isCancelled: Bool { state.current.cancelled }
     /// Bytes read so far and the file's size (0, 0 before the first chunk).
-    public var progress: (done: Int, total: Int) { lock.withLock { (done, total) } }
+    public var progress: (done: Int, total: Int) { state.withLock { ($0.done, $0.total) } }
 
-    fileprivate func report(_ d: Int, _ t: Int) { lock.withLock { done = d; total = t } }
+    fileprivate func report(_ d: Int, _ t: Int) { state.withLock { $0.done = d; $0.total = t } }
 }
 
 extension PLYReader {

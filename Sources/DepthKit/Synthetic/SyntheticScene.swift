@@ -96,6 +96,9 @@ public struct SyntheticScene: Sendable {
 
     /// The static wall's color for one size, packed rows of `rgba8`, computed with the very
     /// expressions of the per-pixel renderer. Immutable once made, so shared freely.
+    ///
+    /// `@unchecked Sendable`: `color` (a raw pointer, not Sendable) is written only by `init`,
+    /// before any other thread can see the object, and read-only after; `deinit` frees it.
     final class Background: @unchecked Sendable {
         let width: Int, height: Int
         let color: UnsafeMutablePointer<UInt8>
@@ -133,22 +136,22 @@ public struct SyntheticScene: Sendable {
     static let backgrounds = BackgroundCache()
 
     /// The last few `Background`s used, most recent first, behind a lock.
-    final class BackgroundCache: @unchecked Sendable {
-        private let lock = NSLock()
-        private var entries: [Background] = []   // most recently used first
+    final class BackgroundCache: Sendable {
+        private let entries = Locked<[Background]>([])   // most recently used first
         static let capacity = 4
 
         func background(width: Int, height: Int) -> Background {
-            lock.lock(); defer { lock.unlock() }
-            if let i = entries.firstIndex(where: { $0.width == width && $0.height == height }) {
-                let b = entries.remove(at: i)
+            entries.withLock { entries in
+                if let i = entries.firstIndex(where: { $0.width == width && $0.height == height }) {
+                    let b = entries.remove(at: i)
+                    entries.insert(b, at: 0)
+                    return b
+                }
+                let b = Background(width: width, height: height)
                 entries.insert(b, at: 0)
+                if entries.count > Self.capacity { entries.removeLast() }
                 return b
             }
-            let b = Background(width: width, height: height)
-            entries.insert(b, at: 0)
-            if entries.count > Self.capacity { entries.removeLast() }
-            return b
         }
     }
 

@@ -45,7 +45,7 @@ extension ViewerApp {
         logState(force: keys > 0)
         let (cx, cy) = window.cursor
         if view == .threeD {
-            if !imguiMouse, composer.scene3D != nil { input3D.drag(x: cx, y: cy, window: window) }
+            if !imguiMouse { input3D.drag(x: cx, y: cy, window: window) }
             // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
             if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
                 print("hover: \(r.text)")

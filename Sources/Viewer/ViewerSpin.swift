@@ -7,7 +7,7 @@ extension ViewerApp {
     /// Turns the 3D camera about its center by the rate × the time since the last frame (the
     /// first frame of a camera only starts the clock). A drag still moves the view on top.
     func spinView(now: Double) {
-        guard let rate = options.spinDegreesPerSecond, view == .threeD, composer.scene3D != nil else { return }
+        guard let rate = options.spinDegreesPerSecond, view == .threeD else { return }
         defer { input3D.spunAt = now }
         guard let last = input3D.spunAt, var camera = input3D.camera else { return }
         camera.orbit(yaw: Float((now - last) * rate * .pi / 180), pitch: 0)

@@ -233,10 +233,10 @@ extension Scene3D {
     func updateHover(x: Double, y: Double, active: Bool) -> Bool {
         guard let list = pointList else { return cloudHover.update(view: .init(matrix: .identity, width: 0, height: 0, generation: -1),
                                                                     positions: [], colors: [], x: x, y: y, active: false) }
-        let view = CloudHover.View(matrix: viewProjection, width: extent.width, height: extent.height,
+        let view = CloudHover.View(matrix: input.viewProjection, width: input.extent.width, height: input.extent.height,
                                    generation: cloudHover.generation)
         return cloudHover.update(view: view, positions: list.positions, colors: list.colors, x: x, y: y,
-                                 active: active && press == nil)
+                                 active: active && input.press == nil)
     }
 
     var hoverReadout: CloudReadout? { cloudHover.readout }

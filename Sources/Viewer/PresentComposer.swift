@@ -44,7 +44,8 @@ final class PresentComposer {
 
     let present: PresentPipeline
     let processor: FrameProcessor
-    /// The 3D view (nil when the point-cloud renderer cannot be made on this device).
+    /// The 3D view's pictures and point layers (nil when the point-cloud renderer cannot be made on
+    /// this device); its camera and input are the window's (`ViewerApp.input3D`).
     let scene3D: Scene3D?
     private let pictureCopy = PictureCopy()
     /// Whether this device copies CPU pictures in (`PictureCopy.enabled(on:)`).
@@ -61,7 +62,8 @@ final class PresentComposer {
     /// The last `process` gave a 3D picture to copy in (`drawsAhead`).
     private var lastCopiedPicture = false
 
-    init(context: GPUContext, swapchain: Swapchain, options: ViewerOptions, sync: FrameSync, log: ViewerLog) throws {
+    init(context: GPUContext, swapchain: Swapchain, options: ViewerOptions, sync: FrameSync, log: ViewerLog,
+         input3D: Scene3DInput) throws {
         self.sync = sync
         self.log = log
         alwaysProcess = options.reprocess || options.watchShaders
@@ -72,15 +74,9 @@ final class PresentComposer {
         factory.watchesShaders = options.watchShaders
         processor = FrameProcessor(factory: factory)
         copiesPictures = PictureCopy.enabled(on: context)
-        scene3D = Scene3D.make(context: context, factory: factory)
+        scene3D = Scene3D.make(context: context, factory: factory, input: input3D)
         scene3D?.drawing = options.points ?? (context.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? .cpu : .compute)
         scene3D?.edlChoice = options.edl
-        let printsPicks = options.logReadout || options.logUI
-        scene3D?.log = { line in
-            guard printsPicks else { return }
-            print(line)
-            fflush(nil)
-        }
     }
 
     /// Shader errors of everything that draws (`--watch-shaders`), one per program.

@@ -1,69 +1,86 @@
 import CPlatform
-import CGLFW
 import CVulkan
 import Capture
 import DepthKit
 import Foundation
 import GPUKit
 
-/// The 3D view: GPUKit's `PointCloudRenderer` draws the frame's cloud offscreen (in the same
-/// command buffer, no readback) from an `OrbitCamera`, and the present pass shows it. Mouse:
-/// left-drag orbits, right-drag or Shift+left-drag rolls, middle-drag or Ctrl+left-drag pans,
-/// scroll zooms toward the cursor, double-click resets; clicking two points measures them.
+/// The 3D view's picture cache and point layers: GPUKit's `PointCloudRenderer` draws the frame's
+/// cloud offscreen (in the same command buffer, no readback), or `CPUPointRenderer` on the CPU, and
+/// the present pass shows it; a PLY point list (`pointList`) or the last depth frame's points
+/// (`cloud`) are what is drawn, picked and hovered. The camera, the mouse and the picks are
+/// `Scene3DInput`'s (`input`, owned by `ViewerApp`): each draw frames the view there.
 final class Scene3D {
+    /// The drawing's choices that are not the renderer's own (`PointStyle`).
+    struct Options: Equatable {
+        /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
+        var usesCPU = false
+        /// Adaptive point size (the panel): the point size is the largest (`AdaptivePointSize.defaultLargest` until [ / ]).
+        var adaptiveSize = false
+        /// `view --edl` / `--no-edl` (nil: eye-dome lighting on for a PLY without colors, else off).
+        var edl: Bool?
+        /// `--reprocess` / `--watch-shaders`: a still point list is drawn again every frame (timing).
+        var redrawsAlways = false
+    }
+
     let renderer: PointCloudRenderer
-    var camera: OrbitCamera?
+    /// The camera, the framing of the last draw, the picks (the window's input).
+    let input: Scene3DInput
+    var options = Options()
     var target: PixelBuffer?
     var output: GPUTexture?
-    private(set) var userPointSize: Float?
-    /// The framing of the last draw (for picking and the overlay).
-    var viewProjection = Matrix4.identity
-    var extent = (width: 1, height: 1)
-    var focal: Float = 500
+    /// The last depth frame's points (meters, intrinsics at their size), for picking.
     var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
-    /// Picked points (world, meters), at most two.
-    var picks: [SIMD3<Float>] = []
-    private(set) var press: (button: Int32, mods: Int32, x: Double, y: Double, moved: Bool)?
-    private var lastPos: (x: Double, y: Double)?
-    private var lastClick: (time: Double, x: Double, y: Double, batch: Int)?
-    var log: ((String) -> Void)?
     /// A PLY point list shown instead of the frame's depth (`--source ply:FILE`), see Scene3DPointList.swift.
     var pointList: PointListState?
-    /// Depth frames drawn on the CPU (`PointDrawing.cpu`), see Scene3DPoints.swift.
-    var usesCPU = false
-    /// Adaptive point size (the panel): the point size is the largest (`AdaptivePointSize.defaultLargest` until [ / ]).
-    var adaptiveSize = false
-    /// `view --edl` / `--no-edl` (nil: eye-dome lighting on for a PLY without colors, else off).
-    var edlChoice: Bool? {
-        didSet { if let e = edlChoice { renderer.eyeDomeLighting.enabled = e } }
-    }
     let cpuRenderer = CPUPointRenderer()
     /// The last picture drawn on the CPU (nil when the GPU drew the last frame: `output` then).
     var picture: PixelBuffer?
     /// The hover readout of a point list (CloudHover.swift).
     let cloudHover = CloudHover()
-    /// `--spin`: when the camera was last turned (ViewerSpin.swift).
-    var spunAt: Double?
-    /// `--reprocess` / `--watch-shaders`: a still point list is drawn again every frame (timing).
-    var redrawsAlways = false
     /// The GPU's picture of a point list moving at a stride, at half the window's size (Scene3DPointList.swift).
     var movingTarget: PixelBuffer?
 
-    init(renderer: PointCloudRenderer) { self.renderer = renderer }
+    init(renderer: PointCloudRenderer, input: Scene3DInput = Scene3DInput()) {
+        self.renderer = renderer
+        self.input = input
+    }
 
-    static func make(context: GPUContext, factory: GPUFilterFactory) -> Scene3D? {
+    static func make(context: GPUContext, factory: GPUFilterFactory, input: Scene3DInput) -> Scene3D? {
         guard let r = try? PointCloudRenderer(context: context, cache: factory.textureCache, library: factory.library) else { return nil }
         r.watchesShaders = factory.watchesShaders
-        return Scene3D(renderer: r)
+        return Scene3D(renderer: r, input: input)
     }
+
+    var usesCPU: Bool {
+        get { options.usesCPU }
+        set { options.usesCPU = newValue }
+    }
+    var adaptiveSize: Bool {
+        get { options.adaptiveSize }
+        set { options.adaptiveSize = newValue }
+    }
+    var redrawsAlways: Bool {
+        get { options.redrawsAlways }
+        set { options.redrawsAlways = newValue }
+    }
+    /// `view --edl` / `--no-edl`: set, it switches the renderer's eye-dome lighting.
+    var edlChoice: Bool? {
+        get { options.edl }
+        set {
+            options.edl = newValue
+            if let e = newValue { renderer.eyeDomeLighting.enabled = e }
+        }
+    }
+    var log: ((String) -> Void)? { input.log }
 
     /// The point diameter drawn (the user's once set by keys or the panel, else the fitted one),
     /// clamped to `Limits.pointSize` and to what the device draws.
     var pointSize: Float {
-        get { userPointSize ?? renderer.pointSize }
+        get { input.userPointSize ?? renderer.pointSize }
         set {
             let v = Limits.pointSize.clamp(newValue)
-            userPointSize = min(max(v, renderer.pointSizeRange.lowerBound), renderer.pointSizeRange.upperBound)
+            input.userPointSize = min(max(v, renderer.pointSizeRange.lowerBound), renderer.pointSizeRange.upperBound)
         }
     }
 
@@ -91,7 +108,7 @@ final class Scene3D {
         let out = try recorder.target(for: target!)
         if renderer.colorBy != .color { renderer.colorRange = PointColorRange.colorRange(renderer.colorBy, depthData, k) }
         try renderer.record(cb: cb, recorder: recorder, depth: td, color: tc, intrinsics: k, output: out,
-                            camera: pointCloudCamera(viewProjection))
+                            camera: input.pointCloudCamera(input.viewProjection))
         mark("point cloud")
         output = out
         picture = nil
@@ -116,11 +133,11 @@ final class Scene3D {
         }
         cpuTarget = out
         let r = cpuRendererWithGPUSettings()
-        let key = CPUDrawKey(frame, viewProjection: viewProjection, look: renderer.style, stride: r.pointStride, into: out)
+        let key = CPUDrawKey(frame, viewProjection: input.viewProjection, look: renderer.style, stride: r.pointStride, into: out)
         if reuse, picture === out, lastCPUDraw == key { return out }
         lastCPUDraw = nil   // not valid while drawing (a failed draw leaves no picture to reuse)
         if r.colorBy != .color { r.colorRange = PointColorRange.colorRange(r.colorBy, depthData, k) }
-        try r.render(depth: depth, color: color, intrinsics: k, viewProjection: pointCloudCamera(viewProjection).viewProjection,
+        try r.render(depth: depth, color: color, intrinsics: k, viewProjection: input.pointCloudCamera(input.viewProjection).viewProjection,
                      into: out)
         output = nil
         picture = out
@@ -163,51 +180,25 @@ final class Scene3D {
         let color = frame.color.format == .rgba8 || frame.color.format == .bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
         let k = depthData.intrinsics.width == depth.width ? depthData.intrinsics
             : depthData.intrinsics.scaled(toWidth: depth.width, height: depth.height)
-        if camera == nil {
+        if input.camera == nil {
             guard let pivot = PointCloud.orbitPivot(depth: depthData) else { throw CaptureError.invalidState("no valid depth to show in 3D") }
-            camera = OrbitCamera(center: pivot)
+            input.camera = OrbitCamera(center: pivot)
         }
-        let far = max(100, 4 * (camera!.distance + 20))
+        let camera = input.camera!
+        let far = max(100, 4 * (camera.distance + 20))
         let (proj, f) = projection(k, width: width, height: height, far: far)
-        viewProjection = proj * camera!.viewMatrix
-        extent = (width, height)
-        focal = f
+        input.frame(viewProjection: proj * camera.viewMatrix, width: width, height: height, focal: f)
         cloud = (depth, k)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
-        renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : max(1, s.rounded(.up)))
+        renderer.pointSize = input.userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : max(1, s.rounded(.up)))
         renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: f, depthFocal: k.fx) : 0
         return (depthData, depth, color, k)
-    }
-
-    /// The renderer's camera for `m`, made again (an array of 16 floats) only when the view moved.
-    private var lastCamera: (matrix: Matrix4, camera: PointCloudCamera)?
-    /// A moving view gets a new matrix every frame: its floats are written into the last camera's
-    /// array (unique once the last frame's copies are gone), so turning allocates nothing.
-    func pointCloudCamera(_ m: Matrix4) -> PointCloudCamera {
-        guard var last = lastCamera else {
-            let c = PointCloudCamera(viewProjection: m.floats)
-            lastCamera = (m, c)
-            return c
-        }
-        if last.matrix == m { return last.camera }
-        lastCamera = nil   // the one reference left is `last`'s: the write below is in place
-        last.camera.viewProjection.withUnsafeMutableBufferPointer { f in
-            func put(_ i: Int, _ c: SIMD4<Float>) { f[4 * i] = c.x; f[4 * i + 1] = c.y; f[4 * i + 2] = c.z; f[4 * i + 3] = c.w }
-            put(0, m.c0); put(1, m.c1); put(2, m.c2); put(3, m.c3)
-        }
-        last.matrix = m
-        lastCamera = last
-        return last.camera
-    }
-
-    /// Where a world point lands in the window (nil behind the eye).
-    func screen(_ p: SIMD3<Float>) -> (Float, Float)? {
-        PointPicker.project(p, viewProjection, width: Float(extent.width), height: Float(extent.height)).map { ($0.x, $0.y) }
     }
 
     /// The cloud point drawn nearest to window point (x, y), within 8 px, preferring the nearest to the eye
     /// (depth frames: unprojected depth pixels; point lists: their points).
     func pick(x: Double, y: Double) -> SIMD3<Float>? {
+        let viewProjection = input.viewProjection, extent = input.extent
         if let list = pointList {   // a PLY point list (Scene3DPicking.swift)
             return PointPicker.nearest(list.positions, viewProjection: viewProjection, width: extent.width, height: extent.height, x: x, y: y)
         }
@@ -244,15 +235,15 @@ final class Scene3D {
     /// camera or the points drawn change (a moving view).
     func withOverlayLines(_ body: (UnsafePointer<CChar>) -> Void) {
         let parts = OverlayParts(method: renderer.method, atomicBits: renderer.atomicBits, colorBy: renderer.colorBy,
-                                 onCPU: drawsOnCPU, measured: measuredDistance, picks: picks.count)
+                                 onCPU: drawsOnCPU, measured: input.measuredDistance, picks: input.picks.count)
         if overlayMemo?.parts != parts {
-            let picksLine: String? = measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) }
-                ?? (picks.count == 1 ? "picked 1 point; click a second one to measure" : nil)
+            let picksLine: String? = input.measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) }
+                ?? (input.picks.count == 1 ? "picked 1 point; click a second one to measure" : nil)
             overlayMemo = (parts, pointsLine, picksLine)
         }
         guard let memo = overlayMemo else { return }
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { buf in
-            if let c = camera {
+            if let c = input.camera {
                 let degrees = 180 / Float.pi
                 _ = dl_format_camera_line(buf.baseAddress, buf.count, c.distance, c.pose.yaw * degrees,
                                           c.pose.pitch * degrees, c.pose.roll * degrees, renderer.pointSize)
@@ -274,117 +265,32 @@ final class Scene3D {
         return lines
     }
 
-    var measuredDistance: Float? {
-        guard picks.count == 2 else { return nil }
-        let d = picks[0] - picks[1]
-        return (d * d).sum().squareRoot()
-    }
-
-    /// The picks as a line on screen.
-    func drawOverlay() {
-        let pts = picks.compactMap { screen($0) }
-        if pts.count == 2 { UI.line(from: pts[0], to: pts[1]) }
-        else if pts.count == 1 { UI.line(from: pts[0], to: pts[0]) }
-    }
-
-    func mouseButton(button: Int32, pressed: Bool, mods: Int32, x: Double, y: Double, now: Double, batch: Int) {
-        if pressed {
-            if button == GLFW_MOUSE_BUTTON_LEFT, let c = lastClick, now - c.time < 1, now - c.time < 0.4 || batch - c.batch <= 1,
-               abs(c.x - x) < 5, abs(c.y - y) < 5 {
-                reset()
-                lastClick = nil
-                press = nil
-                return
-            }
-            press = (button, mods, x, y, false)
-            lastPos = (x, y)
-            if button == GLFW_MOUSE_BUTTON_LEFT { lastClick = (now, x, y, batch) }
-            return
-        }
-        guard press?.button == button else { return }
-        // Events can outrun frames (a fast drag ends before the next poll): finish the drag here.
-        drag(x: x, y: y, window: nil)
-        guard let p = press else { return }
-        press = nil
-        lastPos = nil
-        if button == GLFW_MOUSE_BUTTON_LEFT, !p.moved, p.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL) == 0 {
-            if let point = pick(x: x, y: y) {
-                if picks.count >= 2 { picks.removeAll() }
-                picks.append(point)
-                log?(String(format: "pick: x %.3f y %.3f z %.3f m", point.x, point.y, point.z))
-                if let d = measuredDistance { log?(String(format: "distance: %.0f mm", d * 1000)) }
-            }
-        }
-    }
-
-    /// Applies the drag since the last frame (polled: smooth whatever the event rate).
-    func drag(x: Double, y: Double, window: Window?) {
-        guard var p = press, let last = lastPos, var cam = camera else { return }
-        let dx = Float(x - last.x), dy = Float(y - last.y)
-        lastPos = (x, y)
-        guard dx != 0 || dy != 0 else { return }
-        if abs(x - p.x) + abs(y - p.y) > 3 { p.moved = true; press = p }
-        guard p.moved else { return }
-        let shift = p.mods & GLFW_MOD_SHIFT != 0, ctrl = p.mods & GLFW_MOD_CONTROL != 0
-        switch p.button {
-        case GLFW_MOUSE_BUTTON_RIGHT: cam.roll(by: dx * 0.01)
-        case GLFW_MOUSE_BUTTON_MIDDLE: cam.pan(pixels: dx, dy, focalPixels: focal)
-        default:
-            if shift { cam.roll(by: dx * 0.01) }
-            else if ctrl { cam.pan(pixels: dx, dy, focalPixels: focal) }
-            else { cam.orbit(yaw: -dx * 0.005, pitch: dy * 0.005) }
-        }
-        camera = cam
-    }
-
-    func scroll(dy: Double, x: Double, y: Double) {
-        guard var cam = camera else { return }
-        cam.zoom(by: Float(pow(0.85, dy)), toward: pick(x: x, y: y))
-        camera = cam
-    }
-
-    func reset() {
-        camera?.reset()
-        picks.removeAll()
-        userPointSize = nil
-        log?("reset")
-    }
-
-    /// The 3D view's keys. Every action is named: one added to `ViewerAction` must be routed here
-    /// or listed as the window's (a compile error until it is).
+    /// The 3D view's keys: the camera's go to `input`, the drawing's are handled here (all of them
+    /// only while there is a camera). Every action is named: one added to `ViewerAction` must be
+    /// routed here or listed as the window's (a compile error until it is).
     func perform(_ action: ViewerAction) {
-        guard var cam = camera else { return }
-        let step: Float = 5 * .pi / 180
+        guard input.camera != nil else { return }
         switch action {
-        case .resetView: reset(); return
-        case .zoomIn: cam.zoom(by: 0.8)
-        case .zoomOut: cam.zoom(by: 1.25)
-        case .orbitLeft: cam.orbit(yaw: step, pitch: 0)
-        case .orbitRight: cam.orbit(yaw: -step, pitch: 0)
-        case .orbitUp: cam.orbit(yaw: 0, pitch: -step)
-        case .orbitDown: cam.orbit(yaw: 0, pitch: step)
+        case .resetView, .zoomIn, .zoomOut, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
+            input.perform(action)
         case .pointSizeUp: pointSize = pointSize + 1
         case .pointSizeDown: pointSize = pointSize - 1
         case .cycleColorBy:
             renderer.colorBy = renderer.colorBy.next
             if renderer.colorBy != .color { renderer.method = .compute }   // the raster pipeline colors by texel only
             log?("3D color by \(renderer.colorBy.rawValue)")
-            return
         case .togglePointMethod:
             drawing = drawing == .compute ? .raster : .compute
             log?("3D points by \(drawing.rawValue)")
-            return
         case .toggleEDL:
             renderer.eyeDomeLighting.enabled.toggle()
             if renderer.eyeDomeLighting.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
             log?(renderer.eyeDomeLighting.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
-            return
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
              .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
              .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport:
             return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
-        camera = cam
     }
 }

@@ -126,9 +126,9 @@ extension Scene3D {
     /// eye-dome lighting on (off for a colored cloud).
     func setPointList(_ contents: PLYContents?) throws {
         pointList = nil
-        camera = nil
+        input.camera = nil
         cloud = nil
-        picks.removeAll()
+        input.picks.removeAll()
         cloudHover.pointsChanged()
         guard let contents else { return }
         let t0 = monotonicSeconds()
@@ -163,9 +163,6 @@ extension Scene3D {
         list.hostSubset = CPUPointList(cloud: sub)
     }
 
-    /// True while a mouse drag is held (the view moves under the user).
-    var isDragging: Bool { press?.moved == true }
-
     /// Records the point list into `cb` (inside `recorder.frame {}`), at the progressive stride;
     /// records nothing when the picture of the last frame is still right (it is shown again).
     func recordPointList(_ cb: VkCommandBuffer, recorder: GPUFrameRecorder, width: Int, height: Int,
@@ -185,7 +182,7 @@ extension Scene3D {
         let (fromSubset, stride) = list.source(stride: list.stride)
         renderer.pointStride = stride
         try renderer.record(cb: cb, recorder: recorder, cloud: fromSubset ? list.subset! : list.cloud, output: out,
-                            camera: pointCloudCamera(key.viewProjection))
+                            camera: input.pointCloudCamera(key.viewProjection))
         mark("point cloud")
         drew(key, now: now)
         output = out
@@ -208,7 +205,7 @@ extension Scene3D {
         let r = cpuRendererWithGPUSettings()
         r.colorRange = renderer.colorRange
         r.pointStride = stride
-        try r.render(points: fromSubset ? list.hostSubset! : host, viewProjection: pointCloudCamera(key.viewProjection).viewProjection,
+        try r.render(points: fromSubset ? list.hostSubset! : host, viewProjection: input.pointCloudCamera(key.viewProjection).viewProjection,
                      into: out)
         drew(key, now: now)
         output = nil
@@ -227,19 +224,19 @@ extension Scene3D {
     private func preparePointList(width: Int, height: Int, now: Double, onCPU: Bool) -> PointListState.DrawKey {
         var list = pointList!
         let k = CameraIntrinsics.default(width: width, height: height)
-        if list.framing == nil || camera == nil {
+        if list.framing == nil || input.camera == nil {
             let f = CloudFraming(min: list.cloud.bounds.min, max: list.cloud.bounds.max, intrinsics: k)
             list.framing = f
-            camera = f.camera
+            input.camera = f.camera
         }
-        let framing = list.framing!, cam = camera!
+        let framing = list.framing!, cam = input.camera!
         // The last draw's cost, frame to frame (a picture shown again costs nothing to measure).
         if let last = list.lastDraw {
             let ms = (now - last.time) * 1000
             if last.stride == 1 { list.lastFullMs = ms } else { list.lastMoving = (ms, last.stride) }
             list.lastDraw = nil
         }
-        let moving = isDragging || (list.lastCamera.map { $0 != cam } ?? false)
+        let moving = input.isDragging || (list.lastCamera.map { $0 != cam } ?? false)
         list.lastCamera = cam
         list.stride = PointListState.stride(moving: moving, lastFullMs: list.lastFullMs, lastMoving: list.lastMoving,
                                             budgetMs: Self.frameBudgetMs, current: list.stride, maxStride: list.maxStride)
@@ -247,17 +244,16 @@ extension Scene3D {
         let planes = framing.planes(distance: cam.distance)
         // The window's framing (picking and the overlay use it); the GPU draws a moving view at a
         // stride at half that size, through the same camera (the compute pass's per-pixel cost).
-        viewProjection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height,
-                                            near: planes.near, far: planes.far) * cam.viewMatrix
-        extent = (width, height)
-        focal = k.fx
+        let viewProjection = Matrix4.projection(fx: k.fx, fy: k.fy, cx: k.cx, cy: k.cy, width: width, height: height,
+                                                near: planes.near, far: planes.far) * cam.viewMatrix
+        input.frame(viewProjection: viewProjection, width: width, height: height, focal: k.fx)
         var draw = (width: width, height: height, k: k, viewProjection: viewProjection)
         if !onCPU, list.stride > 1, width >= 2, height >= 2 {
             let w = (width + 1) / 2, h = (height + 1) / 2, kh = CameraIntrinsics.default(width: w, height: h)
             draw = (w, h, kh, Matrix4.projection(fx: kh.fx, fy: kh.fy, cx: kh.cx, cy: kh.cy, width: w, height: h,
                                                  near: planes.near, far: planes.far) * cam.viewMatrix)
         }
-        renderer.pointSize = userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
+        renderer.pointSize = input.userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : 1)
         if adaptiveSize && list.spacing == nil { list.spacing = AdaptivePointSize.spacing(of: list.positions) }
         renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: draw.k.fx, spacing: list.spacing ?? 0) : 0
         if renderer.colorBy != .color {

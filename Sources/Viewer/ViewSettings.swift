@@ -2,6 +2,8 @@ import DepthKit
 
 /// What the panel and the keys change between frames; the frame processor reads it every frame.
 public struct ViewSettings: Equatable, Sendable {
+    /// The 2D or the 3D view (Tab, the panel; `view --3d`).
+    public var view: ViewerOptions.View = .twoD
     public var mode: PreviewMode
     /// Off shows the original color image whatever the mode.
     public var filterOn = true

@@ -23,13 +23,14 @@ public final class ViewerApp {
     /// Each new frame smoothed, calibrated and aligned: `depth.current` is the frame shown.
     let depth: DepthPipeline
     let composer: PresentComposer
+    /// The 3D view's camera, mouse and picks (its pictures and point layers are `composer.scene3D`).
+    let input3D: Scene3DInput
     let imgui: ImGuiLayer
     let capture: ViewerCapture
     /// The panel's Export section and Ctrl+E: recordings written as TUM folders on their own thread.
     let export: ViewerExport
-    /// What the panel and the keys change between frames.
+    /// What the panel and the keys change between frames (the 2D or 3D `view` too).
     var settings: ViewSettings
-    var view: ViewerOptions.View
     /// The panel's and the overlay's own state (shown or not, the source field, readouts, texts).
     var ui: ViewerUIState
 
@@ -69,17 +70,25 @@ public final class ViewerApp {
         swapchain = try Swapchain(context: ctx, surface: try win.makeSurface(instance: ctx.instance), vsync: options.vsync)
         let log = ViewerLog(logsUI: options.logUI), stats = ViewerStats(now: monotonicSeconds())
         let sync = try FrameSync(context: ctx, stats: stats)
-        let composer = try PresentComposer(context: ctx, swapchain: swapchain, options: options, sync: sync, log: log)
+        let printsPicks = options.logReadout || options.logUI
+        let input3D = Scene3DInput { line in
+            guard printsPicks else { return }
+            print(line)
+            fflush(nil)
+        }
+        let composer = try PresentComposer(context: ctx, swapchain: swapchain, options: options, sync: sync, log: log,
+                                           input3D: input3D)
         self.log = log
         self.stats = stats
         self.sync = sync
         self.composer = composer
+        self.input3D = input3D
         settings = ViewSettings(mode: options.mode)
         settings.mix = options.mix
         settings.colormap = options.colormap
         settings.backend = options.backend
         settings.smoothing = options.smoothing
-        view = options.view
+        settings.view = options.view
         ui = ViewerUIState(showPanel: options.showPanel, sourceText: options.source.description)
         session = try SourceSession(options: options, log: log, cameras: Self.makeCameraCatalog(log: log))
         depth = DepthPipeline(options: options, context: ctx, log: log)
@@ -235,6 +244,12 @@ public final class ViewerApp {
     }
 
     var playback: PlaybackControl? { session.playback }
+
+    /// The 2D or 3D view (kept in `settings`).
+    var view: ViewerOptions.View {
+        get { settings.view }
+        set { settings.view = newValue }
+    }
 
     func notice(_ s: String, isError: Bool = false, seconds: Double = 6) { log.notice(s, isError: isError, seconds: seconds) }
 

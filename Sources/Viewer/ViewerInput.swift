@@ -25,7 +25,11 @@ extension ViewerApp {
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
                 guard !imguiMouse else { continue }
                 if view == .threeD {
-                    composer.scene3D?.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch)
+                    if let s = composer.scene3D {
+                        input3D.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch) {
+                            s.pick(x: $0, y: $1)
+                        }
+                    }
                 } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
                     ui.pinnedReadout = readout(atWindowX: x, y: y)
                     if let r = ui.pinnedReadout, options.logReadout {
@@ -35,13 +39,13 @@ extension ViewerApp {
                 }
             case let .scroll(_, dy, x, y):
                 guard !imguiMouse else { continue }
-                if view == .threeD { composer.scene3D?.scroll(dy: dy, x: x, y: y) }
+                if view == .threeD, let s = composer.scene3D { input3D.scroll(dy: dy, x: x, y: y) { s.pick(x: $0, y: $1) } }
             }
         }
         logState(force: keys > 0)
         let (cx, cy) = window.cursor
         if view == .threeD {
-            if !imguiMouse { composer.scene3D?.drag(x: cx, y: cy, window: window) }
+            if !imguiMouse { input3D.drag(x: cx, y: cy, window: window) }
             // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
             if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
                 print("hover: \(r.text)")

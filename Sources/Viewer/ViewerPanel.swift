@@ -22,7 +22,7 @@ extension ViewerApp {
             if let r = ui.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
             if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
         } else if let s = composer.scene3D {
-            s.drawOverlay()
+            input3D.drawOverlay()
             s.withOverlayLines { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let r = s.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
         }

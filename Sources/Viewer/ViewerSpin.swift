@@ -7,11 +7,11 @@ extension ViewerApp {
     /// Turns the 3D camera about its center by the rate × the time since the last frame (the
     /// first frame of a camera only starts the clock). A drag still moves the view on top.
     func spinView(now: Double) {
-        guard let rate = options.spinDegreesPerSecond, view == .threeD, let scene3D = composer.scene3D else { return }
-        defer { scene3D.spunAt = now }
-        guard let last = scene3D.spunAt, var camera = scene3D.camera else { return }
+        guard let rate = options.spinDegreesPerSecond, view == .threeD else { return }
+        defer { input3D.spunAt = now }
+        guard let last = input3D.spunAt, var camera = input3D.camera else { return }
         camera.orbit(yaw: Float((now - last) * rate * .pi / 180), pitch: 0)
-        scene3D.camera = camera
+        input3D.camera = camera
     }
 
     /// With `--stats` and `--source ply:FILE`, after the first frame was presented: how long since

@@ -23,7 +23,7 @@ extension ViewerApp {
         if let s = composer.scene3D {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
                   ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled))]
-            if let c = s.camera {
+            if let c = input3D.camera {
                 f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
                       ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]
             }

@@ -18,7 +18,7 @@ final class CPUPictureReuseTests: XCTestCase {
         setenv("DEPTHLENS_VALIDATION", "1", 1)
         let context = try GPUContext()
         let factory = try GPUFilterFactory(context: context)
-        let scene = try XCTUnwrap(Scene3D.make(context: context, factory: factory))
+        let scene = try XCTUnwrap(Scene3D.make(context: context, factory: factory, input: Scene3DInput()))
         scene.drawing = .cpu
         let source = SyntheticSource(width: 160, height: 120)
         try source.start()

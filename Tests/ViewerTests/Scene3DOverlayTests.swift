@@ -18,24 +18,24 @@ final class Scene3DOverlayTests: XCTestCase {
 
     func testLinesSayTheCameraThePathAndThePointsDrawn() throws {
         let s = try scene()
-        s.camera = OrbitCamera(center: SIMD3(0, 0, 1), distance: 1.5, yaw: .pi / 6, pitch: -.pi / 12)
+        s.input.camera = OrbitCamera(center: SIMD3(0, 0, 1), distance: 1.5, yaw: .pi / 6, pitch: -.pi / 12)
         s.pointList?.drawn = 750
         let lines = s.overlayLines
         XCTAssertEqual(lines.count, 3, "\(lines)")
         XCTAssertEqual(lines.first, "distance 1.50 m, yaw 30 deg, pitch -15 deg, roll 0 deg, points \(Int(s.renderer.pointSize)) px")
         XCTAssertEqual(lines.last, "drawing 750 of 1,500 points (moving)")
-        s.camera = nil
+        s.input.camera = nil
         XCTAssertEqual(s.overlayLines, [])
     }
 
     func testAMovingViewAllocatesNothing() throws {
         let s = try scene()
         var camera = OrbitCamera(center: SIMD3(0, 0, 1), distance: 2)
-        s.camera = camera
+        s.input.camera = camera
         var length = 0
         func frame(_ i: Int) {
             camera.orbit(yaw: 0.03, pitch: 0.01)
-            s.camera = camera
+            s.input.camera = camera
             s.pointList?.drawn = 1000 + i
             s.withOverlayLines { length += strlen($0) }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import DepthKit
 
 /// What every test target shares: the repository's paths, a child-process runner with a deadline,
 /// the Python reference environment, seeded random numbers and temporary folders.
@@ -107,7 +108,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 }
 
 /// A fresh temporary folder, removed when the value goes away.
-public final class TemporaryFolder {
+public final class TemporaryFolder: Sendable {
     public let path: String
     public init(_ label: String = "depthlens-test") {
         path = NSTemporaryDirectory() + "\(label)-\(getpid())-\(UUID().uuidString)"
@@ -119,20 +120,8 @@ public final class TemporaryFolder {
 }
 
 /// A value shared between a test and the threads it starts (a callback's log, a flag a closure
-/// reads).
-///
-/// `@unchecked Sendable`: `value` is read and written only under `lock`.
-public final class LockedValue<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-    public init(_ value: Value) { self.value = value }
-    /// Runs `body` with the value, under the lock.
-    public func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        try lock.withLock { try body(&value) }
-    }
-    /// A copy of the value now.
-    public var current: Value { lock.withLock { value } }
-}
+/// reads): DepthKit's `Locked`, under the name the tests use.
+public typealias LockedValue = Locked
 
 /// The generated sections of the README and docs/: the text between `<!-- NAME:begin -->` and
 /// `<!-- NAME:end -->` lines, which tests compare whole with the table the code generates.

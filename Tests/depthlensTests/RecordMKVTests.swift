@@ -79,9 +79,18 @@ final class RecordMKVTests: CLITestCase {
     /// within `minPSNR`. The synthetic scene's sharp colored edges at 160x120 lose much to 4:2:0
     /// chroma alone (ffmpeg's rgb24 → yuv420p → rgb24 of one frame: 32.8 dB), H.264 crf 23 then
     /// gives ~29.9 dB; a wrong matrix or range would give < 20 dB.
-    func assertSameFolders(_ a: String, _ b: String, colorExact: Bool, minPSNR: Double = 27,
+    /// - Parameter colorAsPaired: `b` came through `record`, which records playback's pairs: its
+    ///   color frames stand at the depth frames' stamps, each the color frame of `a` nearest in time
+    ///   (`a`, written by `convert`, has each color frame once under its own stamp).
+    func assertSameFolders(_ a: String, _ b: String, colorExact: Bool, minPSNR: Double = 27, colorAsPaired: Bool = false,
                            file: StaticString = #filePath, line: UInt = #line) throws {
-        XCTAssertEqual(try lines(a + "/rgb.txt"), try lines(b + "/rgb.txt"), "rgb.txt: the same timestamps", file: file, line: line)
+        if colorAsPaired {
+            XCTAssertEqual(try lines(b + "/rgb.txt").map { $0.split(separator: " ")[0] },
+                           try lines(a + "/depth.txt").map { $0.split(separator: " ")[0] },
+                           "rgb.txt: one color frame per depth frame, at its stamp", file: file, line: line)
+        } else {
+            XCTAssertEqual(try lines(a + "/rgb.txt"), try lines(b + "/rgb.txt"), "rgb.txt: the same timestamps", file: file, line: line)
+        }
         XCTAssertEqual(try lines(a + "/depth.txt"), try lines(b + "/depth.txt"), "depth.txt: the same timestamps", file: file, line: line)
         let entries = try lines(a + "/depth.txt").map { $0.split(separator: " ")[1] }
         XCTAssertFalse(entries.isEmpty, file: file, line: line)
@@ -91,8 +100,17 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual(da.packedBytes(), db.packedBytes(), "depth \(e) bit-exact", file: file, line: line)
         }
         var worst = Double.infinity
-        for e in try lines(a + "/rgb.txt").map({ $0.split(separator: " ")[1] }) {
-            let ca = try ImageIO.read(a + "/" + e), cb = try ImageIO.read(b + "/" + e)
+        let colorA = try lines(a + "/rgb.txt").map { ($0.split(separator: " ")[0], String($0.split(separator: " ")[1])) }
+        let pairs: [(String, String)] = colorAsPaired
+            ? try lines(b + "/rgb.txt").map { l in
+                let t = Double(l.split(separator: " ")[0]) ?? 0
+                let nearest = colorA.min { abs((Double($0.0) ?? 0) - t) < abs((Double($1.0) ?? 0) - t) }
+                return (nearest?.1 ?? "", String(l.split(separator: " ")[1]))
+            }
+            : colorA.map { ($0.1, $0.1) }
+        for (ea, eb) in pairs {
+            let e = eb
+            let ca = try ImageIO.read(a + "/" + ea), cb = try ImageIO.read(b + "/" + eb)
             if colorExact {
                 XCTAssertEqual(ImageIO.toRGBA8(ca).packedBytes(), ImageIO.toRGBA8(cb).packedBytes(), "color \(e) bit-exact", file: file, line: line)
             } else {
@@ -155,7 +173,8 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual((format["tags"] as? [String: Any])?["DEPTHLENS_DEPTH_SCALE"] as? String, "5000", "the TUM folder's own units")
             let out = path(lossless ? "via-l" : "via-h")
             try convert("mkv:" + mkv, out)
-            try assertSameFolders(path("direct"), out, colorExact: lossless)
+            // `record` writes what playback delivers (the one color frame beside each depth frame).
+            try assertSameFolders(path("direct"), out, colorExact: lossless, colorAsPaired: true)
             let back = try RGBDCalibration.read(out + "/calibration.json")
             XCTAssertEqual(back.depth, calibration.depth, "depth camera preserved")
             XCTAssertEqual(back.color, calibration.color, "color camera preserved")
@@ -191,7 +210,8 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual(tags["DEVICE_NAME"] as? String, "Intel RealSense D435")
             let out = path(lossless ? "via-l" : "via-h")
             try convert("mkv:" + mkv, out)
-            try assertSameFolders(path("direct"), out, colorExact: lossless)
+            // `record` writes what playback delivers (the one color frame beside each depth frame).
+            try assertSameFolders(path("direct"), out, colorExact: lossless, colorAsPaired: true)
             XCTAssertEqual(try RGBDCalibration.read(out + "/calibration.json").depthToColor,
                            try RGBDCalibration.read(path("direct") + "/calibration.json").depthToColor, "extrinsics preserved")
             XCTAssertEqual(try RGBDCalibration.read(out + "/calibration.json").depth,

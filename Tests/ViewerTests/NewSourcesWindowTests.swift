@@ -5,7 +5,8 @@ import XCTest
 
 /// The newer sources in a real window (Xvfb): a ROS 2 recording (`ros2:`, written by PyPI's
 /// rosbags and mcap through Tests/Fixtures/ros2_reference.py), a phone depth photo (`photo:`, the
-/// shared iPhone HEIC) and a phone LiDAR scan (`scan:`, written by Tests/Fixtures/make_scans.py).
+/// shared iPhone HEIC), a phone LiDAR scan (`scan:`, written by Tests/Fixtures/make_scans.py) and a
+/// live `dds:` stream from `depthlens publish` on the loopback interface.
 /// Each opens with `--log-ui`, names itself in the window title, shows no error notice and draws
 /// a picture that is not black; the recordings pause and step frame by frame.
 final class NewSourcesWindowTests: WindowTestCase {
@@ -156,5 +157,47 @@ final class NewSourcesWindowTests: WindowTestCase {
         try assertPicture(x, "photo")
         assertNoErrorNotice(v)
         v.quit()
+    }
+    /// Issue 25: a `dds:` stream that `depthlens publish` sends on this machine only (Cyclone DDS
+    /// kept on the loopback interface, as Tests/depthlensTests/DDSTests.swift does) shows live in
+    /// the window; the publisher stops by itself after its frames.
+    func testDDSStreamShows() throws {
+        let loopbackOnly = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces>"
+            + "<AllowMulticast>false</AllowMulticast></General><Discovery><Peers><Peer address=\"127.0.0.1\"/></Peers>"
+            + "<ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>"
+        let env = ["CYCLONEDDS_URI": loopbackOnly]
+        let domain = 100 + (Int(getpid()) * 7 + 50) % 100
+        let source = "dds:/wintest,domain=\(domain)"
+        // The publisher runs on another thread (TestProcess fails the test if it does not end).
+        let published = LockedValue<Result<ProcessOutcome, Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let publish = [Depthlens.executable, "publish", "--source", "synthetic:160x120", "--frames", "240", "--namespace", "/wintest",
+                       "--domain", "\(domain)", "--interface", "lo"]
+        DispatchQueue.global().async {
+            let r = Result { try TestProcess.run(publish, environment: env, timeout: 120) }
+            published.withLock { $0 = r }
+            done.signal()
+        }
+        defer { done.wait() }
+
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", source, "--mode", "jet", "--mix", "1", "--no-panel",
+                                           "--log-ui", "--size", "640x480"], extraEnv: env)
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        let s = try state(v, after: 0)
+        XCTAssertNil(s["frame"], "a live stream has no frame index")
+        XCTAssertTrue(try title(v, naming: source).contains(source), "the window title names \(source)")
+        try v.waitForFrames(10)
+        try assertPicture(x, "dds")
+        assertNoErrorNotice(v)
+        v.quit()
+
+        done.wait()
+        done.signal()   // for the deferred wait
+        let outcome = try XCTUnwrap(published.current).get()
+        XCTAssertEqual(outcome.status, 0, outcome.output)
+        XCTAssertTrue(outcome.output.contains("published 240 frames"), outcome.output)
     }
 }

@@ -1,0 +1,203 @@
+import DepthKit
+import Foundation
+import TestSupport
+import XCTest
+
+/// The newer sources in a real window (Xvfb): a ROS 2 recording (`ros2:`, written by PyPI's
+/// rosbags and mcap through Tests/Fixtures/ros2_reference.py), a phone depth photo (`photo:`, the
+/// shared iPhone HEIC), a phone LiDAR scan (`scan:`, written by Tests/Fixtures/make_scans.py) and a
+/// live `dds:` stream from `depthlens publish` on the loopback interface.
+/// Each opens with `--log-ui`, names itself in the window title, shows no error notice and draws
+/// a picture that is not black; the recordings pause and step frame by frame.
+final class NewSourcesWindowTests: WindowTestCase {
+    /// The `key=value` fields of the last `state:` line after line `after`.
+    private func state(_ v: ViewerRun, after n: Int) throws -> [String: String] {
+        let line = try v.waitForLine("state: ", after: n, timeout: 20)
+        var out: [String: String] = [:]
+        for part in line.dropFirst("state: ".count).split(separator: " ") {
+            let kv = part.split(separator: "=", maxSplits: 1)
+            if kv.count == 2 { out[String(kv[0])] = String(kv[1]) }
+        }
+        return out
+    }
+
+    /// Presses `key` and returns the frame index of the state line the key prints.
+    private func frameAfter(_ v: ViewerRun, key: String) throws -> String? {
+        let n = v.lines.count
+        try v.key(key)
+        return try state(v, after: n)["frame"]
+    }
+
+    /// The window title (`depthlens - SOURCE - MODE`), waited for until it names `source`.
+    private func title(_ v: ViewerRun, naming source: String) throws -> String {
+        let id = try v.windowID()
+        let deadline = Date().addingTimeInterval(20)
+        var name = ""
+        repeat {
+            name = try v.x.xdotool(["getwindowname", id]).trimmingCharacters(in: .whitespacesAndNewlines)
+            if name.contains(source) { break }
+            try v.waitForFrames(2)
+        } while Date() < deadline
+        return name
+    }
+
+    /// No error notice: nothing failed to open or to read.
+    private func assertNoErrorNotice(_ v: ViewerRun, file: StaticString = #filePath, line: UInt = #line) {
+        let bad = v.lines.filter { l in
+            l.hasPrefix("notice: ") && ["notice: source:", "notice: cannot", "failed", "error"].contains { l.contains($0) }
+        }
+        XCTAssertEqual(bad, [], "error notices; stderr: \(v.stderr)", file: file, line: line)
+    }
+
+    /// How many points of a coarse grid over the picture (`width`×`height` window, away from the
+    /// overlay text rows) are not black, and how many distinct colors they have.
+    private func lit(_ s: PixelBuffer, width: Int, height: Int) -> (lit: Int, total: Int, distinct: Int) {
+        var litCount = 0, total = 0
+        var colors = Set<Int>()
+        for y in stride(from: 40, to: height - 40, by: 12) {
+            for x in stride(from: 12, to: width - 12, by: 12) {
+                let p = s.rgb(x, y)
+                total += 1
+                if p.x + p.y + p.z > 30 { litCount += 1 }
+                colors.insert(p.x | p.y << 8 | p.z << 16)
+            }
+        }
+        return (litCount, total, colors.count)
+    }
+
+    /// Screenshots until most of the window is lit, keeps it, and asserts a real picture.
+    private func assertPicture(_ x: XServer, _ name: String, width: Int = 640, height: Int = 480,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        let shot = try x.screenshot(saveAs: path("\(name).png")) { s in
+            let l = lit(s, width: width, height: height)
+            return l.lit * 2 > l.total
+        }
+        keep(path("\(name).png"), as: "newsources-\(name)")
+        let l = lit(shot, width: width, height: height)
+        XCTAssertGreaterThan(l.lit * 2, l.total, "\(name): most of the window is not black (\(l.lit) of \(l.total) lit)",
+                             file: file, line: line)
+        XCTAssertGreaterThan(l.distinct, 20, "\(name): a picture, not a flat color", file: file, line: line)
+    }
+
+    /// Opens `source` paused at frame 0, steps forward with `.` and Right and back with `,` and Left.
+    private func stepThrough(_ source: String, frames: Int, shot: String) throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", source, "--paused", "--mode", "jet", "--mix", "1", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        let first = try state(v, after: 0)
+        XCTAssertEqual(first["paused"], "1", "--paused")
+        XCTAssertEqual(first["frame"], "0", "opens at the first frame")
+        XCTAssertTrue(try title(v, naming: source).contains(source), "the window title names \(source)")
+
+        XCTAssertEqual(try frameAfter(v, key: "period"), "1", "`.` steps on one frame")
+        XCTAssertEqual(try frameAfter(v, key: "Right"), "2", "Right steps on one frame")
+        XCTAssertEqual(try frameAfter(v, key: "comma"), "1", "`,` steps back")
+        XCTAssertEqual(try frameAfter(v, key: "Left"), "0", "Left steps back")
+        // To the last frame and no further while paused without loop.
+        for i in 1..<frames { XCTAssertEqual(try frameAfter(v, key: "period"), "\(i)") }
+
+        // Space plays: the state says so, and playing moves the frame (it wraps or stops at the end).
+        var n = v.lines.count
+        try v.key("space")
+        XCTAssertEqual(try state(v, after: n)["paused"], "0", "Space plays")
+        n = v.lines.count
+        try v.key("space")
+        XCTAssertEqual(try state(v, after: n)["paused"], "1", "Space pauses again")
+
+        try assertPicture(x, shot)
+        assertNoErrorNotice(v)
+        v.quit()
+    }
+
+    /// Issue 24: a `ros2:` recording (rosbag2 SQLite folder and a bare MCAP) opens and steps.
+    func testROS2RecordingOpensAndSteps() throws {
+        let python = try PythonReference.python(importing: ["rosbags", "mcap", "numpy"])
+        let out = path("bags")
+        let r = try TestProcess.run([python, Repo.fixture("ros2_reference.py"), "make-bags", out, "--synthetic-only"], timeout: 600)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        // The synthetic recordings hold 6 frames (ros2_reference.py's FRAMES).
+        try stepThrough("ros2:\(out)/synthetic-db3", frames: 6, shot: "ros2-db3")
+        try stepThrough("ros2:\(out)/synthetic-zstd.mcap", frames: 6, shot: "ros2-mcap")
+    }
+
+    /// Issue 26: a phone LiDAR scan folder (Stray Scanner's layout) opens and steps.
+    func testScanOpensAndSteps() throws {
+        let py = try PythonReference.python(importing: ["numpy", "PIL", "rosbags"])
+        let dir = path("scans")
+        let r = try TestProcess.run([py, Repo.fixture("make_scans.py"), Repo.fixture("realsense-d435-640x480.bag"), dir], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        // make_scans.py writes three frames per layout.
+        try stepThrough("scan:\(dir)/stray", frames: 3, shot: "scan-stray")
+    }
+
+    /// Issue 26: the shared iPhone portrait HEIC opens as a still with depth.
+    func testPhotoOpens() throws {
+        let heic = Repo.fixture("iphone-portrait-pug.heic")
+        let source = "photo:\(heic)"
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", source, "--mode", "jet", "--mix", "1", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        let s = try state(v, after: 0)
+        XCTAssertEqual(s["mode"], "jet")
+        XCTAssertTrue(try title(v, naming: source).contains(source), "the window title names \(source)")
+        // A still: Space and `.` say it cannot pause or step, and nothing fails.
+        let n = v.lines.count
+        try v.key("period")
+        let notice = try v.waitForLine("notice: ", after: n, timeout: 20)
+        XCTAssertTrue(notice.contains("cannot step"), notice)
+        try v.waitForFrames(3)
+        try assertPicture(x, "photo")
+        assertNoErrorNotice(v)
+        v.quit()
+    }
+    /// Issue 25: a `dds:` stream that `depthlens publish` sends on this machine only (Cyclone DDS
+    /// kept on the loopback interface, as Tests/depthlensTests/DDSTests.swift does) shows live in
+    /// the window; the publisher stops by itself after its frames.
+    func testDDSStreamShows() throws {
+        let loopbackOnly = "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces>"
+            + "<AllowMulticast>false</AllowMulticast></General><Discovery><Peers><Peer address=\"127.0.0.1\"/></Peers>"
+            + "<ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>"
+        let env = ["CYCLONEDDS_URI": loopbackOnly]
+        let domain = 100 + (Int(getpid()) * 7 + 50) % 100
+        let source = "dds:/wintest,domain=\(domain)"
+        // The publisher runs on another thread (TestProcess fails the test if it does not end).
+        let published = LockedValue<Result<ProcessOutcome, Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let publish = [Depthlens.executable, "publish", "--source", "synthetic:160x120", "--frames", "240", "--namespace", "/wintest",
+                       "--domain", "\(domain)", "--interface", "lo"]
+        DispatchQueue.global().async {
+            let r = Result { try TestProcess.run(publish, environment: env, timeout: 120) }
+            published.withLock { $0 = r }
+            done.signal()
+        }
+        defer { done.wait() }
+
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", source, "--mode", "jet", "--mix", "1", "--no-panel",
+                                           "--log-ui", "--size", "640x480"], extraEnv: env)
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        let s = try state(v, after: 0)
+        XCTAssertNil(s["frame"], "a live stream has no frame index")
+        XCTAssertTrue(try title(v, naming: source).contains(source), "the window title names \(source)")
+        try v.waitForFrames(10)
+        try assertPicture(x, "dds")
+        assertNoErrorNotice(v)
+        v.quit()
+
+        done.wait()
+        done.signal()   // for the deferred wait
+        let outcome = try XCTUnwrap(published.current).get()
+        XCTAssertEqual(outcome.status, 0, outcome.output)
+        XCTAssertTrue(outcome.output.contains("published 240 frames"), outcome.output)
+    }
+}

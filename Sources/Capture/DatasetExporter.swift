@@ -79,6 +79,10 @@ public struct ExportSummary: Sendable {
     /// Set when a stop signal ended the export early (everything written is complete and listed).
     public var stoppedBy: Int32?
     public var warnings: [String]
+
+    /// Frames exported, as a person counts them: the most frames any one stream got when written
+    /// stream by stream (5 color and 5 depth images are 5 frames), else the pairs written.
+    public var frameCount: Int { byStream ? (imagesWritten.values.max() ?? 0) : framesWritten }
 }
 
 /// Writes a recording as a TUM-layout folder — `rgb/T.png`, `depth/T.png` (16-bit, the

@@ -329,13 +329,13 @@ final class ViewerExport {
             let plys = s.plyWritten > 0 ? " and \(s.plyWritten) PLY files" : ""
             if let stop = s.stoppedBy {
                 let by = stop == 0 ? (exitReason.map { "at \($0)" } ?? "cancelled") : "by \(StopSignals.name(stop))"
-                lastResult = "export stopped \(by) after \(s.framesWritten) of \(r.total) frames; \(dir) lists every frame written"
+                lastResult = "export stopped \(by) after \(s.frameCount) of \(r.total) frames; \(dir) lists every frame written"
                 lastResultIsError = true
-                log.ui("export stopped \(s.framesWritten) \(dir)")
+                log.ui("export stopped \(s.frameCount) \(dir)")
             } else {
-                lastResult = "exported \(s.framesWritten) frames\(plys) to \(dir)"
+                lastResult = "exported \(s.frameCount) frames\(plys) to \(dir)"
                 lastResultIsError = false
-                log.ui("export done \(s.framesWritten) \(dir)")
+                log.ui("export done \(s.frameCount) \(dir)")
             }
             for w in s.warnings { log.notice("export: \(w)", isError: true) }
         case .failed(let e, let written):

@@ -35,21 +35,6 @@ final class MCAPWriterTests: XCTestCase {
         return (folder, { out + "/" + $0 })
     }
 
-    func frames(_ s: FrameSource) throws -> [FrameSet] {
-        let p = try XCTUnwrap(s.playback, "\(s.name) plays back")
-        p.pause()
-        return try (0..<(p.frameCount ?? 0)).map { i in
-            try p.seek(toFrame: i)
-            return try XCTUnwrap(try s.nextFrame(now: Double(i)))
-        }
-    }
-
-    func bytes(_ b: PixelBuffer) -> [UInt8] {
-        var out: [UInt8] = []
-        for y in 0..<b.height { out += UnsafeRawBufferPointer(start: b.row(y), count: b.width * b.format.bytesPerPixel) }
-        return out
-    }
-
     /// `back` (ros2: reading what was written) starts and gives `reference`'s frames: count, depth
     /// units, intrinsics, extrinsics (to `extrinsicsAccuracy`: a quaternion on the way), stamps (to
     /// 1 µs), pixel bytes.
@@ -66,10 +51,10 @@ final class MCAPWriterTests: XCTestCase {
                           tb.rotation + [tb.translation.x, tb.translation.y, tb.translation.z]) {
             XCTAssertEqual(x, y, accuracy: extrinsicsAccuracy, file: file, line: line)
         }
-        for (f, g) in zip(try frames(reference), try frames(back)) {
+        for (f, g) in zip(try playbackFrames(reference), try playbackFrames(back)) {
             XCTAssertEqual(f.timestamp, g.timestamp, accuracy: 1e-6, file: file, line: line)
-            XCTAssertEqual(bytes(f.color), bytes(g.color), "color \(f.index)", file: file, line: line)
-            XCTAssertEqual(f.depth.map { bytes($0.map) }, g.depth.map { bytes($0.map) }, "depth \(f.index)", file: file, line: line)
+            XCTAssertEqual(f.color.packedBytes(), g.color.packedBytes(), "color \(f.index)", file: file, line: line)
+            XCTAssertEqual(f.depth.map { $0.map.packedBytes() }, g.depth.map { $0.map.packedBytes() }, "depth \(f.index)", file: file, line: line)
         }
     }
 
@@ -184,8 +169,8 @@ final class MCAPWriterTests: XCTestCase {
         let a = ROS2Source(path: bags.path("synthetic-db3")), b = ROS2Source(path: out)
         try a.start()
         try b.start()
-        for (f, g) in zip(try frames(a), try frames(b)) {
-            let x = bytes(f.color), y = bytes(g.color)
+        for (f, g) in zip(try playbackFrames(a), try playbackFrames(b)) {
+            let x = f.color.packedBytes(), y = g.color.packedBytes()
             XCTAssertEqual(x.count, y.count)
             let mean = zip(x, y).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(1, x.count))
             XCTAssertLessThan(mean, 6, "frame \(f.index)")
@@ -216,9 +201,9 @@ final class MCAPWriterTests: XCTestCase {
         try reference.start()
         try back.start()
         XCTAssertEqual(reference.playback?.frameCount, 2)
-        for (f, g) in zip(try frames(reference), try frames(back)) {
-            XCTAssertEqual(f.depth.map { bytes($0.map) }, g.depth.map { bytes($0.map) }, "depth \(f.index)")
-            XCTAssertEqual(bytes(f.color), bytes(g.color), "color \(f.index)")
+        for (f, g) in zip(try playbackFrames(reference), try playbackFrames(back)) {
+            XCTAssertEqual(f.depth.map { $0.map.packedBytes() }, g.depth.map { $0.map.packedBytes() }, "depth \(f.index)")
+            XCTAssertEqual(f.color.packedBytes(), g.color.packedBytes(), "color \(f.index)")
         }
     }
 

@@ -20,26 +20,11 @@ final class ROS2SourceTests: XCTestCase {
         return (folder, { out + "/" + $0 })
     }
 
-    func frames(_ s: FrameSource) throws -> [FrameSet] {
-        let p = try XCTUnwrap(s.playback, "\(s.name) plays back")
-        p.pause()
-        return try (0..<(p.frameCount ?? 0)).map { i in
-            try p.seek(toFrame: i)
-            return try XCTUnwrap(try s.nextFrame(now: Double(i)))
-        }
-    }
-
-    func bytes(_ b: PixelBuffer) -> [UInt8] {
-        var out: [UInt8] = []
-        for y in 0..<b.height { out += UnsafeRawBufferPointer(start: b.row(y), count: b.width * b.format.bytesPerPixel) }
-        return out
-    }
-
     func testD435ConvertedMatchesTheROS1Bag() throws {
         let bags = try makeBags(d435: true)
         let reference = BagSource(path: fixtureBag)
         try reference.start()
-        let want = try frames(reference)
+        let want = try playbackFrames(reference)
         for name in ["d435-db3", "d435-db3-message-zstd", "d435-mcap-zstd", "d435.db3", "d435.mcap"] {
             let source = ROS2Source(path: bags.path(name))
             try source.start()
@@ -59,12 +44,12 @@ final class ROS2SourceTests: XCTestCase {
             // Every image topic is listed after the played streams.
             XCTAssertTrue(source.metadata.streams.contains { $0.name == "/device_0/sensor_0/Depth_0/image/data" && $0.frames == 2 },
                           "\(source.metadata.streams)")
-            let got = try frames(source)
+            let got = try playbackFrames(source)
             for (g, w) in zip(got, want) {
                 XCTAssertEqual(g.timestamp, w.timestamp, name)
                 XCTAssertEqual(g.index, w.index, name)
-                XCTAssertEqual(bytes(g.color), bytes(w.color), "\(name) color \(g.index)")
-                XCTAssertEqual(g.depth.map { bytes($0.map) }, w.depth.map { bytes($0.map) }, "\(name) depth \(g.index)")
+                XCTAssertEqual(g.color.packedBytes(), w.color.packedBytes(), "\(name) color \(g.index)")
+                XCTAssertEqual(g.depth.map { $0.map.packedBytes() }, w.depth.map { $0.map.packedBytes() }, "\(name) depth \(g.index)")
                 XCTAssertEqual(g.depth?.intrinsics, w.depth?.intrinsics, name)
             }
             source.stop()
@@ -92,7 +77,7 @@ final class ROS2SourceTests: XCTestCase {
             XCTAssertEqual(t.translation.z, 0, accuracy: 1e-6, name)
             for (a, b) in zip(t.rotation, [Float(1), 0, 0, 0, 1, 0, 0, 0, 1]) { XCTAssertEqual(a, b, accuracy: 1e-6, name) }
             XCTAssertTrue(source.warnings.contains { $0.contains("Depth Units") }, "\(source.warnings)")
-            for (i, f) in try frames(source).enumerated() {
+            for (i, f) in try playbackFrames(source).enumerated() {
                 // Color leads on the tie; header stamps T0 + i/30 s; depth i logged 5 ms later pairs with it.
                 XCTAssertEqual(f.timestamp, 1_700_000_000 + Double(i * 33_333_333) * 1e-9, accuracy: 1e-6, name)
                 let c = f.color.row(7, as: UInt8.self)
@@ -193,11 +178,11 @@ final class ROS2SourceTests: XCTestCase {
         let depthFrames = played.filter { $0["stream"] as? String == "Depth" }
         let colorFed = fed["color"] as! [[String: Any]]
         XCTAssertEqual(depthFrames.count, 3)
-        let got = try frames(source)
+        let got = try playbackFrames(source)
         XCTAssertEqual(got.count, 3)
         for (i, f) in got.enumerated() {
             XCTAssertEqual(f.timestamp, (colorFed[i]["timestamp"] as! Double) / 1000, accuracy: 1e-9)
-            XCTAssertEqual(bytes(f.color).enumerated().filter { $0.offset % 4 != 3 }.map(\.element),
+            XCTAssertEqual(f.color.packedBytes().enumerated().filter { $0.offset % 4 != 3 }.map(\.element),
                            hexBytes(colorFed[i]["data"] as! String), "color \(i) as fed")
             let raw = hexBytes(depthFrames[i]["data"] as! String)
             let d = try XCTUnwrap(f.depth).map

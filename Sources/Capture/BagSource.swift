@@ -465,17 +465,7 @@ public final class BagSource: FrameSource, RecordedStreams {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard bag != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = recording.clock.due(now: now) else { return nil }
-        // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed:
-        // the next call goes on with the next frame.
-        recording.clock.delivered(due.index, now: now, explicit: due.explicit)
-        do {
-            return try frame(at: due.index)
-        } catch {
-            let e = CaptureError.wrapping(error, path: path)
-            warn("frame \(due.index): \(e)")
-            throw e
-        }
+        return try recording.deliverDue(now: now, path: path, decode: { try frame(at: $0) }, warn: warn)
     }
 
     /// The lead stream's recorded rate (librealsense's stream info), else the median frame interval.

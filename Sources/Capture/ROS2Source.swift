@@ -710,16 +710,7 @@ public final class ROS2Source: FrameSource, RecordedStreams {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard recording != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        guard let due = playbackState.clock.due(now: now) else { return nil }
-        // A frame that cannot be decoded is reported (thrown and kept in `warnings`) and passed.
-        playbackState.clock.delivered(due.index, now: now, explicit: due.explicit)
-        do {
-            return try frame(at: due.index)
-        } catch {
-            let e = CaptureError.wrapping(error, path: path)
-            warn("frame \(due.index): \(e)")
-            throw e
-        }
+        return try playbackState.deliverDue(now: now, path: path, decode: { try frame(at: $0) }, warn: warn)
     }
 
     /// The lead stream's recorded rate (librealsense's stream info), else the median log-time interval.

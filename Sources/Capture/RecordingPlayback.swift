@@ -74,6 +74,23 @@ public final class RecordingPlayback: PlaybackControl {
     /// The source has stopped: steps and seeks throw until it opens again.
     func close() { isOpen = false }
 
+    /// The frame due at `now` (nil when none is), made by `decode`. A frame that cannot be decoded
+    /// is passed — the clock moves on, so the next call goes on with the next frame — reported
+    /// through `warn` and thrown as a one-line error naming `path`. For sources read on the
+    /// caller's thread (not `guarded`).
+    func deliverDue(now: Double, path: String, decode: (Int) throws -> FrameSet,
+                    warn: (String) -> Void) throws -> FrameSet? {
+        guard let due = clock.due(now: now) else { return nil }
+        clock.delivered(due.index, now: now, explicit: due.explicit)
+        do {
+            return try decode(due.index)
+        } catch {
+            let e = CaptureError.wrapping(error, path: path)
+            warn("frame \(due.index): \(e)")
+            throw e
+        }
+    }
+
     private func locked<R>(_ body: () throws -> R) rethrows -> R {
         guard let guarded else { return try body() }
         return try guarded.lock.withLock(body)

@@ -1,11 +1,10 @@
 import XCTest
 import Foundation
+import TestSupport
 
 /// Tests/Fixtures/realsense-d435-640x480.bag (librealsense's single_depth_color_640x480.bag).
-let fixtureBag = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/realsense-d435-640x480.bag").path
-let referenceScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Fixtures/rosbag_reference.py").path
+let fixtureBag = Repo.fixture("realsense-d435-640x480.bag")
+let referenceScript = Repo.fixture("rosbag_reference.py")
 
 struct ReferenceFailure: Error, CustomStringConvertible { let description: String }
 
@@ -16,17 +15,9 @@ func runReference(_ args: [String]) throws {
     guard FileManager.default.isExecutableFile(atPath: python) else {
         throw ReferenceFailure(description: "\(python) is missing: install python3-rosbag and python3-roslz4 (scripts/test installs them)")
     }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: python)
-    p.arguments = [referenceScript] + args
-    let err = Pipe()
-    p.standardError = err
-    p.standardOutput = FileHandle.nullDevice
-    try p.run()
-    let message = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else {
-        let text = String(decoding: message, as: UTF8.self)
+    let r = try TestProcess.result(python, [referenceScript] + args, timeout: 600)
+    guard r.status == 0 else {
+        let text = r.stderr
         if text.contains("No module named 'rosbag'") || text.contains("roslz4") {
             throw ReferenceFailure(description: "python3-rosbag / python3-roslz4 are not installed: apt-get install python3-rosbag python3-roslz4 "
                                    + "(scripts/test installs them). \(text)")

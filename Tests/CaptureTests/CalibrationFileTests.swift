@@ -178,12 +178,8 @@ final class CalibrationFileTests: XCTestCase {
              'projection_matrix': {'rows': 3, 'cols': 4, 'data': [517.306408, 0.0, 318.64304, 0.0, 0.0, 516.469215, 255.313989, 0.0, 0.0, 0.0, 1.0, 0.0]}}
         open(sys.argv[1], 'w').write(yaml.dump(d, default_flow_style=False))
         """
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        p.arguments = ["-c", script, out]
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "python3-yaml (scripts/lib.sh installs it) must write the file")
+        let r = try TestProcess.result("/usr/bin/python3", ["-c", script, out], timeout: 60)
+        XCTAssertEqual(r.status, 0, "python3-yaml (scripts/lib.sh installs it) must write the file: \(r.stderr)")
         let text = try String(contentsOfFile: out, encoding: .utf8)
         XCTAssertTrue(text.contains("data:\n  - 517.306408"), text)  // the block style this test is about
         let f = try CalibrationFile.read(out)

@@ -2,6 +2,7 @@
 import DepthKit
 import Foundation
 import XCTest
+import TestSupport
 
 /// MKVRecorder on its own: the queue (drops counted for real-time callers, waits for file
 /// sources), timestamps that do not follow, the IR track (read back by ffmpeg, an independent
@@ -31,15 +32,8 @@ final class MKVRecorderTests: XCTestCase {
     }
 
     func run(_ command: String) throws -> (status: Int32, out: Data) {
-        let p = Process(), out = Pipe()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", command]
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let d = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, d)
+        let r = try TestProcess.shell(command, timeout: 300)
+        return (r.status, r.stdoutData)
     }
 
     func testDepthAndTimesComeBackExactlyThroughMKVSource() throws {

@@ -6,22 +6,13 @@ import TestSupport
 
 /// Runs a tool; returns its standard output, failing the test on a non-zero exit.
 @discardableResult
-func runTool(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Data {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    if p.terminationStatus != 0 {
-        XCTFail("\(args.joined(separator: " ")) failed: \(String(decoding: errData, as: UTF8.self).suffix(600))", file: file, line: line)
+func runChecked(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> Data {
+    let r = try TestProcess.result(args[0], Array(args.dropFirst()), timeout: 300, file: file, line: line)
+    if r.status != 0 {
+        XCTFail("\(args.joined(separator: " ")) failed: \(r.stderr.suffix(600))", file: file, line: line)
         throw CaptureError.invalidState("tool failed")
     }
-    return data
+    return r.stdoutData
 }
 
 /// Synthetic frames with known content, written as raw files and muxed into Matroska by the
@@ -140,7 +131,7 @@ enum MKVFixture {
                      "-metadata:s:t", "filename=calibration.json"]
         }
         let out = dir + "/rec.mkv"
-        try runTool(args + [out])
+        try runChecked(args + [out])
         if o.vfw {
             // ffmpeg writes raw video in VFW mode with FourCC 0 and a top-down (negative) height;
             // the Azure Kinect recorder writes the FourCC b16g and a positive height.
@@ -189,7 +180,7 @@ final class MKVSourceTests: XCTestCase {
 
     /// Packet timestamps (seconds) of one stream as ffprobe reads them.
     func probePacketTimes(_ path: String, stream: Int) throws -> [Double] {
-        let data = try runTool(["ffprobe", "-v", "error", "-select_streams", "\(stream)", "-show_entries", "packet=pts_time",
+        let data = try runChecked(["ffprobe", "-v", "error", "-select_streams", "\(stream)", "-show_entries", "packet=pts_time",
                                 "-of", "json", path])
         let o = try JSONSerialization.jsonObject(with: data) as! [String: Any]
         return (o["packets"] as! [[String: Any]]).map { Double($0["pts_time"] as! String)! }
@@ -216,7 +207,7 @@ final class MKVSourceTests: XCTestCase {
             XCTAssertEqual(s.recording.frameCount, 6)
 
             // Streams as ffprobe sees them.
-            let probe = try JSONSerialization.jsonObject(with: try runTool(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path])) as! [String: Any]
+            let probe = try JSONSerialization.jsonObject(with: try runChecked(["ffprobe", "-v", "error", "-show_streams", "-of", "json", path])) as! [String: Any]
             let streams = probe["streams"] as! [[String: Any]]
             XCTAssertEqual(streams[1]["codec_tag_string"] as? String, "b16g")
             XCTAssertEqual(streams[1]["pix_fmt"] as? String, "gray16be")
@@ -494,7 +485,7 @@ final class MKVSourceTests: XCTestCase {
         // that says 320×288 (PixelHeight patched: EBML id BA, size 82, value 0x0118 → 0x0120).
         let raw = MKVFixture.gray16Raw(frames: [0, 1], w: 320, h: 280, MKVFixture.depth)
         try Data(raw).write(to: URL(fileURLWithPath: dir + "/d.raw"))
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x280",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x280",
                      "-r", "30", "-i", dir + "/d.raw", "-c:v", "rawvideo", "-tag:v", "b16g", "-strict", "unofficial",
                      "-metadata:s:v", "title=DEPTH", dir + "/short.mkv"])
         var m = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/short.mkv")))
@@ -510,7 +501,7 @@ final class MKVSourceTests: XCTestCase {
         var part = MKVFixture.gray16Raw(frames: [0, 1, 2], MKVFixture.depth)
         part.removeLast(320 * 288)
         try Data(part).write(to: URL(fileURLWithPath: dir + "/part.raw"))
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288",
                      "-r", "30", "-i", dir + "/part.raw", "-c:v", "copy", "-tag:v", "b16g", "-strict", "unofficial",
                      "-metadata:s:v", "title=DEPTH", dir + "/part.mkv"])
         let p = MKVSource(path: dir + "/part.mkv")
@@ -523,7 +514,7 @@ final class MKVSourceTests: XCTestCase {
         }
 
         // Video, but no COLOR, DEPTH or IR track.
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=30",
                      "-frames:v", "2", "-c:v", "mjpeg", "-metadata:s:v", "title=CAM", dir + "/other.mkv"])
         XCTAssertEqual(failure(dir + "/other.mkv"), "\(dir)/other.mkv: no COLOR, DEPTH or IR video track (video tracks: 'CAM')")
     }
@@ -544,7 +535,7 @@ final class MKVSourceTests: XCTestCase {
                                   depthScale: 5000, origin: "depthlens")
         try Data(try cal.encodedJSON()).write(to: URL(fileURLWithPath: dir + "/calibration.json"))
         let path = dir + "/own.mkv"
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                      "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "\(w)x\(h)", "-r", "30", "-i", dir + "/c.rgb",
                      "-f", "rawvideo", "-pix_fmt", "gray16le", "-s", "\(w)x\(h)", "-r", "30", "-i", dir + "/d.raw",
                      "-map", "0", "-map", "1", "-c:v:0", "libx264", "-preset", "ultrafast", "-crf", "12", "-g", "5", "-bf", "2",
@@ -583,7 +574,7 @@ final class MKVSourceTests: XCTestCase {
         // the test puts the FourCC into the BITMAPINFOHEADER as the Azure Kinect recorder does.
         for (pixfmt, fourcc, minPSNR) in [("nv12", "NV12", 30.0), ("yuyv422", "YUY2", 33.0), ("bgra", "BGRA", 99.0)] {
             let path = dir + "/\(fourcc).mkv"
-            try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "\(w)x\(h)",
+            try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", "\(w)x\(h)",
                          "-r", "30", "-i", dir + "/c.rgb", "-c:v", "rawvideo", "-pix_fmt", pixfmt, "-allow_raw_vfw", "1",
                          "-metadata:s:v", "title=COLOR", path])
             if fourcc == "BGRA" {
@@ -613,7 +604,7 @@ final class MKVSourceTests: XCTestCase {
         // 1280×720 MJPEG color + 640×576 b16g depth and IR, 60 frames (the NFOV unbinned layout).
         let dir = try makeTemporaryDirectory(self)
         let path = dir + "/hd.mkv"
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                      "-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30:duration=2",
                      "-f", "lavfi", "-i", "testsrc2=size=640x576:rate=30:duration=2",
                      "-f", "lavfi", "-i", "testsrc=size=640x576:rate=30:duration=2",
@@ -623,7 +614,7 @@ final class MKVSourceTests: XCTestCase {
                      "-metadata:s:v:0", "title=COLOR", "-metadata:s:v:1", "title=DEPTH", "-metadata:s:v:2", "title=IR",
                      "-metadata:s:v:1", "K4A_DEPTH_MODE=NFOV_UNBINNED", path])
         // The reference: depth of frame 37 as the ffmpeg CLI decodes it (big-endian 16-bit).
-        let reference = [UInt8](try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", path, "-map", "0:1",
+        let reference = [UInt8](try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-i", path, "-map", "0:1",
                                              "-vf", "select=eq(n\\,37)", "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray16be", "-"]))
         XCTAssertEqual(reference.count, 640 * 576 * 2)
         let s = MKVSource(path: path)
@@ -656,7 +647,7 @@ final class MKVSourceTests: XCTestCase {
         // the keyframe for every frame, and must give the frames random access gives.
         let dir = try makeTemporaryDirectory(self)
         let path = dir + "/inter.mkv"
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                      "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
                      "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30:duration=2",
                      "-map", "0", "-map", "1", "-c:v:0", "libx264", "-bf", "3", "-g", "30", "-pix_fmt:v:0", "yuv420p",
@@ -690,7 +681,7 @@ final class MKVSourceTests: XCTestCase {
         try Data(MKVFixture.gray16Raw(frames: [0, 1, 2], MKVFixture.ir)).write(to: URL(fileURLWithPath: dir + "/ir.raw"))
         try Data(MKVFixture.azureCalibration.utf8).write(to: URL(fileURLWithPath: dir + "/calibration.json"))
         let path = dir + "/noc.mkv"
-        try runTool(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
+        try runChecked(["ffmpeg", "-nostdin", "-loglevel", "error", "-y",
                      "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288", "-r", "30", "-i", dir + "/d.raw",
                      "-f", "rawvideo", "-pix_fmt", "gray16be", "-s", "320x288", "-r", "30", "-i", dir + "/ir.raw",
                      "-map", "0", "-map", "1", "-c:v", "rawvideo", "-tag:v", "b16g", "-strict", "unofficial",
@@ -734,7 +725,7 @@ final class MKVSourceTests: XCTestCase {
                 args += ["-attach", dir + "/factory.json", "-metadata:s:t:1", "mimetype=application/octet-stream",
                          "-metadata:s:t:1", "filename=factory.json", "-metadata:s:t:1", "K4A_CALIBRATION_FILE=factory.json"]
             }
-            try runTool(args + [path])
+            try runChecked(args + [path])
             return path
         }
         let tagged = MKVSource(path: try make("tagged.mkv", tagged: true))

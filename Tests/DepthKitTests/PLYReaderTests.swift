@@ -1,4 +1,5 @@
 import XCTest
+import TestSupport
 import Foundation
 @testable import DepthKit
 
@@ -569,17 +570,10 @@ extension PLYReaderTests {
         }
         let dir = TempDir()
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let p = Process()
-        p.executableURL = root.appendingPathComponent("scripts/ply-corpus")
-        p.arguments = [dir.path]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let messages = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            return XCTFail("scripts/ply-corpus failed (exit \(p.terminationStatus)): \(messages)")
+        let r = try TestProcess.result(root.appendingPathComponent("scripts/ply-corpus").path, [dir.path], timeout: 600)
+        let messages = r.stderr
+        guard r.status == 0 else {
+            return XCTFail("scripts/ply-corpus failed (exit \(r.status)): \(messages)")
         }
         let manifest = try JSONDecoder().decode([Expected].self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("manifest.json"))))
         XCTAssertEqual(manifest.count, 9)

@@ -21,48 +21,17 @@ public enum Repo {
         XCTFail("shared data \(name) not found in \(candidates)", file: file, line: line)
         throw CocoaError(.fileNoSuchFile)
     }
-}
 
-/// The result of a child process: its exit status and everything it printed (stdout and stderr).
-public struct ProcessOutcome: Sendable {
-    public var status: Int32
-    public var output: String
-    /// True when the deadline ended it (its status is then -1).
-    public var timedOut: Bool
-}
-
-/// Runs child processes for tests.
-public enum TestProcess {
-    /// Runs `args` (looked up on PATH through /usr/bin/env), output to a temporary file so a chatty
-    /// child never blocks; killed after `timeout` seconds, which is a failure of the calling test.
-    @discardableResult
-    public static func run(_ args: [String], cwd: String? = nil, environment: [String: String] = [:],
-                           timeout: TimeInterval = 600, file: StaticString = #filePath, line: UInt = #line) throws -> ProcessOutcome {
-        let log = NSTemporaryDirectory() + "depthlens-test-\(getpid())-\(UUID().uuidString).log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        defer { try? handle.close() }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = args
-        p.standardOutput = handle
-        p.standardError = handle
-        if let cwd { p.currentDirectoryURL = URL(fileURLWithPath: cwd) }
-        if !environment.isEmpty { p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        let output = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        if p.isRunning {
-            p.terminate()
-            p.waitUntilExit()
-            XCTFail("timed out after \(Int(timeout)) s: \(args.joined(separator: " "))", file: file, line: line)
-            return ProcessOutcome(status: -1, output: output(), timedOut: true)
-        }
-        p.waitUntilExit()
-        return ProcessOutcome(status: p.terminationStatus, output: output(), timedOut: false)
+    /// The built `depthlens` executable in the products folder that holds the test bundle (on
+    /// Linux `bundleURL` is that folder itself, on macOS the .xctest inside it); `DEPTHLENS_BIN`
+    /// overrides (CI points it at the release build for the steady-state checks).
+    public static var depthlens: String {
+        if let bin = ProcessInfo.processInfo.environment["DEPTHLENS_BIN"] { return bin }
+        let bundle = Bundle(for: Marker.self).bundleURL
+        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("depthlens").path }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }
+    private final class Marker {}
 }
 
 /// The independent references from PyPI, in one venv under `.build/pyref` (scripts/test makes it;

@@ -1,3 +1,4 @@
+import TestSupport
 import DepthKit
 import Foundation
 import XCTest
@@ -35,7 +36,7 @@ final class EffectWindowTests: WindowTestCase {
             let line = try v.waitForLine("snapshot:", after: n, timeout: 10)
             let base = String(line.dropFirst("snapshot: ".count))
             let out = path("\(mode)-cpu.png")
-            let (status, _, err) = try runTool(Depthlens.executable, ["process", "--color", base + "_color.png", "--depth", base + "_depth.png",
+            let (status, _, err) = try runTool(Repo.depthlens, ["process", "--color", base + "_color.png", "--depth", base + "_depth.png",
                                                                       "--depth-scale", "1000", "--filter", filter, "--backend", "cpu",
                                                                       "--out", out])
             XCTAssertEqual(status, 0, err)

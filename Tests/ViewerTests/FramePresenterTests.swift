@@ -1,3 +1,4 @@
+import TestSupport
 import CVulkan
 import Foundation
 import GPUKit

@@ -1,3 +1,4 @@
+import TestSupport
 import CGLFW
 import XCTest
 @testable import Viewer

@@ -168,18 +168,10 @@ final class NewSourcesWindowTests: WindowTestCase {
         let env = ["CYCLONEDDS_URI": loopbackOnly]
         let domain = 100 + (Int(getpid()) * 7 + 50) % 100
         let source = "dds:/wintest,domain=\(domain)"
-        // The publisher runs on another thread (TestProcess fails the test if it does not end).
-        let published = LockedValue<Result<ProcessOutcome, Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let publish = [Depthlens.executable, "publish", "--source", "synthetic:160x120", "--frames", "240", "--namespace", "/wintest",
-                       "--domain", "\(domain)", "--interface", "lo"]
-        DispatchQueue.global().async {
-            let r = Result { try TestProcess.run(publish, environment: env, timeout: 120) }
-            published.withLock { $0 = r }
-            done.signal()
-        }
-        defer { done.wait() }
-
+        // The publisher ends by itself after its frames (stopped when this test ends early).
+        let publisher = try ChildProcess(Repo.depthlens, ["publish", "--source", "synthetic:160x120", "--frames", "240",
+                                                          "--namespace", "/wintest", "--domain", "\(domain)", "--interface", "lo"],
+                                         environment: env, mergingOutput: true)
         let x = try XServer.start()
         defer { x.stop() }
         let v = try ViewerRun(x: x, args: ["--source", source, "--mode", "jet", "--mix", "1", "--no-panel",
@@ -194,10 +186,8 @@ final class NewSourcesWindowTests: WindowTestCase {
         assertNoErrorNotice(v)
         v.quit()
 
-        done.wait()
-        done.signal()   // for the deferred wait
-        let outcome = try XCTUnwrap(published.current).get()
-        XCTAssertEqual(outcome.status, 0, outcome.output)
-        XCTAssertTrue(outcome.output.contains("published 240 frames"), outcome.output)
+        let outcome = publisher.wait(timeout: 120)
+        XCTAssertEqual(outcome.status, 0, outcome.stdout)
+        XCTAssertTrue(outcome.stdout.contains("published 240 frames"), outcome.stdout)
     }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import GPUKit
 import XCTest
 @testable import Viewer

@@ -1,3 +1,4 @@
+import TestSupport
 import GPUKit
 @testable import Viewer
 import XCTest

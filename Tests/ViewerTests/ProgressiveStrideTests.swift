@@ -1,4 +1,5 @@
 @testable import Viewer
+import TestSupport
 import XCTest
 
 /// The progressive point-list stride: all points while still, a subset sized to the budget while

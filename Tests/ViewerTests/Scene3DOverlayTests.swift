@@ -1,3 +1,4 @@
+import TestSupport
 import CDepthKit
 import DepthKit
 import GPUKit

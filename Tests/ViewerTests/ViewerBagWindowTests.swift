@@ -1,3 +1,4 @@
+import TestSupport
 import DepthKit
 import Foundation
 import XCTest

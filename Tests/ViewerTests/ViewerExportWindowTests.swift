@@ -1,3 +1,4 @@
+import TestSupport
 import Capture
 import DepthKit
 import Foundation
@@ -112,7 +113,7 @@ final class ViewerExportWindowTests: WindowTestCase {
     /// A PLY point list has no frames: the section says why and Ctrl+E writes nothing.
     func testAPointListHasNothingToExport() throws {
         let ply = path("cloud.ply"), out = path("out")
-        XCTAssertEqual(try runTool(Depthlens.executable, ["export-ply", "--synthetic", "--out", ply]).0, 0)
+        XCTAssertEqual(try runTool(Repo.depthlens, ["export-ply", "--synthetic", "--out", ply]).0, 0)
         let x = try XServer.start()
         defer { x.stop() }
         let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--log-ui", "--export-dir", out, "--size", "1280x720"])

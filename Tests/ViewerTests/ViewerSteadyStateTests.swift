@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 
@@ -25,14 +26,7 @@ final class ViewerSteadyStateTests: WindowTestCase {
     /// unspecialized generics). `scripts/test` runs this class again in CI against
     /// `.build/release/depthlens` (`DEPTHLENS_BIN`), where every configuration below is asserted.
     private static let binaryIsOptimized: Bool = {
-        let p = Process(), out = Pipe()
-        p.executableURL = URL(fileURLWithPath: Depthlens.executable)
-        p.arguments = ["--version"]
-        p.standardOutput = out
-        guard (try? p.run()) != nil else { return false }
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return text.contains("(release build)")
+        (try? TestProcess.result(Repo.depthlens, ["--version"], timeout: 60))?.stdout.contains("(release build)") == true
     }()
 
     /// One 600-frame run with upload and kernels every frame (`--reprocess`): after warm-up the
@@ -126,12 +120,8 @@ final class ViewerSteadyStateTests: WindowTestCase {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let ply = dir.appendingPathComponent("cloud.ply").path
-        let export = Process()
-        export.executableURL = URL(fileURLWithPath: Depthlens.executable)
-        export.arguments = ["export-ply", "--synthetic", "--out", ply]
-        try export.run()
-        export.waitUntilExit()
-        XCTAssertEqual(export.terminationStatus, 0)
+        let export = try TestProcess.result(Repo.depthlens, ["export-ply", "--synthetic", "--out", ply], timeout: 120)
+        XCTAssertEqual(export.status, 0, export.stderr)
         try assertSteady(["--no-panel", "--points", "compute"], source: ["--source", "ply:\(ply)"])
         // Drawn from its host copy on the CPU, with eye-dome lighting and the panel.
         try assertSteady(["--points", "cpu", "--edl"], source: ["--source", "ply:\(ply)"])

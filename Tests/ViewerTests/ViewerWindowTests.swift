@@ -1,3 +1,4 @@
+import TestSupport
 import DepthKit
 import Foundation
 import XCTest
@@ -168,7 +169,7 @@ final class ViewerWindowTests: WindowTestCase {
         XCTAssertEqual(color.rgb(bx, by), SIMD3(Int(c.x), Int(c.y), Int(c.z)))
 
         let again = path("again.png")
-        let (status, _, err) = try runTool(Depthlens.executable, ["process", "--color", base + "_color.png", "--depth", base + "_depth.png",
+        let (status, _, err) = try runTool(Repo.depthlens, ["process", "--color", base + "_color.png", "--depth", base + "_depth.png",
                                                                   "--depth-scale", "1000", "--filter", "jet", "--out", again])
         XCTAssertEqual(status, 0, err)
         let a = try ImageIO.readColor(again), b = try ImageIO.readColor(base + "_filtered.png")
@@ -225,7 +226,7 @@ final class ViewerWindowTests: WindowTestCase {
 
     func testNoDisplayIsOneClearLine() throws {
         for env in [["DISPLAY": ""], ["DISPLAY": ":189"]] {
-            let (status, out, err) = try runTool(Depthlens.executable, ["view", "--exit-after", "1"], env: env,
+            let (status, out, err) = try runTool(Repo.depthlens, ["view", "--exit-after", "1"], env: env,
                                                  removing: ["WAYLAND_DISPLAY"])
             XCTAssertNotEqual(status, 0, "\(env)")
             let lines = err.split(separator: "\n")

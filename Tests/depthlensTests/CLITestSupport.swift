@@ -3,82 +3,39 @@ import Foundation
 import DepthKit
 import TestSupport
 
+/// What a `depthlens` run printed: TestSupport's `ProcessResult` (status, stdout, stderr).
+typealias CLIResult = ProcessResult
+
 /// Runs the built `depthlens` executable the way a user does and captures what it prints.
-struct CLIResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
-}
-
 enum CLI {
-    /// The executable in the products folder that holds the test bundle (on Linux `bundleURL`
-    /// is that folder itself, on macOS the .xctest inside it); `DEPTHLENS_BIN` overrides.
-    static var executable: URL {
-        if let bin = ProcessInfo.processInfo.environment["DEPTHLENS_BIN"] { return URL(fileURLWithPath: bin) }
-        let bundle = Bundle(for: Marker.self).bundleURL
-        let candidates = [bundle, bundle.deletingLastPathComponent()].map { $0.appendingPathComponent("depthlens") }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
-    private final class Marker {}
+    /// The built executable (TestSupport's `Repo.depthlens`).
+    static var executable: URL { URL(fileURLWithPath: Repo.depthlens) }
 
-    @discardableResult
+    /// Starts depthlens and returns while it runs (for tests that signal it or read it live).
+    static func start(_ args: [String], environment: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess(executable.path, args, environment: environment)
+    }
+
+    /// Runs depthlens to completion (a deadline of `timeout` seconds fails the test).
     /// - Parameters:
     ///   - environment: variables set for the child on top of this process's.
     ///   - unsetting: variables removed from the child's environment.
     ///   - wrappedIn: shell commands run before depthlens in the same shell (`ulimit -f 400;`).
-    static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil,
-                    unsetting: [String] = [], wrappedIn shellPrefix: String? = nil) throws -> CLIResult {
-        let p = Process()
+    @discardableResult
+    static func run(_ args: [String], cwd: URL? = nil, environment: [String: String]? = nil, unsetting: [String] = [],
+                    wrappedIn shellPrefix: String? = nil, timeout: TimeInterval = 600,
+                    file: StaticString = #filePath, line: UInt = #line) throws -> CLIResult {
         if let shellPrefix {
-            p.executableURL = URL(fileURLWithPath: "/bin/bash")
             let quoted = ([executable.path] + args).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-            p.arguments = ["-c", shellPrefix + " exec " + quoted.joined(separator: " ")]
-        } else {
-            p.executableURL = executable
-            p.arguments = args
+            return try TestProcess.result("/bin/bash", ["-c", shellPrefix + " exec " + quoted.joined(separator: " ")], cwd: cwd?.path,
+                                          environment: environment ?? [:], removing: unsetting, timeout: timeout, file: file, line: line)
         }
-        if let cwd { p.currentDirectoryURL = cwd }
-        if environment != nil || !unsetting.isEmpty {
-            var env = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
-            for k in unsetting { env[k] = nil }
-            p.environment = env
-        }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Read both pipes before waiting so a chatty child never blocks on a full pipe.
-        let outBox = LockedValue(Data())
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            let d = out.fileHandleForReading.readDataToEndOfFile()
-            outBox.withLock { $0 = d }
-            group.leave()
-        }
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        let outData = outBox.current
-        p.waitUntilExit()
-        return CLIResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+        return try TestProcess.result(executable.path, args, cwd: cwd?.path, environment: environment ?? [:], removing: unsetting,
+                                      timeout: timeout, file: file, line: line)
     }
-}
 
-extension CLI {
     /// Runs a shell command line (test set-up: mounts, file-size limits).
-    static func shell(_ command: String) throws -> CLIResult {
-        let p = Process(), out = Pipe(), err = Pipe()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", command]
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return CLIResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
+    static func shell(_ command: String) throws -> CLIResult { try TestProcess.shell(command) }
 }
 
 /// A fresh temporary folder per test, removed afterwards.

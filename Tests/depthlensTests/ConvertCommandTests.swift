@@ -84,23 +84,17 @@ final class ConvertCommandTests: CLITestCase {
     func testStopSignalsLeaveACompleteFolder() throws {
         for (sig, name) in [(SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGINT, "SIGINT")] {
             let out = path("sig-\(name)")
-            let p = Process()
-            p.executableURL = CLI.executable
-            p.arguments = ["convert", "--source", "synthetic:160x120", "--out", out]
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
+            let p = try CLI.start(["convert", "--source", "synthetic:160x120", "--out", out])
             // Wait until frames are on disk, then signal.
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline && ((try? FileManager.default.contentsOfDirectory(atPath: out + "/depth"))?.count ?? 0) < 3 {
                 usleep(20_000)
             }
-            kill(p.processIdentifier, sig)
-            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationReason, .exit, name)
-            XCTAssertEqual(p.terminationStatus, 128 + sig, "\(name): \(errText)")
+            p.send(sig)
+            let r = p.wait(timeout: 60)
+            let errText = r.stderr
+            XCTAssertTrue(r.exited, name)
+            XCTAssertEqual(r.status, 128 + sig, "\(name): \(errText)")
             XCTAssertTrue(errText.contains("stopped by \(name)"), errText)
             let seq = try TUMSequence(directory: out)
             XCTAssertGreaterThanOrEqual(seq.count, 3, name)

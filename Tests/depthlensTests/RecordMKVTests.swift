@@ -222,22 +222,16 @@ final class RecordMKVTests: CLITestCase {
     func testStopSignalsFinishTheMKV() throws {
         for (sig, name) in [(SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP"), (SIGINT, "SIGINT")] {
             let mkv = path("sig-\(name).mkv")
-            let p = Process()
-            p.executableURL = CLI.executable
-            p.arguments = ["record", "--source", "synthetic", "--frames", "100000", "--mkv", mkv]
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
+            let p = try CLI.start(["record", "--source", "synthetic", "--frames", "100000", "--mkv", mkv])
             // Wait until frames are in the file, then signal.
             let deadline = Date().addingTimeInterval(60)
             func size() -> Int { ((try? FileManager.default.attributesOfItem(atPath: mkv + ".partial"))?[.size] as? NSNumber)?.intValue ?? 0 }
             while Date() < deadline && size() < 200_000 { usleep(20_000) }
-            kill(p.processIdentifier, sig)
-            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationReason, .exit, name)
-            XCTAssertEqual(p.terminationStatus, 128 + sig, "\(name): \(errText)")
+            p.send(sig)
+            let r = p.wait(timeout: 60)
+            let errText = r.stderr
+            XCTAssertTrue(r.exited, name)
+            XCTAssertEqual(r.status, 128 + sig, "\(name): \(errText)")
             XCTAssertTrue(errText.contains("stopped by \(name)"), errText)
             XCTAssertFalse(FileManager.default.fileExists(atPath: mkv + ".partial"), name)
             let (streams, format) = try probe(mkv)

@@ -44,9 +44,8 @@ final class PresentComposer {
 
     let present: PresentPipeline
     let processor: FrameProcessor
-    /// The 3D view's pictures and point layers (nil when the point-cloud renderer cannot be made on
-    /// this device); its camera and input are the window's (`ViewerApp.input3D`).
-    let scene3D: Scene3D?
+    /// The 3D view's pictures and point layers, drawn here; the window owns them (`ViewerApp.view3D`).
+    private let scene3D: Scene3D?
     private let pictureCopy = PictureCopy()
     /// Whether this device copies CPU pictures in (`PictureCopy.enabled(on:)`).
     private let copiesPictures: Bool
@@ -63,20 +62,15 @@ final class PresentComposer {
     private var lastCopiedPicture = false
 
     init(context: GPUContext, swapchain: Swapchain, options: ViewerOptions, sync: FrameSync, log: ViewerLog,
-         input3D: Scene3DInput) throws {
+         factory: GPUFilterFactory, scene3D: Scene3D?) throws {
         self.sync = sync
         self.log = log
         alwaysProcess = options.reprocess || options.watchShaders
-        let library = try ShaderLibrary.shared()
-        present = try PresentPipeline(context: context, library: library, swapchain: swapchain)
+        present = try PresentPipeline(context: context, library: factory.library, swapchain: swapchain)
         present.watchesShaders = options.watchShaders
-        let factory = try GPUFilterFactory(context: context, library: library)
-        factory.watchesShaders = options.watchShaders
         processor = FrameProcessor(factory: factory)
         copiesPictures = PictureCopy.enabled(on: context)
-        scene3D = Scene3D.make(context: context, factory: factory, input: input3D)
-        scene3D?.drawing = options.points ?? (context.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? .cpu : .compute)
-        scene3D?.edlChoice = options.edl
+        self.scene3D = scene3D
     }
 
     /// Shader errors of everything that draws (`--watch-shaders`), one per program.

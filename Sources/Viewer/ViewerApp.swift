@@ -23,8 +23,8 @@ public final class ViewerApp {
     /// Each new frame smoothed, calibrated and aligned: `depth.current` is the frame shown.
     let depth: DepthPipeline
     let composer: PresentComposer
-    /// The 3D view's camera, mouse and picks (its pictures and point layers are `composer.scene3D`).
-    let input3D: Scene3DInput
+    /// The 3D view: its camera, mouse and picks, and its pictures and point layers.
+    let view3D: View3D
     let imgui: ImGuiLayer
     let capture: ViewerCapture
     /// The panel's Export section and Ctrl+E: recordings written as TUM folders on their own thread.
@@ -76,13 +76,18 @@ public final class ViewerApp {
             print(line)
             fflush(nil)
         }
+        let factory = try GPUFilterFactory(context: ctx, library: try ShaderLibrary.shared())
+        factory.watchesShaders = options.watchShaders
+        let scene3D = Scene3D.make(context: ctx, factory: factory, input: input3D)
+        scene3D?.drawing = options.points ?? (ctx.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? .cpu : .compute)
+        scene3D?.edlChoice = options.edl
         let composer = try PresentComposer(context: ctx, swapchain: swapchain, options: options, sync: sync, log: log,
-                                           input3D: input3D)
+                                           factory: factory, scene3D: scene3D)
         self.log = log
         self.stats = stats
         self.sync = sync
         self.composer = composer
-        self.input3D = input3D
+        view3D = View3D(input: input3D, scene: scene3D)
         settings = ViewSettings(mode: options.mode)
         settings.mix = options.mix
         settings.colormap = options.colormap
@@ -98,7 +103,7 @@ public final class ViewerApp {
         try sync.prepare(imageCount: swapchain.images.count)
         imgui = try ImGuiLayer(window: win, context: ctx, renderPass: swapchain.renderPass,
                                imageCount: max(2, swapchain.images.count), oneShot: { try sync.oneShot($0) })
-        capture = ViewerCapture(directory: options.snapshotDir, log: log, composer: composer)
+        capture = ViewerCapture(directory: options.snapshotDir, log: log, composer: composer, scene3D: scene3D)
         capture.recordsRGBD = options.recordRGBD
         export = ViewerExport(options: options, log: log)
         try showPointList()
@@ -189,7 +194,7 @@ public final class ViewerApp {
         // A point list the GPU draws presents here: its stride controller times each draw from one
         // frame's start to the next, which the thread would shift by a frame (a 20 M-point cloud
         // orbiting then swung between every point and the subset: 4.8 FPS rather than 34).
-        let listOnGPU = view == .threeD && composer.scene3D.map { $0.pointList != nil && !$0.drawsOnCPU } == true
+        let listOnGPU = view == .threeD && view3D.scene.map { $0.pointList != nil && !$0.drawsOnCPU } == true
         try sync.submitAndPresent(image: image, on: swapchain, transfer: shown.touchedByTransfer,
                                   threaded: FramePresenter.threaded && !listOnGPU)
         stats.lap("submit")
@@ -204,7 +209,7 @@ public final class ViewerApp {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
-                print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? ""))
+                print("stats: \(stats.perSecond.line)" + (view3D.scene?.drawnPointsLine.map { " | \($0)" } ?? ""))
                 fflush(nil)
             }
         }

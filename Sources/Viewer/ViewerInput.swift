@@ -25,8 +25,8 @@ extension ViewerApp {
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
                 guard !imguiMouse else { continue }
                 if view == .threeD {
-                    if let s = composer.scene3D {
-                        input3D.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch) {
+                    if let s = view3D.scene {
+                        view3D.input.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch) {
                             s.pick(x: $0, y: $1)
                         }
                     }
@@ -39,15 +39,15 @@ extension ViewerApp {
                 }
             case let .scroll(_, dy, x, y):
                 guard !imguiMouse else { continue }
-                if view == .threeD, let s = composer.scene3D { input3D.scroll(dy: dy, x: x, y: y) { s.pick(x: $0, y: $1) } }
+                if view == .threeD, let s = view3D.scene { view3D.input.scroll(dy: dy, x: x, y: y) { s.pick(x: $0, y: $1) } }
             }
         }
         logState(force: keys > 0)
         let (cx, cy) = window.cursor
         if view == .threeD {
-            if !imguiMouse { input3D.drag(x: cx, y: cy, window: window) }
+            if !imguiMouse { view3D.input.drag(x: cx, y: cy, window: window) }
             // A point list's hover readout (CloudHover.swift); --log-readout prints each new one.
-            if let s = composer.scene3D, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
+            if let s = view3D.scene, s.updateHover(x: cx, y: cy, active: !imguiMouse), options.logReadout, let r = s.hoverReadout {
                 print("hover: \(r.text)")
                 fflush(nil)
             }
@@ -98,8 +98,8 @@ extension ViewerApp {
             case .toggleExport: toggleExport()
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
-                if view == .threeD && composer.scene3D == nil { notice("the 3D view is not available in this build") }
-                if view == .twoD, composer.scene3D?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
+                if view == .threeD && view3D.scene == nil { notice("the 3D view is not available in this build") }
+                if view == .twoD, view3D.scene?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
                 logUI("view \(view.rawValue)")
             case .quit: if !session.cancelLoad() { window.shouldClose = true }   // Esc during a long PLY load cancels it
             case .fullscreen: window.toggleFullscreen(); swapchain.needsRecreate = true
@@ -128,13 +128,13 @@ extension ViewerApp {
             case .mixUp: settings.mix = Limits.mix.clamp(settings.mix + 0.1); logUI("mix \(settings.mix)")
             case .mixDown: settings.mix = Limits.mix.clamp(settings.mix - 0.1); logUI("mix \(settings.mix)")
             case .resetView, .zoomIn, .zoomOut, .pointSizeDown, .pointSizeUp, .orbitLeft, .orbitRight, .orbitUp, .orbitDown:
-                composer.scene3D?.perform(action)
+                view3D.scene?.perform(action)
             case .toggleEDL:
-                composer.scene3D?.perform(action)
-                if let s = composer.scene3D { logUI("3d eye-dome lighting \(s.renderer.eyeDomeLighting.enabled ? "on" : "off")") }
+                view3D.scene?.perform(action)
+                if let s = view3D.scene { logUI("3d eye-dome lighting \(s.renderer.eyeDomeLighting.enabled ? "on" : "off")") }
             case .cycleColorBy, .togglePointMethod:
-                composer.scene3D?.perform(action)
-                if let s = composer.scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }
+                view3D.scene?.perform(action)
+                if let s = view3D.scene { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }
             }
         } catch {
             notice("\(error)", isError: true)

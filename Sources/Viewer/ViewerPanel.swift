@@ -21,8 +21,8 @@ extension ViewerApp {
         if view == .twoD {
             if let r = ui.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
             if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
-        } else if let s = composer.scene3D {
-            input3D.drawOverlay()
+        } else if let s = view3D.scene {
+            view3D.input.drawOverlay()
             s.withOverlayLines { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let r = s.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
         }
@@ -91,11 +91,11 @@ extension ViewerApp {
             if UI.radio("2D", view == .twoD), view != .twoD { perform(.toggleView) }
             UI.sameLine()
             if UI.radio("3D", view == .threeD), view != .threeD { perform(.toggleView) }
-            if view == .threeD, let s = composer.scene3D {
+            if view == .threeD, let s = view3D.scene {
                 var size = s.pointSize
                 if UI.slider("point size", &size, Limits.pointSize, format: "%.0f px") { s.pointSize = size }
             }
-            if let s = composer.scene3D { s.panel() }
+            if let s = view3D.scene { s.panel() }
         }
         if UI.header("Filter") {
             UI.checkbox("filter on", &settings.filterOn)
@@ -175,7 +175,7 @@ extension ViewerApp {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
             for line in ui.texts.panelStatus { UI.text(line) }
         }
-        if let s = composer.scene3D { s.shadingPanel() }
+        if let s = view3D.scene { s.shadingPanel() }
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))

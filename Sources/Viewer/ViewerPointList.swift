@@ -7,7 +7,7 @@ extension ViewerApp {
     /// PLY sequence clears it too and starts in 3D, its files arriving in `showSequenceFrame`.
     func showPointList() throws {
         let contents = session.ply.takePointList()
-        guard let scene3D = composer.scene3D else {
+        guard let scene3D = view3D.scene else {
             if contents != nil || session.ply.sequence != nil {
                 notice("the 3D view is not available in this build: a PLY point list cannot be shown", isError: true)
             }
@@ -44,7 +44,7 @@ extension ViewerApp {
     /// Hands the PLY sequence's newest loaded file to the 3D view (after the frame in flight was
     /// waited for, so its point buffer can be refilled in place).
     func showSequenceFrame() {
-        guard let frame = session.takeSequenceFrame(), let scene3D = composer.scene3D else { return }
+        guard let frame = session.takeSequenceFrame(), let scene3D = view3D.scene else { return }
         do {
             let reused = try scene3D.showSequenceFrame(frame.contents)
             logUI("ply frame \(frame.index) \(frame.name) \(frame.contents.cloud.count) points\(reused ? " (buffer reused)" : "")")

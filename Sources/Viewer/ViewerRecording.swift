@@ -20,6 +20,8 @@ final class ViewerCapture {
     private let directory: String
     private let log: ViewerLog
     private let composer: PresentComposer
+    /// The 3D view's pictures (a 3D snapshot is its render).
+    private let scene3D: Scene3D?
     /// S was pressed: the next presented frame is written.
     var snapshotRequested = false
     /// The video being recorded; nil when not recording.
@@ -30,10 +32,11 @@ final class ViewerCapture {
     /// The RGB-D recording in progress and the timestamp of the last frame written.
     private var rgbd: (recorder: MKVRecorder, last: Double)?
 
-    init(directory: String, log: ViewerLog, composer: PresentComposer) {
+    init(directory: String, log: ViewerLog, composer: PresentComposer, scene3D: Scene3D?) {
         self.directory = directory
         self.log = log
         self.composer = composer
+        self.scene3D = scene3D
     }
 
     var isRecording: Bool { video != nil || rgbd != nil }
@@ -118,7 +121,7 @@ final class ViewerCapture {
         if snapshotRequested {
             snapshotRequested = false
             // In 3D the picture is the point-cloud render (there is no 2D output this frame).
-            takeSnapshot(output: shown.drew3D ? nil : shown.output, texture3D: shown.drew3D ? composer.scene3D?.output : nil,
+            takeSnapshot(output: shown.drew3D ? nil : shown.output, texture3D: shown.drew3D ? scene3D?.output : nil,
                          frame: frame, source: source, mode: view == .threeD ? "3d" : settings.mode.name, settings: settings)
         }
     }
@@ -146,7 +149,7 @@ final class ViewerCapture {
     /// Writes the snapshot files: the 2D output (`output`), or in 3D the point-cloud render (`texture3D`).
     private func takeSnapshot(output: FrameProcessor.Output?, texture3D: GPUTexture?, frame: FrameSet?, source: FrameSource,
                               mode: String, settings: ViewSettings) {
-        guard let frame, output != nil || texture3D != nil || composer.scene3D?.picture != nil else { log.notice("snapshot: no frame yet", isError: true); return }
+        guard let frame, output != nil || texture3D != nil || scene3D?.picture != nil else { log.notice("snapshot: no frame yet", isError: true); return }
         do {
             let filtered = try composer.readBack(output: output, texture3D: texture3D, frame: frame, settings: settings)
             guard let filtered else { return }

@@ -8,10 +8,10 @@ extension ViewerApp {
     /// first frame of a camera only starts the clock). A drag still moves the view on top.
     func spinView(now: Double) {
         guard let rate = options.spinDegreesPerSecond, view == .threeD else { return }
-        defer { input3D.spunAt = now }
-        guard let last = input3D.spunAt, var camera = input3D.camera else { return }
+        defer { view3D.input.spunAt = now }
+        guard let last = view3D.input.spunAt, var camera = view3D.input.camera else { return }
         camera.orbit(yaw: Float((now - last) * rate * .pi / 180), pitch: 0)
-        input3D.camera = camera
+        view3D.input.camera = camera
     }
 
     /// With `--stats` and `--source ply:FILE`, after the first frame was presented: how long since

@@ -20,10 +20,10 @@ extension ViewerApp {
         }
         f += [("panel", flag(ui.showPanel)), ("help", flag(ui.showHelp)), ("vsync", flag(swapchain.vsync)),
               ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
-        if let s = composer.scene3D {
+        if let s = view3D.scene {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
                   ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled))]
-            if let c = input3D.camera {
+            if let c = view3D.input.camera {
                 f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
                       ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]
             }

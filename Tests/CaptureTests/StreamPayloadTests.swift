@@ -119,4 +119,60 @@ final class StreamPayloadTests: XCTestCase {
         try writer.finish()
         XCTAssertEqual(try assertPayloadsDecodeAsFrames(TUMSource(directory: folder.path)), 9)
     }
+
+    /// The export's memory is bounded: however slow the decoding, the calling thread reads at most
+    /// `framesInFlight` frames ahead of the ones decoded, and the frames are listed in order.
+    func testAtMostFramesInFlightAreReadAhead() throws {
+        let source = CountingRecording(frames: 40)
+        let folder = TemporaryFolder("payload-window")
+        let exporter = DatasetExporter(source: source, directory: folder.path)
+        exporter.contents = [.color]
+        exporter.workers = 2
+        exporter.framesInFlight = 3
+        let summary = try exporter.run(shouldStop: { nil })
+        XCTAssertEqual(summary.imagesWritten[.color], 40)
+        XCTAssertEqual(source.decoded.current, 40)
+        XCTAssertLessThanOrEqual(source.mostAhead, 3, "frames read and not yet decoded, the one being read included")
+        let listed = try String(contentsOfFile: folder.file("rgb.txt"), encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertEqual(listed.map { String($0.prefix { $0 != " " }) }, (0..<40).map { TUMWriter.stamp(Double($0) / 30) })
+    }
+}
+
+/// A recording of one color stream whose payloads count how far reading runs ahead of decoding
+/// (each decode takes a moment, so a reader that did not wait would run far ahead).
+private final class CountingRecording: FrameSource, RecordedStreams {
+    let frames: Int
+    let decoded = Locked(0)
+    private(set) var mostAhead = 0
+    init(frames: Int) { self.frames = frames }
+
+    var name: String { "counting" }
+    var intrinsics: CameraIntrinsics { .default(width: 8, height: 6) }
+    var isLive: Bool { false }
+    func start() throws {}
+    func stop() {}
+    func nextFrame(now: Double) throws -> FrameSet? { nil }
+    var recordedStreams: RecordedStreams? { self }
+
+    func streams() throws -> [RecordedStream] {
+        [RecordedStream(kind: .color, name: "color", width: 8, height: 6, timestamps: (0..<frames).map { Double($0) / 30 })]
+    }
+    func playbackTimestamps() throws -> [Double] { try streams()[0].timestamps }
+    func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame { .image(Self.image(index)) }
+    func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
+        mostAhead = max(mostAhead, index + 1 - decoded.current)
+        let decoded = self.decoded
+        return StreamPayload {
+            usleep(3000)
+            decoded.withLock { $0 += 1 }
+            return .image(Self.image(index))
+        }
+    }
+
+    static func image(_ i: Int) -> PixelBuffer {
+        let b = PixelBuffer(width: 8, height: 6, format: .rgba8)
+        for y in 0..<6 { for x in 0..<32 { b.row(y, as: UInt8.self)[x] = UInt8(truncatingIfNeeded: i * 7 + x + y) } }
+        b.markModified()
+        return b
+    }
 }

@@ -152,6 +152,36 @@ final class ConvertParallelTests: CLITestCase {
         XCTAssertEqual(try stamps(c.folder + "/depth.txt").count, 8)
     }
 
+    /// An Azure Kinect-style mkv whose fourth MJPEG frame lost its SOF marker (libavcodec: no
+    /// JPEG data): the same on one thread as on four — one line naming the recording, the frame
+    /// and the problem; exit 1; the other 14 color and 8 depth frames written; nothing of the bad one.
+    func testABadMJPEGFrameMidStreamIsOneLineAndExit1() throws {
+        let good = path("good.mkv"), bad = path("bad.mkv")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=30:duration=0.5,noise=alls=8:allf=t",
+                    "-f", "lavfi", "-i", "testsrc=size=48x32:rate=15:duration=0.5",
+                    "-map", "0", "-map", "1", "-c:v:0", "mjpeg", "-pix_fmt:v:0", "yuvj422p",
+                    "-c:v:1", "rawvideo", "-pix_fmt:v:1", "gray16be", "-tag:v:1", "b16g", "-strict", "unofficial",
+                    "-metadata:s:v:0", "title=COLOR", "-metadata:s:v:1", "title=DEPTH", good])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))
+        // Each JPEG starts with SOI and JFIF's APP0 (FF D8 FF E0 … "JFIF"); the fourth loses its SOF0 (FF C0).
+        let jfif: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46]
+        let starts = (0..<(bytes.count - jfif.count)).filter { i in bytes[i] == 0xFF && Array(bytes[i..<(i + jfif.count)]) == jfif }
+        XCTAssertEqual(starts.count, 15)
+        let sof = try XCTUnwrap((starts[3]..<(bytes.count - 1)).first { bytes[$0] == 0xFF && bytes[$0 + 1] == 0xC0 })
+        bytes[sof] = 0
+        bytes[sof + 1] = 0
+        try Data(bytes).write(to: URL(fileURLWithPath: bad))
+        let c = try assertSameOnAnyThreads("mkv:\(bad)", name: "bad-mjpeg")
+        XCTAssertEqual(c.result.status, 1)
+        let lines = messages(c.result).filter { !$0.contains("no calibration.json attachment") }
+        XCTAssertEqual(lines.count, 1, c.result.stderr)
+        XCTAssertTrue(lines.first?.contains("COLOR frame 3") == true && lines.first?.contains(bad) == true
+                      && lines.first?.contains("corrupt frame") == true, c.result.stderr)
+        XCTAssertTrue(c.result.stdout.contains("wrote 14 color, 8 depth frames"), c.result.stdout)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: c.folder + "/rgb").count, 14)
+        XCTAssertEqual(try stamps(c.folder + "/rgb.txt").count, 14)
+    }
+
     func testJobsIsChecked() throws {
         try assertBadInput(["convert", "--source", "synthetic", "--out", path("j"), "--jobs", "0"], mentioning: "--jobs")
         try assertBadInput(["convert", "--source", "bag:\(Repo.fixture("realsense-d435-640x480.bag"))", "--out", path("j.mcap"),

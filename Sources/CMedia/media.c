@@ -347,12 +347,9 @@ int dl_media_seek(dl_media *m, int stream, int64_t timestamp, char *error, size_
 
 // MARK: - Decoding
 
-int dl_media_decoder_open(dl_media *m, int stream, char *error, size_t error_len) {
-    dl_begin();
-    if (stream < 0 || (unsigned)stream >= m->stream_count) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no stream %d", stream);
-    dl_decoder *d = &m->decoders[stream];
-    if (d->codec) return 0;
-    const AVCodecParameters *par = m->format->streams[stream]->codecpar;
+/// Opens `d`'s codec context from a stream's parameters (one thread, frames in step with packets).
+static int dl_decoder_open(dl_decoder *d, const AVCodecParameters *par, AVRational time_base, int stream,
+                           char *error, size_t error_len) {
     if (par->codec_type != AVMEDIA_TYPE_VIDEO) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "stream %d is not video", stream);
     const AVCodec *codec = avcodec_find_decoder(par->codec_id);
     if (!codec) return dl_failf(DL_MEDIA_ERROR, error, error_len, "libavcodec has no decoder for codec '%s'", avcodec_get_name(par->codec_id));
@@ -362,7 +359,7 @@ int dl_media_decoder_open(dl_media *m, int stream, char *error, size_t error_len
     if (r >= 0) {
         c->thread_count = 1;  // frames come out in step with packets (frame threads would delay them)
         c->max_pixels = DL_MEDIA_MAX_PIXELS;
-        c->pkt_timebase = m->format->streams[stream]->time_base;
+        c->pkt_timebase = time_base;
         r = avcodec_open2(c, codec, NULL);
     }
     if (r < 0) {
@@ -373,28 +370,47 @@ int dl_media_decoder_open(dl_media *m, int stream, char *error, size_t error_len
     return 0;
 }
 
-static int dl_send(dl_media *m, int stream, const AVPacket *p, char *error, size_t error_len) {
-    if (stream < 0 || (unsigned)stream >= m->stream_count || !m->decoders[stream].codec)
-        return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no decoder open for stream %d", stream);
-    int r = avcodec_send_packet(m->decoders[stream].codec, p);
+int dl_media_decoder_open(dl_media *m, int stream, char *error, size_t error_len) {
+    dl_begin();
+    if (stream < 0 || (unsigned)stream >= m->stream_count) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no stream %d", stream);
+    dl_decoder *d = &m->decoders[stream];
+    if (d->codec) return 0;
+    return dl_decoder_open(d, m->format->streams[stream]->codecpar, m->format->streams[stream]->time_base, stream, error, error_len);
+}
+
+static int dl_decoder_send(dl_decoder *d, const AVPacket *p, char *error, size_t error_len) {
+    int r = avcodec_send_packet(d->codec, p);
     if (r == AVERROR(EAGAIN)) return DL_MEDIA_AGAIN;
     if (r == AVERROR_EOF) return DL_MEDIA_EOF;
     if (r < 0) return dl_fail(DL_MEDIA_ERROR, error, error_len, "corrupt frame", r);
     return 0;
 }
 
-int dl_media_send_packet(dl_media *m, int stream, const uint8_t *data, size_t size, int64_t pts,
-                         int keyframe, char *error, size_t error_len) {
-    dl_begin();
-    if (size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "packet too large");
+static int dl_send(dl_media *m, int stream, const AVPacket *p, char *error, size_t error_len) {
+    if (stream < 0 || (unsigned)stream >= m->stream_count || !m->decoders[stream].codec)
+        return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no decoder open for stream %d", stream);
+    return dl_decoder_send(&m->decoders[stream], p, error, error_len);
+}
+
+/// A packet holding a copy of `data` (libav pads and owns it); NULL when out of memory.
+static AVPacket *dl_packet(const uint8_t *data, size_t size, int64_t pts, int keyframe) {
     AVPacket *p = av_packet_alloc();
     if (!p || av_new_packet(p, (int)size) < 0) {
         av_packet_free(&p);
-        return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
+        return NULL;
     }
     if (size) memcpy(p->data, data, size);
     p->pts = p->dts = pts == INT64_MIN ? AV_NOPTS_VALUE : pts;
     if (keyframe) p->flags |= AV_PKT_FLAG_KEY;
+    return p;
+}
+
+int dl_media_send_packet(dl_media *m, int stream, const uint8_t *data, size_t size, int64_t pts,
+                         int keyframe, char *error, size_t error_len) {
+    dl_begin();
+    if (size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "packet too large");
+    AVPacket *p = dl_packet(data, size, pts, keyframe);
+    if (!p) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     int r = dl_send(m, stream, p, error, error_len);
     av_packet_free(&p);
     return r;
@@ -410,6 +426,20 @@ void dl_media_decoder_flush(dl_media *m, int stream) {
         avcodec_flush_buffers(m->decoders[stream].codec);
 }
 
+static int dl_decoder_receive(dl_decoder *d, AVFrame *frame, int64_t *pts, int *width, int *height,
+                              char *error, size_t error_len) {
+    av_frame_unref(frame);
+    int r = avcodec_receive_frame(d->codec, frame);
+    if (r == AVERROR(EAGAIN)) return DL_MEDIA_AGAIN;
+    if (r == AVERROR_EOF) return DL_MEDIA_EOF;
+    if (r < 0) return dl_fail(DL_MEDIA_ERROR, error, error_len, "corrupt frame", r);
+    *pts = frame->best_effort_timestamp != AV_NOPTS_VALUE ? frame->best_effort_timestamp
+         : (frame->pts != AV_NOPTS_VALUE ? frame->pts : INT64_MIN);
+    *width = frame->width;
+    *height = frame->height;
+    return 0;
+}
+
 int dl_media_receive_frame(dl_media *m, int stream, int64_t *pts, int *width, int *height,
                            char *error, size_t error_len) {
     dl_begin();
@@ -417,32 +447,19 @@ int dl_media_receive_frame(dl_media *m, int stream, int64_t *pts, int *width, in
     *width = *height = 0;
     if (stream < 0 || (unsigned)stream >= m->stream_count || !m->decoders[stream].codec)
         return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no decoder open for stream %d", stream);
-    av_frame_unref(m->frame);
-    int r = avcodec_receive_frame(m->decoders[stream].codec, m->frame);
-    if (r == AVERROR(EAGAIN)) return DL_MEDIA_AGAIN;
-    if (r == AVERROR_EOF) return DL_MEDIA_EOF;
-    if (r < 0) return dl_fail(DL_MEDIA_ERROR, error, error_len, "corrupt frame", r);
-    const AVFrame *f = m->frame;
-    *pts = f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp
-         : (f->pts != AV_NOPTS_VALUE ? f->pts : INT64_MIN);
-    *width = f->width;
-    *height = f->height;
-    return 0;
+    return dl_decoder_receive(&m->decoders[stream], m->frame, pts, width, height, error, error_len);
 }
 
-int dl_media_convert_frame(dl_media *m, int stream, int format, uint8_t *dst, size_t dst_stride,
-                           int width, int height, char *error, size_t error_len) {
-    dl_begin();
-    if (stream < 0 || (unsigned)stream >= m->stream_count || !m->decoders[stream].codec)
-        return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no decoder open for stream %d", stream);
+/// Converts `f` (the frame `d` gave back) through `d`'s scaler, made again when the frame's size,
+/// format, matrix or range changed.
+static int dl_decoder_convert(dl_decoder *d, const AVFrame *f, int format, uint8_t *dst, size_t dst_stride,
+                              int width, int height, char *error, size_t error_len) {
     if (format != DL_MEDIA_RGBA8 && format != DL_MEDIA_GRAY16)
         return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "unknown output format %d", format);
-    const AVFrame *f = m->frame;
     if (f->format < 0 || !f->data[0]) return dl_failf(DL_MEDIA_ERROR, error, error_len, "no decoded frame to convert");
     if (f->width != width || f->height != height)
         return dl_failf(DL_MEDIA_BAD_SIZE, error, error_len, "frame is %dx%d, expected %dx%d", f->width, f->height, width, height);
     if ((uint64_t)dst_stride > INT_MAX) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "row stride too large");
-    dl_decoder *d = &m->decoders[stream];
     enum AVPixelFormat out = format == DL_MEDIA_RGBA8 ? AV_PIX_FMT_RGBA : AV_PIX_FMT_GRAY16;
     // The stream's YUV matrix (BT.709 / BT.2020 when it says so, else BT.601) and range (full for the
     // JPEG formats or when the stream says so, else limited); RGB out is full range.
@@ -474,6 +491,106 @@ int dl_media_convert_frame(dl_media *m, int stream, int format, uint8_t *dst, si
     int rows = sws_scale(d->sws, (const uint8_t *const *)f->data, f->linesize, 0, height, planes, strides);
     if (rows != height) return dl_failf(DL_MEDIA_ERROR, error, error_len, "converting the frame failed");
     return 0;
+}
+
+int dl_media_convert_frame(dl_media *m, int stream, int format, uint8_t *dst, size_t dst_stride,
+                           int width, int height, char *error, size_t error_len) {
+    dl_begin();
+    if (stream < 0 || (unsigned)stream >= m->stream_count || !m->decoders[stream].codec)
+        return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no decoder open for stream %d", stream);
+    return dl_decoder_convert(&m->decoders[stream], m->frame, format, dst, dst_stride, width, height, error, error_len);
+}
+
+// MARK: - Decoders apart from the container (dl_stream_params, dl_frame_decoder)
+
+struct dl_stream_params {
+    AVCodecParameters *par;
+    AVRational time_base;
+    int stream;
+};
+
+int dl_media_stream_params(const dl_media *m, int stream, dl_stream_params **out, char *error, size_t error_len) {
+    dl_begin();
+    *out = NULL;
+    if (stream < 0 || (unsigned)stream >= m->stream_count) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no stream %d", stream);
+    dl_stream_params *p = av_mallocz(sizeof *p);
+    if (p) p->par = avcodec_parameters_alloc();
+    int r = p && p->par ? avcodec_parameters_copy(p->par, m->format->streams[stream]->codecpar) : AVERROR(ENOMEM);
+    if (r < 0) {
+        dl_stream_params_free(p);
+        return dl_fail(DL_MEDIA_ERROR, error, error_len, "copying the stream's parameters", r);
+    }
+    p->time_base = m->format->streams[stream]->time_base;
+    p->stream = stream;
+    *out = p;
+    return 0;
+}
+
+void dl_stream_params_free(dl_stream_params *p) {
+    if (!p) return;
+    avcodec_parameters_free(&p->par);
+    av_free(p);
+}
+
+struct dl_frame_decoder {
+    dl_decoder decoder;
+    AVFrame *frame;
+};
+
+int dl_frame_decoder_open(const dl_stream_params *p, dl_frame_decoder **out, char *error, size_t error_len) {
+    dl_begin();
+    *out = NULL;
+    dl_frame_decoder *d = av_mallocz(sizeof *d);
+    if (!d || !(d->frame = av_frame_alloc())) {
+        dl_frame_decoder_close(d);
+        return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
+    }
+    int r = dl_decoder_open(&d->decoder, p->par, p->time_base, p->stream, error, error_len);
+    if (r != 0) {
+        dl_frame_decoder_close(d);
+        return r;
+    }
+    *out = d;
+    return 0;
+}
+
+int dl_frame_send_packet(dl_frame_decoder *d, const uint8_t *data, size_t size, int64_t pts, int keyframe,
+                         char *error, size_t error_len) {
+    dl_begin();
+    if (size > INT_MAX - AV_INPUT_BUFFER_PADDING_SIZE) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "packet too large");
+    AVPacket *p = dl_packet(data, size, pts, keyframe);
+    if (!p) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
+    int r = dl_decoder_send(&d->decoder, p, error, error_len);
+    av_packet_free(&p);
+    return r;
+}
+
+int dl_frame_send_eof(dl_frame_decoder *d, char *error, size_t error_len) {
+    dl_begin();
+    return dl_decoder_send(&d->decoder, NULL, error, error_len);
+}
+
+int dl_frame_receive(dl_frame_decoder *d, int64_t *pts, int *width, int *height, char *error, size_t error_len) {
+    dl_begin();
+    *pts = INT64_MIN;
+    *width = *height = 0;
+    return dl_decoder_receive(&d->decoder, d->frame, pts, width, height, error, error_len);
+}
+
+int dl_frame_convert(dl_frame_decoder *d, int format, uint8_t *dst, size_t dst_stride, int width, int height,
+                     char *error, size_t error_len) {
+    dl_begin();
+    return dl_decoder_convert(&d->decoder, d->frame, format, dst, dst_stride, width, height, error, error_len);
+}
+
+void dl_frame_flush(dl_frame_decoder *d) { avcodec_flush_buffers(d->decoder.codec); }
+
+void dl_frame_decoder_close(dl_frame_decoder *d) {
+    if (!d) return;
+    avcodec_free_context(&d->decoder.codec);
+    sws_freeContext(d->decoder.sws);
+    av_frame_free(&d->frame);
+    av_free(d);
 }
 
 int dl_media_b16g_to_gray16(const uint8_t *data, size_t size, int width, int height, uint16_t *dst,

@@ -456,11 +456,26 @@ public final class BagSource: FrameSource, RecordedStreams {
 
     /// A frame must keep its stream's encoding and size (the first frame's).
     private func checkFrame(_ image: ROSMessage.Image, _ s: Stream) throws {
-        guard image.encoding == s.encoding, image.width == s.width, image.height == s.height else {
-            throw CaptureError.file(path: path, problem: "\(s.topic): frame is \(image.width)x\(image.height) \(image.encoding), "
-                                    + "the stream started as \(s.width)x\(s.height) \(s.encoding)")
+        try FrameFormat(s).check(image, bag: path)
+    }
+
+    /// A stream's encoding and size (its first frame's), which every frame must keep; a value, so
+    /// that `convert`'s workers check and convert messages apart from the source.
+    struct FrameFormat: Sendable {
+        let topic: String
+        let encoding: String
+        let width: Int
+        let height: Int
+
+        init(_ s: Stream) { topic = s.topic; encoding = s.encoding; width = s.width; height = s.height }
+
+        func check(_ image: ROSMessage.Image, bag path: String) throws {
+            guard image.encoding == encoding, image.width == width, image.height == height else {
+                throw CaptureError.file(path: path, problem: "\(topic): frame is \(image.width)x\(image.height) \(image.encoding), "
+                                        + "the stream started as \(width)x\(height) \(encoding)")
+            }
+            try BagSource.checkSize(image, bag: path, topic: topic)
         }
-        try Self.checkSize(image, bag: path, topic: s.topic)
     }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
@@ -510,6 +525,45 @@ extension BagSource {
         let list = try streams()
         guard let lead, let i = exportable.firstIndex(where: { $0.topic == lead.topic }) else { return [] }
         return list[i].timestamps
+    }
+
+    /// The message's bytes (its chunk decompressed here, in order), parsed, checked and converted
+    /// by the payload on any thread, as `decodeFrame` does.
+    public func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
+        guard let bag else { throw CaptureError.invalidState("\(name): payload before start()") }
+        guard exportable.indices.contains(stream), exportable[stream].refs.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let s = exportable[stream], path = self.path, topic = s.topic
+        let bytes: [UInt8]
+        do { bytes = try bag.data(of: s.refs[index]) } catch { throw CaptureError.wrapping(error, path: path) }
+        switch s.role {
+        case .depth:
+            // As decodeDepth: checked against the depth stream playback uses.
+            guard let d = depthIsLead ? lead : other else { throw CaptureError.invalidState("\(name): no depth stream") }
+            let format = FrameFormat(d), units = depthUnits ?? 0.001, intr = calibration?.depth.intrinsics
+            return StreamPayload {
+                do {
+                    let image = try ROSMessage.image(bytes, bag: path, topic: topic)
+                    try format.check(image, bag: path)
+                    let out = ROSImageDecoding.depthMeters(image, units: units)
+                    return .depth(DepthData(map: out, intrinsics: intr?.width == image.width && intr?.height == image.height ? intr : nil))
+                } catch {
+                    throw CaptureError.wrapping(error, path: path)
+                }
+            }
+        case .color, .infrared:
+            let format = FrameFormat(s)
+            return StreamPayload {
+                do {
+                    let image = try ROSMessage.image(bytes, bag: path, topic: topic)
+                    try format.check(image, bag: path)
+                    return .image(ROSImageDecoding.rgba(image))
+                } catch {
+                    throw CaptureError.wrapping(error, path: path)
+                }
+            }
+        }
     }
 
     public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {

@@ -78,6 +78,8 @@ public struct ExportSummary: Sendable {
     public var byStream = false
     /// Set when a stop signal ended the export early (everything written is complete and listed).
     public var stoppedBy: Int32?
+    /// Frames that could not be read or decoded: skipped, each said in `warnings` (`convert` then exits 1).
+    public var skippedFrames = 0
     public var warnings: [String]
 
     /// Frames exported, as a person counts them: the most frames any one stream got when written
@@ -102,9 +104,13 @@ public struct ExportSummary: Sendable {
 /// IR stream is written as color (as the viewer shows it) unless `ir` is asked for too. Other
 /// sources (synthetic, live, still) are written frame by frame as they deliver them.
 ///
-/// **A pipeline.** The calling thread reads the source (decoding is sequential in every source)
-/// while worker threads align, encode and write the PNGs, `activeCores` of them; at most
-/// `framesInFlight` frames are decoded and not yet listed, and frames are listed in order.
+/// **A pipeline.** The calling thread reads the source while `workers` threads decode, align,
+/// encode and write the PNGs; at most `framesInFlight` frames are read and not yet listed, and
+/// frames are listed in order. A recording whose frames decode on their own
+/// (`RecordedStreams.payload`: MJPEG, raw and FFV1 mkv tracks, bag and ROS 2 messages, TUM files)
+/// is read in order on the calling thread and decoded on the workers (except with `writePLY`, whose
+/// colors the calling thread decodes); other frames (inter-coded video, sources read frame by
+/// frame) are decoded on the calling thread. One worker writes byte for byte what several write.
 ///
 /// Every file is written atomically and listed once complete; on an error, a stop signal or a
 /// cancel, the index files are finished with what was written before the export returns or throws.
@@ -119,9 +125,9 @@ public final class DatasetExporter {
     /// Depth aligned to color before writing (`--align color`): depth at the color size, and
     /// calibration.json says depth is seen by the color camera.
     public var alignment = DepthAlignmentStage(mode: .none)
-    /// Threads that encode and write (at least 1).
+    /// Threads that decode, encode and write (at least 1).
     public var workers = max(1, activeCores)
-    /// Frames decoded and not yet listed, at most (memory: a 4K rgba8 frame is 33 MB).
+    /// Frames read and not yet listed, at most (memory: a 4K rgba8 frame is 33 MB decoded).
     public var framesInFlight = max(2, activeCores) + 2
     /// Frames the folder's index files list once `run` returned or threw (on a full disk, fewer
     /// than were written: the newest unlisted ones are deleted so the index fits).
@@ -247,6 +253,8 @@ public final class DatasetExporter {
         summary.framesWritten = listing.listed
         summary.plyWritten = listing.plyWritten
         summary.imagesWritten = listing.images
+        summary.warnings += listing.skipped.map(\.warning)
+        summary.skippedFrames += listing.skipped.count
     }
 
     // MARK: Stream by stream
@@ -268,7 +276,8 @@ public final class DatasetExporter {
         // The selection, per stream.
         let poses = source.poses
         let playback = selection.frames == nil && poses == nil ? [] : try rec.playbackTimestamps()
-        var items: [(time: Double, order: Int, stream: Int, as: TUMWriter.Stream, index: Int)] = []
+        typealias Item = (time: Double, order: Int, stream: Int, as: TUMWriter.Stream, index: Int)
+        var items: [Item] = []
         var wanted = jobs
         if let p = plyStream, !jobs.contains(where: { $0.stream == p }) { wanted.append((p, .depth)) }
         for (order, job) in wanted.enumerated() {
@@ -302,6 +311,38 @@ public final class DatasetExporter {
             return image
         }
 
+        /// A frame decoded here, on the calling thread (inter-coded video, PLY colors).
+        func decode(_ item: Item, into unit: inout ExportUnit) throws {
+            let written = TUMWriter.Written(stream: item.as, timestamp: item.time, path: "")
+            let writes = jobs.contains { $0.stream == item.stream && $0.as == item.as }
+            let decoded: StreamFrame
+            if item.stream == colorStream, let image = try colorFrame(item.index) {
+                decoded = .image(image)
+            } else {
+                decoded = try rec.decodeFrame(item.index, ofStream: item.stream)
+            }
+            switch decoded {
+            case let .image(image):
+                var w = written
+                w.path = try writer.reserve(item.as, timestamp: item.time)
+                if item.as == .ir { unit.ir = (image, w) } else { unit.color = (image, w) }
+            case var .depth(depth):
+                // The resolved depth intrinsics (--intrinsics, --calibration) on the depth, as for frames.
+                let k = calibration.depth.intrinsics
+                depth.intrinsics = k.width == depth.map.width && k.height == depth.map.height
+                    ? k : k.scaled(toWidth: depth.map.width, height: depth.map.height)
+                var w = written
+                if writes {
+                    w.path = try writer.reserve(.depth, timestamp: item.time)
+                    unit.depth = (depth, w)
+                }
+                if item.stream == plyStream {
+                    let color = try nearestIndex(in: colorTimes, to: item.time).flatMap(colorFrame)
+                    unit.ply = ("ply/\(TUMWriter.stamp(item.time)).ply", color.map(ImageIO.toEightBit), depth)
+                }
+            }
+        }
+
         let start = monotonicSeconds()
         let total = items.count
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
@@ -311,37 +352,20 @@ public final class DatasetExporter {
             if let s = shouldStop() { summary.stoppedBy = s; break }
             var unit = ExportUnit(calibration: calibration, colorSize: c, paired: false)
             let written = TUMWriter.Written(stream: item.as, timestamp: item.time, path: "")
-            let writes = jobs.contains { $0.stream == item.stream && $0.as == item.as }
+            let label = "\(streams[item.stream].name) frame \(item.index)"
             do {
-                let decoded: StreamFrame
-                if item.stream == colorStream, let image = try colorFrame(item.index) {
-                    decoded = .image(image)
-                } else {
-                    decoded = try rec.decodeFrame(item.index, ofStream: item.stream)
-                }
-                switch decoded {
-                case let .image(image):
+                // Read here, decoded by a worker (without PLY, every item is written: `writes`).
+                if plyStream == nil, let payload = try rec.payload(item.index, ofStream: item.stream) {
                     var w = written
                     w.path = try writer.reserve(item.as, timestamp: item.time)
-                    if item.as == .ir { unit.ir = (image, w) } else { unit.color = (image, w) }
-                case var .depth(depth):
-                    // The resolved depth intrinsics (--intrinsics, --calibration) on the depth, as for frames.
-                    let k = calibration.depth.intrinsics
-                    depth.intrinsics = k.width == depth.map.width && k.height == depth.map.height
-                        ? k : k.scaled(toWidth: depth.map.width, height: depth.map.height)
-                    var w = written
-                    if writes {
-                        w.path = try writer.reserve(.depth, timestamp: item.time)
-                        unit.depth = (depth, w)
-                    }
-                    if item.stream == plyStream {
-                        let color = try nearestIndex(in: colorTimes, to: item.time).flatMap(colorFrame)
-                        unit.ply = ("ply/\(TUMWriter.stamp(item.time)).ply", color.map(ImageIO.toEightBit), depth)
-                    }
+                    unit.pending = PendingFrame(payload: payload, written: w, depthIntrinsics: calibration.depth.intrinsics, label: label)
+                } else {
+                    try decode(item, into: &unit)
                 }
             } catch let error as CaptureError {
                 // A frame that cannot be read is skipped and said; the others are written.
-                summary.warnings.append("\(streams[item.stream].name) frame \(item.index) skipped: \(error)")
+                summary.warnings.append(SkippedFrame(label: label, error: error).warning)
+                summary.skippedFrames += 1
                 firstDecodeError = firstDecodeError ?? error
                 continue
             }
@@ -353,7 +377,7 @@ public final class DatasetExporter {
         }
         try listing.finish(onListed: onListed)
         // A recording none of whose selected frames can be read is bad input, not an empty export.
-        if listing.listed == 0, let firstDecodeError { throw firstDecodeError }
+        if listing.listed == 0, let error = firstDecodeError ?? listing.skipped.first?.error { throw error }
     }
 
     /// The playback frame nearest `t` (the earlier on a tie), given playback frames' timestamps.

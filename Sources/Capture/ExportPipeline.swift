@@ -17,6 +17,8 @@ struct ExportUnit: Sendable {
     var ply: (path: String, color: PixelBuffer?, depth: DepthData?)?
     /// The frame's `groundtruth.txt` line (a source with poses), kept once the unit is listed.
     var pose: String?
+    /// A frame read but not decoded yet: the worker decodes it into `color`, `ir` or `depth`.
+    var pending: PendingFrame?
 
     init(calibration: RGBDCalibration, colorSize: (Int, Int), paired: Bool) {
         self.calibration = calibration; self.colorSize = colorSize; self.paired = paired
@@ -25,6 +27,24 @@ struct ExportUnit: Sendable {
     var kinds: [StreamKind] {
         (color != nil ? [StreamKind.color] : []) + (depth != nil ? [.depth] : []) + (ir != nil ? [.ir] : [])
     }
+}
+
+/// A frame of a recording's stream read but not decoded (`RecordedStreams.payload`), and where it goes.
+struct PendingFrame: Sendable {
+    var payload: StreamPayload
+    /// Its file (the stream it is written as, its stamp and reserved name).
+    var written: TUMWriter.Written
+    /// The resolved depth intrinsics (`--intrinsics`, `--calibration`), set on a depth frame (scaled to its size).
+    var depthIntrinsics: CameraIntrinsics
+    /// "STREAM frame N", for the line that says the frame was skipped.
+    var label: String
+}
+
+/// A frame that could not be decoded: skipped, and said.
+struct SkippedFrame: Sendable {
+    var label: String
+    var error: CaptureError
+    var warning: String { "\(label) skipped: \(error)" }
 }
 
 /// What a worker made of a unit: the files, complete on disk.
@@ -36,11 +56,14 @@ struct ExportDone: Sendable {
     var files: [String]
     var wrotePLY: Bool
     var pose: String?
+    /// Set when the unit's frame could not be decoded (nothing was written).
+    var skipped: SkippedFrame?
 }
 
-/// The export's worker threads: each takes the next unit, aligns its depth (`--align color`, a
-/// `DepthAlignmentStage` per thread: its buffers are pooled), encodes and writes its PNGs and PLY
-/// atomically, and leaves the result under the unit's number for `result(_:)`.
+/// The export's worker threads: each takes the next unit, decodes its frame when it was read but
+/// not decoded (`PendingFrame`), aligns its depth (`--align color`, a `DepthAlignmentStage` per
+/// thread: its buffers are pooled), encodes and writes its PNGs and PLY atomically, and leaves the
+/// result under the unit's number for `result(_:)`.
 ///
 /// `@unchecked Sendable`: every mutable property (`queue`, `results`, `closed`, `threads`) is read
 /// and written only with `condition` locked.
@@ -112,7 +135,25 @@ final class ExportPipeline: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func perform(_ u: ExportUnit, stage: DepthAlignmentStage) throws -> ExportDone {
+    private func perform(_ unit: ExportUnit, stage: DepthAlignmentStage) throws -> ExportDone {
+        var u = unit
+        if let p = u.pending {
+            // Decoded as the calling thread decodes a frame without payload (DatasetExporter.runByStream).
+            let decoded: StreamFrame
+            do { decoded = try p.payload.decode() } catch let error as CaptureError {
+                return ExportDone(written: [], paired: false, kinds: [], files: [], wrotePLY: false, pose: nil,
+                                  skipped: SkippedFrame(label: p.label, error: error))
+            }
+            switch decoded {
+            case let .image(image):
+                if p.written.stream == .ir { u.ir = (image, p.written) } else { u.color = (image, p.written) }
+            case var .depth(depth):
+                let k = p.depthIntrinsics
+                depth.intrinsics = k.width == depth.map.width && k.height == depth.map.height
+                    ? k : k.scaled(toWidth: depth.map.width, height: depth.map.height)
+                u.depth = (depth, p.written)
+            }
+        }
         var files: [String] = []
         var written: [TUMWriter.Written] = []
         do {
@@ -175,6 +216,8 @@ final class OrderedListing {
     private(set) var images: [StreamKind: Int] = [:]
     /// Each listed unit's `groundtruth.txt` line (nil: no pose), in the order `TUMWriter` lists them.
     private(set) var poseLines: [String?] = []
+    /// Frames a worker could not decode, in order.
+    private(set) var skipped: [SkippedFrame] = []
 
     init(writer: TUMWriter, pipeline: ExportPipeline, capacity: Int) {
         self.writer = writer; self.pipeline = pipeline; self.capacity = max(1, capacity)
@@ -224,6 +267,10 @@ final class OrderedListing {
     }
 
     private func list(_ done: ExportDone) throws {
+        if let s = done.skipped {
+            skipped.append(s)
+            return
+        }
         guard !done.written.isEmpty else {
             // A PLY of a depth frame not written itself (--ply without depth in --what).
             if done.wrotePLY { plyWritten += 1; listed += 1 }

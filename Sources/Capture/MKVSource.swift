@@ -57,6 +57,8 @@ public final class MKVSource: FrameSource, RecordedStreams {
     /// The COLOR, DEPTH and IR tracks (those the file has), for `RecordedStreams`.
     private var streamTracks: [Track] = []
     private var startOffsetNS: Int64 = 0
+    /// Decoders apart from the file per intra-only track (`payload`: decoded on `convert`'s workers).
+    private var frameDecoders: [Int32: FrameDecoders] = [:]
     /// Tracks read for `decodeFrame` besides the displayed and the depth track: their packets are
     /// kept (and inter-coded ones fed) while reading forward, as those two tracks' are.
     private var wanted: Set<Int32> = []
@@ -132,6 +134,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
 
         var encoding: String { info.fourCC ?? info.codecNameString }
         var expectedRawSize: Int { width * height * 2 }
+        var format: TrackFormat { TrackFormat(role: role, width: width, height: height, isB16G: isB16G) }
 
         /// The latest keyframe at or before decode index `i` (i itself for intra-only tracks).
         func keyframe(atOrBefore i: Int) -> Int {
@@ -139,6 +142,20 @@ public final class MKVSource: FrameSource, RecordedStreams {
             var k = i
             while k > 0 && !keyframe[k] { k -= 1 }
             return k
+        }
+    }
+
+    /// What decoding a track's packet needs to know of the track (a value: `convert`'s workers
+    /// decode packets of intra-only tracks apart from the source).
+    struct TrackFormat: Sendable {
+        let role: Role
+        let width: Int
+        let height: Int
+        let isB16G: Bool
+
+        /// Output buffer for the track's image: rgba8 color, 16-bit gray for depth, IR and any b16g track.
+        func buffer() -> PixelBuffer {
+            PixelBuffer(width: width, height: height, format: role == .color && !isB16G ? .rgba8 : .gray16(depthScale: 0))
         }
     }
 
@@ -382,6 +399,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
         display = nil
         depthTrack = nil
         streamTracks = []
+        frameDecoders.removeAll()
         wanted.removeAll()
         forgetReadPosition()
     }
@@ -437,7 +455,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
             switch needs[1].state {
             case let .done(d): depthMap = d
             case let .failed(problem): warn(frame: i, CaptureError.file(path: path, problem: "frame \(i): depth \(problem); shown without depth"))
-            case .pending: break
+            case .pending, .packet: break
             }
         }
         let depth = depthMap.map { gray in
@@ -446,9 +464,11 @@ public final class MKVSource: FrameSource, RecordedStreams {
         return FrameSet(color: image, depth: depth, timestamp: fr.timestamp, index: i)
     }
 
-    private func meters(_ gray: PixelBuffer) -> PixelBuffer {
+    private func meters(_ gray: PixelBuffer) -> PixelBuffer { Self.meters(gray, scale: depthScale) }
+
+    /// 16-bit depth units → meters (units / `scale`).
+    static func meters(_ gray: PixelBuffer, scale: Float) -> PixelBuffer {
         let out = PixelBuffer(width: gray.width, height: gray.height, format: .depthFloat32)
-        let scale = depthScale
         let width = gray.width
         parallelRows(gray.height) { rows in
             for y in rows {
@@ -460,11 +480,14 @@ public final class MKVSource: FrameSource, RecordedStreams {
         return out
     }
 
-    enum NeedState { case pending, done(PixelBuffer), failed(String) }
+    /// `packet`: the packet's bytes, read for a need that asked for them undecoded (`packetOnly`).
+    enum NeedState { case pending, done(PixelBuffer), failed(String), packet([UInt8]) }
 
     struct Need {
         let track: Track
         let index: Int
+        /// Read the packet of an intra-only track without decoding it (`payload`).
+        var packetOnly = false
         var state = NeedState.pending
         var isPending: Bool { if case .pending = state { return true } else { return false } }
     }
@@ -477,7 +500,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
         for k in needs.indices {
             let t = needs[k].track
             if let e = stash[t.stream]?.first(where: { $0.index == needs[k].index }) {
-                needs[k].state = decodeAlone(t, e.bytes, index: needs[k].index, file: file)
+                needs[k].state = needs[k].packetOnly ? .packet(e.bytes) : decodeAlone(t, e.bytes, index: needs[k].index, file: file)
             } else if let j = decodedAhead[t.stream]?.firstIndex(where: { $0.index == needs[k].index }) {
                 // Handed out once: the caller owns the buffer from here.
                 needs[k].state = .done(decodedAhead[t.stream]!.remove(at: j).image)
@@ -535,7 +558,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
             lastRead[t.stream] = idx
             if let k = needs.firstIndex(where: { $0.track === t && $0.index == idx && $0.isPending }) {
                 if t.intraOnly {
-                    needs[k].state = decodeAlone(t, p.bytes, index: idx, file: file)
+                    needs[k].state = needs[k].packetOnly ? .packet(p.bytes) : decodeAlone(t, p.bytes, index: idx, file: file)
                 } else {
                     feed(t, p, &needs, file: file)
                 }
@@ -558,14 +581,36 @@ public final class MKVSource: FrameSource, RecordedStreams {
     }
 
     /// Output buffer for a track's image: rgba8 color, 16-bit gray for depth, IR and any b16g track.
-    private func buffer(for t: Track) -> PixelBuffer {
-        PixelBuffer(width: t.width, height: t.height, format: t.role == .color && !t.isB16G ? .rgba8 : .gray16(depthScale: 0))
+    private func buffer(for t: Track) -> PixelBuffer { t.format.buffer() }
+
+    /// Decodes one packet of an intra-only track with the file's decoder.
+    private func decodeAlone(_ t: Track, _ bytes: [UInt8], index: Int, file: MediaFile) -> NeedState {
+        Self.decodeAlone(t.format, bytes, pts: t.pts[index], decoder: TrackDecoder(file: file, track: t))
     }
 
-    /// Decodes one packet of an intra-only track.
-    private func decodeAlone(_ t: Track, _ bytes: [UInt8], index: Int, file: MediaFile) -> NeedState {
+    /// The file's own decoder of a track, as `PacketDecoding`.
+    private struct TrackDecoder: PacketDecoding {
+        let file: MediaFile
+        let track: Track
+        func openDecoder() throws {
+            guard !track.decoderOpen else { return }
+            try file.openDecoder(stream: track.stream)
+            track.decoderOpen = true
+        }
+        func flush() { file.flushDecoder(stream: track.stream) }
+        func send(_ bytes: UnsafeRawBufferPointer, pts: Int64?, keyframe: Bool) throws -> Bool {
+            try file.send(stream: track.stream, bytes: bytes, pts: pts, keyframe: keyframe)
+        }
+        func sendEOF() throws { try file.sendEOF(stream: track.stream) }
+        func receive() throws -> MediaFile.Received { try file.receive(stream: track.stream) }
+        func convert(into dst: PixelBuffer) throws { try file.convert(stream: track.stream, into: dst) }
+    }
+
+    /// Decodes one packet of an intra-only track (the file's decoder, or one apart from it on a
+    /// worker thread: the same steps, so the same pixels and the same problems).
+    static func decodeAlone(_ t: TrackFormat, _ bytes: [UInt8], pts: Int64, decoder: some PacketDecoding) -> NeedState {
         if t.isB16G {
-            let out = buffer(for: t)
+            let out = t.buffer()
             var message = [CChar](repeating: 0, count: 256)
             let r = bytes.withUnsafeBufferPointer {
                 dl_media_b16g_to_gray16($0.baseAddress, $0.count, Int32(t.width), Int32(t.height),
@@ -576,26 +621,26 @@ public final class MKVSource: FrameSource, RecordedStreams {
             return .done(out)
         }
         do {
-            try openDecoder(t, file: file)
-            file.flushDecoder(stream: t.stream)
-            var accepted = try bytes.withUnsafeBytes { try file.send(stream: t.stream, bytes: $0, pts: t.pts[index], keyframe: true) }
+            try decoder.openDecoder()
+            decoder.flush()
+            var accepted = try bytes.withUnsafeBytes { try decoder.send($0, pts: pts, keyframe: true) }
             for _ in 0..<4 {
-                switch try file.receive(stream: t.stream) {
+                switch try decoder.receive() {
                 case let .frame(_, w, h):
                     guard w == t.width, h == t.height else { return .failed("frame is \(w)x\(h), the track says \(t.width)x\(t.height)") }
-                    let out = buffer(for: t)
-                    try file.convert(stream: t.stream, into: out)
+                    let out = t.buffer()
+                    try decoder.convert(into: out)
                     return .done(out)
                 case .again:
-                    if accepted { try file.sendEOF(stream: t.stream); accepted = false } else { return .failed("the decoder gave no frame") }
+                    if accepted { try decoder.sendEOF(); accepted = false } else { return .failed("the decoder gave no frame") }
                 case .end:
-                    file.flushDecoder(stream: t.stream)
+                    decoder.flush()
                     return .failed("the decoder gave no frame")
                 }
             }
             return .failed("the decoder gave no frame")
         } catch {
-            file.flushDecoder(stream: t.stream)
+            decoder.flush()
             return .failed(problem(error))
         }
     }
@@ -612,7 +657,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
             }
         } catch {
             if let k = needs.firstIndex(where: { $0.track === t && $0.isPending && t.pts[$0.index] == p.pts }) {
-                needs[k].state = .failed(problem(error))
+                needs[k].state = .failed(Self.problem(error))
             }
         }
         drain(t, &needs, file: file)
@@ -637,7 +682,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
                 try file.convert(stream: t.stream, into: out)
                 needs[k].state = .done(out)
             } catch {
-                needs[k].state = .failed(problem(error))
+                needs[k].state = .failed(Self.problem(error))
             }
         }
     }
@@ -663,7 +708,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
     }
 
     /// The problem part of an error (the file is named once, by the caller).
-    private func problem(_ error: Error) -> String {
+    static func problem(_ error: Error) -> String {
         if case let .file(_, problem)? = error as? CaptureError { return problem }
         return "\(error)"
     }
@@ -751,8 +796,72 @@ extension MKVSource {
             return .depth(DepthData(map: meters(image), intrinsics: calibration?.depth.intrinsics ?? .default(width: image.width, height: image.height)))
         case let .failed(problem):
             throw CaptureError.file(path: path, problem: "\(t.role.rawValue) frame \(index): \(problem)")
-        case .pending:
+        case .pending, .packet:
             throw CaptureError.file(path: path, problem: "\(t.role.rawValue) frame \(index) not found")
         }
+    }
+
+    /// Frame `index` of an intra-only track (MJPEG, raw b16g, FFV1 written a keyframe a packet):
+    /// its packet, read in file order as `decodeFrame` reads it, decoded by a decoder apart from the
+    /// file. nil for inter-coded tracks (H.264), whose frames need the ones before them.
+    public func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
+        guard let file else { throw CaptureError.invalidState("\(name): payload before start()") }
+        guard streamTracks.indices.contains(stream), streamTracks[stream].order.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let t = streamTracks[stream]
+        guard t.intraOnly else { return nil }
+        var needs = [Need(track: t, index: t.order[index], packetOnly: true)]
+        try load(&needs)
+        let path = self.path, format = t.format, pts = t.pts[t.order[index]], scale = depthScale
+        let intrinsics = calibration?.depth.intrinsics
+        let what = "\(t.role.rawValue) frame \(index)"
+        let bytes: [UInt8]
+        switch needs[0].state {
+        case let .packet(b): bytes = b
+        case let .done(image):
+            // Decoded already (never for intra-only tracks; kept for completeness of the states).
+            return StreamPayload { Self.streamFrame(image, format: format, scale: scale, intrinsics: intrinsics) }
+        case let .failed(problem): throw CaptureError.file(path: path, problem: "\(what): \(problem)")
+        case .pending: throw CaptureError.file(path: path, problem: "\(what) not found")
+        }
+        // b16g packets need no decoder; others one per worker, made from the track's parameters.
+        if !t.isB16G, frameDecoders[t.stream] == nil {
+            frameDecoders[t.stream] = FrameDecoders(try file.streamParameters(stream: t.stream), name: path)
+        }
+        let decoders = t.isB16G ? nil : frameDecoders[t.stream]
+        return StreamPayload {
+            let state: NeedState
+            if let decoders {
+                do {
+                    state = try decoders.with { Self.decodeAlone(format, bytes, pts: pts, decoder: $0) }
+                } catch {
+                    state = .failed(Self.problem(error))   // no decoder could be opened
+                }
+            } else {
+                state = Self.decodeAlone(format, bytes, pts: pts, decoder: NoDecoder())
+            }
+            switch state {
+            case let .done(image): return Self.streamFrame(image, format: format, scale: scale, intrinsics: intrinsics)
+            case let .failed(problem): throw CaptureError.file(path: path, problem: "\(what): \(problem)")
+            case .pending, .packet: throw CaptureError.file(path: path, problem: "\(what) not found")
+            }
+        }
+    }
+
+    /// A decoded image as `decodeFrame` gives it: DEPTH in meters, COLOR and IR as they are.
+    private static func streamFrame(_ image: PixelBuffer, format: TrackFormat, scale: Float, intrinsics: CameraIntrinsics?) -> StreamFrame {
+        guard format.role == .depth else { return .image(image) }
+        return .depth(DepthData(map: meters(image, scale: scale), intrinsics: intrinsics ?? .default(width: image.width, height: image.height)))
+    }
+
+    /// The decoder of a b16g track, which needs none (its packets are converted by `dl_media_b16g_to_gray16`).
+    private struct NoDecoder: PacketDecoding {
+        func openDecoder() throws {}
+        func flush() {}
+        func send(_ bytes: UnsafeRawBufferPointer, pts: Int64?, keyframe: Bool) throws -> Bool { true }
+        func sendEOF() throws {}
+        func receive() throws -> MediaFile.Received { .end }
+        func convert(into dst: PixelBuffer) throws {}
     }
 }

@@ -132,20 +132,130 @@ final class MediaFile {
 
     /// Converts the frame `receive` holds into `dst` (rgba8 or gray16 of the frame's size).
     func convert(stream: Int32, into dst: PixelBuffer) throws {
-        let format: Int32
-        switch dst.format {
-        case .rgba8: format = DL_MEDIA_RGBA8
-        case .gray16: format = DL_MEDIA_GRAY16
-        case .bgra8, .rgb8, .gray8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
-            preconditionFailure("convert into \(dst.format)")
-        }
-        let r = dl_media_convert_frame(handle, stream, format, dst.baseAddress.assumingMemoryBound(to: UInt8.self), dst.bytesPerRow,
-                                       Int32(dst.width), Int32(dst.height), &message, message.count)
+        let r = dl_media_convert_frame(handle, stream, Self.outputFormat(dst), dst.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                       dst.bytesPerRow, Int32(dst.width), Int32(dst.height), &message, message.count)
         guard r == 0 else { throw fail() }
         dst.markModified()
     }
 
     func flushDecoder(stream: Int32) { dl_media_decoder_flush(handle, stream) }
+
+    /// CMedia's output format for a buffer: rgba8 or 16-bit gray.
+    static func outputFormat(_ dst: PixelBuffer) -> Int32 {
+        switch dst.format {
+        case .rgba8: return DL_MEDIA_RGBA8
+        case .gray16: return DL_MEDIA_GRAY16
+        case .bgra8, .rgb8, .gray8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
+            preconditionFailure("convert into \(dst.format)")
+        }
+    }
+
+    /// A copy of `stream`'s decoding parameters, for decoders apart from the file (`FrameDecoders`).
+    func streamParameters(stream: Int32) throws -> StreamParameters {
+        var p: OpaquePointer?
+        guard dl_media_stream_params(handle, stream, &p, &message, message.count) == 0, let p else { throw fail() }
+        return StreamParameters(p)
+    }
+}
+
+/// One packet's way through a decoder, as `MKVSource` decodes a frame: the file's own decoder of a
+/// stream (`MediaFile`, read in order) or one apart from the file (`FrameDecoder`, any thread).
+protocol PacketDecoding {
+    func openDecoder() throws
+    func flush()
+    /// False when the decoder must first give frames back (EAGAIN).
+    func send(_ bytes: UnsafeRawBufferPointer, pts: Int64?, keyframe: Bool) throws -> Bool
+    func sendEOF() throws
+    func receive() throws -> MediaFile.Received
+    /// The frame `receive` holds into `dst` (rgba8 or gray16 of the frame's size).
+    func convert(into dst: PixelBuffer) throws
+}
+
+/// A stream's decoding parameters copied out of a `MediaFile` (`dl_stream_params`).
+/// `@unchecked Sendable`: immutable once made (decoders only read it); freed when released.
+final class StreamParameters: @unchecked Sendable {
+    let handle: OpaquePointer
+    init(_ handle: OpaquePointer) { self.handle = handle }
+    deinit { dl_stream_params_free(handle) }
+}
+
+/// A decoder of one stream's packets apart from its file (`dl_frame_decoder`): the same codec
+/// context, conversion, return codes and messages as the file's own decoder. Errors are
+/// `CaptureError.file` naming `name`.
+/// `@unchecked Sendable`: used by one thread at a time — `FrameDecoders` hands it to one caller and
+/// takes it back under its lock; `message` is written only by that caller.
+final class FrameDecoder: PacketDecoding, @unchecked Sendable {
+    let handle: OpaquePointer
+    let name: String
+    private var message = [CChar](repeating: 0, count: 512)
+
+    init(_ parameters: StreamParameters, name: String) throws {
+        var h: OpaquePointer?
+        var message = [CChar](repeating: 0, count: 512)
+        guard dl_frame_decoder_open(parameters.handle, &h, &message, message.count) == 0, let h else {
+            throw CaptureError.file(path: name, problem: String(cBuffer: message))
+        }
+        handle = h
+        self.name = name
+    }
+
+    deinit { dl_frame_decoder_close(handle) }
+
+    private func fail() -> CaptureError { .file(path: name, problem: String(cBuffer: message)) }
+
+    func openDecoder() throws {}
+
+    func flush() { dl_frame_flush(handle) }
+
+    func send(_ bytes: UnsafeRawBufferPointer, pts: Int64?, keyframe: Bool) throws -> Bool {
+        let r = dl_frame_send_packet(handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, pts ?? Int64.min,
+                                     keyframe ? 1 : 0, &message, message.count)
+        if r == DL_MEDIA_AGAIN { return false }
+        if r == DL_MEDIA_EOF { return true }
+        guard r == 0 else { throw fail() }
+        return true
+    }
+
+    func sendEOF() throws {
+        let r = dl_frame_send_eof(handle, &message, message.count)
+        guard r == 0 || r == DL_MEDIA_EOF || r == DL_MEDIA_AGAIN else { throw fail() }
+    }
+
+    func receive() throws -> MediaFile.Received {
+        var pts: Int64 = 0
+        var w: Int32 = 0, h: Int32 = 0
+        let r = dl_frame_receive(handle, &pts, &w, &h, &message, message.count)
+        if r == DL_MEDIA_AGAIN { return .again }
+        if r == DL_MEDIA_EOF { return .end }
+        guard r == 0 else { throw fail() }
+        return .frame(pts: pts == Int64.min ? nil : pts, width: Int(w), height: Int(h))
+    }
+
+    func convert(into dst: PixelBuffer) throws {
+        let r = dl_frame_convert(handle, MediaFile.outputFormat(dst), dst.baseAddress.assumingMemoryBound(to: UInt8.self),
+                                 dst.bytesPerRow, Int32(dst.width), Int32(dst.height), &message, message.count)
+        guard r == 0 else { throw fail() }
+        dst.markModified()
+    }
+}
+
+/// Decoders of one stream's packets for several threads at once (`convert`'s workers decoding an
+/// intra-only track): a caller takes an idle decoder (or a new one), decodes, and gives it back.
+final class FrameDecoders: Sendable {
+    let parameters: StreamParameters
+    let name: String
+    private let idle = Locked<[FrameDecoder]>([])
+
+    init(_ parameters: StreamParameters, name: String) {
+        self.parameters = parameters
+        self.name = name
+    }
+
+    func with<T>(_ body: (FrameDecoder) throws -> T) throws -> T {
+        let d = try idle.withLock { $0.popLast() } ?? FrameDecoder(parameters, name: name)
+        defer { idle.withLock { $0.append(d) } }
+        return try body(d)
+    }
 }
 
 extension dl_media_stream_info {

@@ -59,7 +59,8 @@ public final class ROS2Source: FrameSource, RecordedStreams {
     /// One image topic of the recording.
     struct Stream {
         enum Role { case depth, color, infrared }
-        enum Kind { case raw, compressed, compressedDepth }
+        /// `zstd`: librealsense's raw pixels compressed with zstd in a `CompressedImage` (`YUYV; zstd; 640x480 step=1280`).
+        enum Kind { case raw, compressed, compressedDepth, zstd }
         var role: Role
         var kind: Kind
         var topic: String
@@ -349,6 +350,13 @@ public final class ROS2Source: FrameSource, RecordedStreams {
                         kind = .compressedDepth
                         let d = try CompressedDepth.decode(m.data, format: m.format, file: path, topic: topic.name)
                         (width, height, isDepth) = (d.width, d.height, true)
+                    } else if ROSImageDecoding.isLibrealsenseZstd(m.format) {
+                        kind = .zstd
+                        let image = try ROSImageDecoding.librealsenseZstd(m.data, format: m.format, file: path, topic: topic.name)
+                        (width, height) = (image.width, image.height)
+                        isDepth = ROSImageDecoding.isDepthEncoding(image.encoding)
+                        isColor = ROSImageDecoding.isColorEncoding(image.encoding)
+                        isMono = ["mono8", "8UC1"].contains(image.encoding)
                     } else {
                         kind = .compressed
                         let c = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: path, topic: topic.name)
@@ -632,30 +640,9 @@ public final class ROS2Source: FrameSource, RecordedStreams {
         if let c = cachedDepth, c.index == j {
             return (c.depth, try ROS2Message.header(bytes, file: path, topic: s.topic, type: s.type).stamp.seconds)
         }
-        let map: PixelBuffer, stamp: Double
-        switch s.kind {
-        case .raw:
-            let image = try ROS2Message.image(bytes, file: path, topic: s.topic)
-            try check(image.encoding, image.width, image.height, s)
-            try ROSImageDecoding.check(image, file: path, topic: s.topic)
-            guard ROSImageDecoding.isDepthEncoding(image.encoding) else {
-                throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is not depth")
-            }
-            map = ROSImageDecoding.depthMeters(image, units: depthUnits ?? 0.001)
-            stamp = image.header.stamp.seconds
-        case .compressedDepth:
-            let m = try ROS2Message.compressedImage(bytes, file: path, topic: s.topic)
-            let d = try CompressedDepth.decode(m.data, format: m.format, file: path, topic: s.topic)
-            try check(m.format, d.width, d.height, s)
-            map = d.meters(units: depthUnits ?? 0.001)
-            stamp = m.header.stamp.seconds
-        case .compressed:
-            throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is not depth")
-        }
-        let intr = calibration?.depth.intrinsics
-        let depth = DepthData(map: map, intrinsics: intr?.width == map.width && intr?.height == map.height ? intr : nil)
-        cachedDepth = (j, depth)
-        return (depth, stamp)
+        let d = try Self.depth(bytes, messageFormat(s), units: depthUnits ?? 0.001, intrinsics: calibration?.depth.intrinsics)
+        cachedDepth = (j, d.depth)
+        return d
     }
 
     private func decodeColor(_ s: Stream, index j: Int) throws -> (buffer: PixelBuffer, stamp: Double) {
@@ -665,6 +652,69 @@ public final class ROS2Source: FrameSource, RecordedStreams {
         if let c = cachedColor, c.index == j {
             return (c.buffer, try ROS2Message.header(bytes, file: path, topic: s.topic, type: s.type).stamp.seconds)
         }
+        let c = try Self.color(bytes, messageFormat(s))
+        cachedColor = (j, c.buffer)
+        return c
+    }
+
+    /// What decoding one message of a stream needs to know of the stream (a value: `convert`'s
+    /// workers decode messages apart from the source).
+    struct MessageFormat: Sendable {
+        let path: String
+        let kind: Stream.Kind
+        let topic: String
+        let type: String
+        /// The stream's encoding or format string and size (its first frame's), which every frame must keep.
+        let encoding: String
+        let width: Int
+        let height: Int
+    }
+
+    private func messageFormat(_ s: Stream) -> MessageFormat {
+        MessageFormat(path: path, kind: s.kind, topic: s.topic, type: s.type, encoding: s.encoding, width: s.width, height: s.height)
+    }
+
+    /// One depth message (raw, compressedDepth or librealsense's zstd) in meters, with `intrinsics`
+    /// when they are the map's size, and its header stamp.
+    static func depth(_ bytes: [UInt8], _ s: MessageFormat, units: Float,
+                      intrinsics intr: CameraIntrinsics?) throws -> (depth: DepthData, stamp: Double) {
+        let path = s.path
+        let map: PixelBuffer, stamp: Double
+        switch s.kind {
+        case .raw:
+            let image = try ROS2Message.image(bytes, file: path, topic: s.topic)
+            try check(image.encoding, image.width, image.height, s)
+            try ROSImageDecoding.check(image, file: path, topic: s.topic)
+            guard ROSImageDecoding.isDepthEncoding(image.encoding) else {
+                throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is not depth")
+            }
+            map = ROSImageDecoding.depthMeters(image, units: units)
+            stamp = image.header.stamp.seconds
+        case .zstd:
+            let m = try ROS2Message.compressedImage(bytes, file: path, topic: s.topic)
+            let image = try ROSImageDecoding.librealsenseZstd(m.data, format: m.format, file: path, topic: s.topic)
+            try check(m.format, image.width, image.height, s)
+            guard ROSImageDecoding.isDepthEncoding(image.encoding) else {
+                throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is not depth")
+            }
+            map = ROSImageDecoding.depthMeters(image, units: units)
+            stamp = m.header.stamp.seconds
+        case .compressedDepth:
+            let m = try ROS2Message.compressedImage(bytes, file: path, topic: s.topic)
+            let d = try CompressedDepth.decode(m.data, format: m.format, file: path, topic: s.topic)
+            try check(m.format, d.width, d.height, s)
+            map = d.meters(units: units)
+            stamp = m.header.stamp.seconds
+        case .compressed:
+            throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is not depth")
+        }
+        let depth = DepthData(map: map, intrinsics: intr?.width == map.width && intr?.height == map.height ? intr : nil)
+        return (depth, stamp)
+    }
+
+    /// One color message (raw, PNG/JPEG or librealsense's zstd) as rgba8, and its header stamp.
+    static func color(_ bytes: [UInt8], _ s: MessageFormat) throws -> (buffer: PixelBuffer, stamp: Double) {
+        let path = s.path
         let out: PixelBuffer, stamp: Double
         switch s.kind {
         case .raw:
@@ -674,6 +724,13 @@ public final class ROS2Source: FrameSource, RecordedStreams {
             out = ROSImageDecoding.isDepthEncoding(image.encoding) ? Self.grayOfDepth(ROSImageDecoding.depthMeters(image, units: 1))
                 : ROSImageDecoding.rgba(image)
             stamp = image.header.stamp.seconds
+        case .zstd:
+            let m = try ROS2Message.compressedImage(bytes, file: path, topic: s.topic)
+            let image = try ROSImageDecoding.librealsenseZstd(m.data, format: m.format, file: path, topic: s.topic)
+            try check(m.format, image.width, image.height, s)
+            out = ROSImageDecoding.isDepthEncoding(image.encoding) ? Self.grayOfDepth(ROSImageDecoding.depthMeters(image, units: 1))
+                : ROSImageDecoding.rgba(image)
+            stamp = m.header.stamp.seconds
         case .compressed:
             let m = try ROS2Message.compressedImage(bytes, file: path, topic: s.topic)
             out = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: path, topic: s.topic)
@@ -682,7 +739,6 @@ public final class ROS2Source: FrameSource, RecordedStreams {
         case .compressedDepth:
             throw CaptureError.file(path: path, problem: "\(s.topic) (\(s.encoding)) is depth, not color")
         }
-        cachedColor = (j, out)
         return (out, stamp)
     }
 
@@ -701,9 +757,9 @@ public final class ROS2Source: FrameSource, RecordedStreams {
     }
 
     /// A frame must keep its stream's encoding and size (the first frame's).
-    private func check(_ encoding: String, _ width: Int, _ height: Int, _ s: Stream) throws {
+    private static func check(_ encoding: String, _ width: Int, _ height: Int, _ s: MessageFormat) throws {
         guard encoding == s.encoding, width == s.width, height == s.height else {
-            throw CaptureError.file(path: path, problem: "\(s.topic): frame is \(width)x\(height) \(encoding), "
+            throw CaptureError.file(path: s.path, problem: "\(s.topic): frame is \(width)x\(height) \(encoding), "
                                     + "the stream started as \(s.width)x\(s.height) \(s.encoding)")
         }
     }
@@ -762,6 +818,32 @@ extension ROS2Source {
         let list = try streams()
         guard let lead, let i = exportable.firstIndex(where: { $0.stream.topic == lead.topic }) else { return [] }
         return list[i].timestamps
+    }
+
+    /// The message's bytes (read, and decompressed when the recording compresses it, here), decoded
+    /// by the payload: PNG, JPEG, compressedDepth, zstd and the raw conversions run on any thread.
+    public func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
+        guard let rec = recording else { throw CaptureError.invalidState("\(name): payload before start()") }
+        guard exportable.indices.contains(stream), exportable[stream].stream.refs.indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let e = exportable[stream]
+        let bytes: [UInt8]
+        do { bytes = try rec.data(of: e.stream.refs[index]) } catch { throw CaptureError.wrapping(error, path: path) }
+        let format = messageFormat(e.stream), path = self.path
+        switch e.kind {
+        case .depth:
+            let units = depthUnits ?? 0.001, intrinsics = calibration?.depth.intrinsics
+            return StreamPayload {
+                do { return .depth(try Self.depth(bytes, format, units: units, intrinsics: intrinsics).depth) } catch {
+                    throw CaptureError.wrapping(error, path: path)
+                }
+            }
+        case .color, .ir:
+            return StreamPayload {
+                do { return .image(try Self.color(bytes, format).buffer) } catch { throw CaptureError.wrapping(error, path: path) }
+            }
+        }
     }
 
     public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {

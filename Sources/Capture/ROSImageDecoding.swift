@@ -1,3 +1,4 @@
+import CPlatform
 import DepthKit
 
 /// A raw ROS image, ROS 1's `sensor_msgs/Image` or ROS 2's `sensor_msgs/msg/Image` (the same fields).
@@ -147,6 +148,72 @@ public enum ROSImageDecoding {
         case .gray16, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
             throw CaptureError.file(path: file, problem: "compressed image (\(format)) on \(topic) is \(decoded.format), not 8-bit color or gray")
         }
+    }
+}
+
+/// A raw image librealsense's ROS 2 writer (2.59, compression on) stored zstd-compressed in a
+/// `CompressedImage` — the formats PNG cannot hold losslessly (YUYV, UYVY) —, decompressed: the
+/// format string gives its layout (`YUYV; zstd; 640x480 step=1280`), its data is the raw pixels
+/// (little-endian, as the writer's host).
+public struct LibrealsenseZstdImage: RawROSImage, Sendable {
+    public var height: Int
+    public var width: Int
+    /// The ROS encoding of librealsense's format (`YUYV` → `yuyv`, `Z16` → `16UC1`, …; an unknown
+    /// format as it is, which `check` refuses).
+    public var encoding: String
+    public var isBigEndian: Bool { false }
+    public var step: Int
+    public var data: ArraySlice<UInt8>
+}
+
+extension ROSImageDecoding {
+    /// librealsense's format names (rs2_format_to_string) → ROS encodings.
+    static let librealsenseFormats: [String: String] = [
+        "YUYV": "yuyv", "UYVY": "uyvy", "RGB8": "rgb8", "BGR8": "bgr8", "RGBA8": "rgba8", "BGRA8": "bgra8",
+        "Y8": "mono8", "Y16": "mono16", "Z16": "16UC1",
+    ]
+
+    /// The layout of a librealsense zstd format string: `FORMAT; zstd; WxH step=S`; nil for any other.
+    static func librealsenseZstdLayout(_ format: String) -> (format: String, width: Int, height: Int, step: Int)? {
+        let parts = format.split(separator: ";", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 3, parts[1] == "zstd", !parts[0].isEmpty else { return nil }
+        let geometry = parts[2].split(separator: " ")
+        guard geometry.count == 2, geometry[1].hasPrefix("step=") else { return nil }
+        let size = geometry[0].split(separator: "x")
+        guard size.count == 2, let w = Int(size[0]), let h = Int(size[1]), let step = Int(geometry[1].dropFirst(5)) else { return nil }
+        return (parts[0], w, h, step)
+    }
+
+    /// True for librealsense's zstd format strings (`YUYV; zstd; 640x480 step=1280`).
+    public static func isLibrealsenseZstd(_ format: String) -> Bool { librealsenseZstdLayout(format) != nil }
+
+    /// A librealsense zstd frame decompressed into exactly step × height bytes, checked like a raw
+    /// `Image` (`check`): a supported encoding, a plausible size, rows that hold the width.
+    public static func librealsenseZstd(_ data: ArraySlice<UInt8>, format: String, file: String, topic: String) throws -> LibrealsenseZstdImage {
+        guard let layout = librealsenseZstdLayout(format) else {
+            throw CaptureError.file(path: file, problem: "compressed image (\(format.prefix(60))) on \(topic): not librealsense's 'FORMAT; zstd; WxH step=S'")
+        }
+        try checkDimensions(width: layout.width, height: layout.height, file: file, topic: topic)
+        let (size, overflow) = layout.step.multipliedReportingOverflow(by: layout.height)
+        guard layout.step >= 1, !overflow, size <= ROS2Recording.maxMessageSize else {
+            throw CaptureError.file(path: file, problem: "compressed image (\(format.prefix(60))) on \(topic): step \(layout.step) × height \(layout.height) is not a usable size")
+        }
+        var code: Int32 = 0
+        let pixels = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
+            code = data.withUnsafeBufferPointer { src in
+                guard let s = src.baseAddress, let d = buf.baseAddress else { return Int32(DL_DECOMPRESS_TOO_SHORT) }
+                return dl_zstd_decompress(s, src.count, d, size)
+            }
+            // On failure the array stays empty: bytes the decoder did not write are never exposed.
+            initialized = code == 0 ? size : 0
+        }
+        guard code == 0 else {
+            throw CaptureError.file(path: file, problem: "compressed image (\(format.prefix(60))) on \(topic): zstd: \(String(cString: dl_decompress_error(code)))")
+        }
+        let image = LibrealsenseZstdImage(height: layout.height, width: layout.width,
+                                          encoding: librealsenseFormats[layout.format] ?? layout.format, step: layout.step, data: pixels[...])
+        try check(image, file: file, topic: topic)
+        return image
     }
 }
 

@@ -28,6 +28,17 @@ public enum StreamFrame: Sendable {
     case depth(DepthData)
 }
 
+/// One frame of a stream read from the recording but not decoded yet (`RecordedStreams.payload`):
+/// `decode` needs nothing of the source, so any thread may run it, and several frames of one
+/// stream may be decoded on several threads at once (`convert` does). It gives what `decodeFrame`
+/// gives for that frame, byte for byte, and throws what it throws (`CaptureError.file` naming the
+/// recording).
+public struct StreamPayload: Sendable {
+    public let decode: @Sendable () throws -> StreamFrame
+
+    public init(decode: @escaping @Sendable () throws -> StreamFrame) { self.decode = decode }
+}
+
 /// The capability of a recorded source whose streams can be read each on its own clock, frame by
 /// frame, without the pairing playback does (`convert` writes every frame of every stream once,
 /// under its own stamp, and pairs them only in associations.txt). `BagSource`, `MKVSource`,
@@ -44,9 +55,17 @@ public protocol RecordedStreams: AnyObject {
     /// Decodes frame `index` of stream `stream` (an index into `streams()`), without
     /// moving playback. Throws `CaptureError.file` naming the recording for a frame that cannot be read.
     func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame
+    /// Frame `index` of `stream` read (what the recording stores for it: a packet, a message, a
+    /// file's name) but not decoded, on the source's thread and in the order `convert` wants the
+    /// frames; nil where the stream's frames depend on each other (inter-coded video), which
+    /// `decodeFrame` then decodes in order. Throws as `decodeFrame` does for a frame that cannot be read.
+    func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload?
 }
 
 public extension RecordedStreams {
+    /// No payloads: every frame through `decodeFrame`.
+    func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? { nil }
+
     /// The first stream of `kind`, as an index into `streams()`.
     func streamIndex(of kind: StreamKind) throws -> Int? {
         try streams().firstIndex { $0.kind == kind }

@@ -186,6 +186,32 @@ extension TUMSource {
         return seq.entries.map(\.timestamp)
     }
 
+    /// The frame's file name: the payload reads and decodes the PNG on any thread, as `decodeFrame` does.
+    public func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
+        let f = try streamFiles()
+        guard f.streams.indices.contains(stream), f.lists[stream].indices.contains(index) else {
+            throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
+        }
+        let file = f.lists[stream][index].path, directory = self.directory, scale = depthScale
+        let intrinsics = calibration?.depth.intrinsics
+        switch f.streams[stream].kind {
+        case .depth:
+            return StreamPayload {
+                do {
+                    var d = meters(try DepthIO.readDepth(file, depthScale: scale))
+                    if let k = intrinsics, k.width == d.map.width, k.height == d.map.height { d.intrinsics = k }
+                    return .depth(d)
+                } catch {
+                    throw CaptureError.wrapping(error, path: directory)
+                }
+            }
+        case .color, .ir:
+            return StreamPayload {
+                do { return .image(try ImageIO.readColor(file)) } catch { throw CaptureError.wrapping(error, path: directory) }
+            }
+        }
+    }
+
     public func decodeFrame(_ index: Int, ofStream stream: Int) throws -> StreamFrame {
         let f = try streamFiles()
         guard f.streams.indices.contains(stream), f.lists[stream].indices.contains(index) else {

@@ -16,7 +16,10 @@ struct ConvertCommand: ParsableCommand {
         the color frame nearest in time. --time keeps each stream's frames stamped within it, --frames
         A:B each stream's frames nearest in time to playback frames A..B, --every N every N-th frame
         of each stream. `tum:DIR` reopens the folder with the same frames. Ctrl+C, SIGTERM and SIGHUP
-        stop cleanly: what was written is complete and listed.
+        stop cleanly: what was written is complete and listed. A frame that cannot be read is one
+        line (the recording, the frame, the problem); the others are written and listed, and the
+        exit status is 1. --jobs N: N threads decode, align, encode and write (the frames are
+        written in order, the same bytes for any N).
         """
     )
 
@@ -49,10 +52,13 @@ struct ConvertCommand: ParsableCommand {
 
     @Flag(help: "With --out FILE.mcap: color as JPEG CompressedImage (lossy) instead of rgb8 Image.")
     var colorJPEG = false
+    @Option(help: "Threads that decode, align, encode and write (default: the cores); 1 does it all in order on one.")
+    var jobs: Int?
 
     func run() throws {
         if out.lowercased().hasSuffix(".mcap") { return try runMCAP() }
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
+        if let jobs, !(1...256).contains(jobs) { throw DepthKitError.invalidArgument("--jobs must be 1…256, got \(jobs)") }
         var selection = ExportSelection(every: every)
         if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
         if let time {
@@ -70,6 +76,10 @@ struct ConvertCommand: ParsableCommand {
         exporter.selection = selection
         exporter.contents = contents
         exporter.writePLY = ply
+        if let jobs {
+            exporter.workers = jobs
+            exporter.framesInFlight = max(2, jobs) + 2
+        }
         exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
         let mode = try AlignMode.named(align)
         guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
@@ -94,6 +104,8 @@ struct ConvertCommand: ParsableCommand {
         } else {
             print("wrote \(summary.framesWritten) frames\(plys) to \(out)")
         }
+        // Frames that could not be read were each said above: bad input, exit 1.
+        if summary.skippedFrames > 0 { throw ExitCode(1) }
     }
 }
 

@@ -10,6 +10,7 @@ extension ConvertCommand {
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --out FILE.mcap") }
         guard align == "none" else { throw DepthKitError.invalidArgument("--align does not apply to --out FILE.mcap (depth is written as recorded)") }
+        guard jobs == nil else { throw DepthKitError.invalidArgument("--jobs applies to a folder; --out FILE.mcap is written by one thread") }
         var selection = ExportSelection(every: every)
         if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
         if let time {

@@ -198,6 +198,123 @@ final class ROS2SourceTests: XCTestCase {
         }
     }
 
+    /// librealsense 2.59 with compression on and a YUYV color stream: its writer zstd-compresses
+    /// what PNG cannot hold losslessly, a `CompressedImage` `YUYV; zstd; 64x48 step=128`. pyrealsense2's
+    /// own playback of the file gives back the YUYV bytes fed; depthlens' color is those bytes
+    /// converted (BT.601 limited range, PixelConversion's integer formula, computed here), in
+    /// playback and in every frame `convert` reads. A frame whose zstd data is corrupt is one line.
+    func testLibrealsenseZstdYUYVRecording() throws {
+        let python = try PythonReference.python(importing: ["pyrealsense2", "numpy"])
+        let folder = TemporaryFolder("ros2-librealsense-zstd")
+        let db3 = folder.file("rec.db3"), fedPath = folder.file("fed.json"), playPath = folder.file("play.json")
+        let script = Repo.fixture("realsense_ros2_reference.py")
+        var r = try TestProcess.run([python, script, "record", db3, fedPath, "yuyv"], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        r = try TestProcess.run([python, script, "play", db3, playPath], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        let fed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: fedPath))) as! [String: Any]
+        let play = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: playPath))) as! [String: Any]
+        let played = (play["frames"] as! [[String: Any]]).filter { $0["stream"] as? String == "Color" }.map { hexBytes($0["data"] as! String) }
+        let colorFed = (fed["color"] as! [[String: Any]]).map { hexBytes($0["data"] as! String) }
+        XCTAssertEqual(played.count, 3)
+        XCTAssertEqual(played, colorFed, "pyrealsense2 plays back the YUYV bytes fed")
+
+        let w = 64, h = 48
+        func clamp(_ v: Int) -> UInt8 { UInt8(max(0, min(255, v))) }
+        func rgba(_ yuyv: [UInt8]) -> [UInt8] {
+            var out: [UInt8] = []
+            for y in 0..<h {
+                for x in 0..<w {
+                    let i = y * w * 2 + x / 2 * 4
+                    let c = 298 * (Int(yuyv[i + (x % 2) * 2]) - 16), d = Int(yuyv[i + 1]) - 128, e = Int(yuyv[i + 3]) - 128
+                    out += [clamp((c + 409 * e + 128) >> 8), clamp((c - 100 * d - 208 * e + 128) >> 8), clamp((c + 516 * d + 128) >> 8), 255]
+                }
+            }
+            return out
+        }
+        let source = ROS2Source(path: db3)
+        try source.start()
+        XCTAssertEqual(source.metadata.streams.prefix(2).map(\.encoding), ["16UC1; compressedDepth png", "YUYV; zstd; 64x48 step=128"])
+        let got = try playbackFrames(source)
+        XCTAssertEqual(got.count, 3)
+        for (i, f) in got.enumerated() {
+            XCTAssertEqual(f.color.packedBytes(), rgba(played[i]), "color \(i)")
+        }
+        let rec = try XCTUnwrap(source.recordedStreams)
+        let color = try XCTUnwrap(try rec.streams().firstIndex { $0.kind == .color })
+        for i in 0..<3 {
+            guard case let .image(image) = try XCTUnwrap(try rec.payload(i, ofStream: color)).decode() else { return XCTFail("color \(i)") }
+            XCTAssertEqual(image.packedBytes(), rgba(played[i]), "convert's color \(i)")
+        }
+
+        // The second color frame's zstd magic overwritten: that frame is one line naming the
+        // recording, the topic and zstd's problem; the first still plays.
+        let corrupt = """
+            import sqlite3, sys
+            con = sqlite3.connect(sys.argv[1])
+            tid = con.execute("SELECT id FROM topics WHERE name LIKE '%Color_0/image/data/compressed'").fetchone()[0]
+            rid, data = con.execute("SELECT id, data FROM messages WHERE topic_id=? ORDER BY timestamp", (tid,)).fetchall()[1]
+            data = bytearray(data)
+            i = data.index(bytes([0x28, 0xB5, 0x2F, 0xFD]))
+            data[i:i + 4] = bytes(4)
+            con.execute("UPDATE messages SET data=? WHERE id=?", (bytes(data), rid))
+            con.commit()
+            """
+        r = try TestProcess.run([python, "-c", corrupt, db3])
+        XCTAssertEqual(r.status, 0, r.output)
+        let bad = ROS2Source(path: db3)
+        try bad.start()
+        let badRec = try XCTUnwrap(bad.recordedStreams)
+        XCTAssertNoThrow(try badRec.decodeFrame(0, ofStream: color))
+        for decode in [{ try badRec.decodeFrame(1, ofStream: color) }, { try XCTUnwrap(try badRec.payload(1, ofStream: color)).decode() }] {
+            XCTAssertThrowsError(try decode()) { e in
+                XCTAssertFalse("\(e)".contains("\n"), "\(e)")
+                XCTAssertTrue("\(e)".hasPrefix(db3 + ": "), "\(e)")
+                XCTAssertTrue("\(e)".contains("/device_0/sensor_1/Color_0/image/data/compressed") && "\(e)".contains("zstd"), "\(e)")
+            }
+        }
+    }
+
+    /// librealsense's zstd format strings and their frames, built here: a zstd frame of one raw
+    /// block (RFC 8878) holds the pixels as they are. Exactly step × height bytes, a known format,
+    /// rows that hold the width; anything else is one line naming the file, the topic and the problem.
+    func testLibrealsenseZstdFrames() throws {
+        func zstdRaw(_ data: [UInt8]) -> [UInt8] {
+            let block = UInt32(data.count) << 3 | 1
+            return [0x28, 0xB5, 0x2F, 0xFD, 0x20, UInt8(data.count), UInt8(block & 0xFF), UInt8(block >> 8 & 0xFF), UInt8(block >> 16)] + data
+        }
+        XCTAssertTrue(ROSImageDecoding.isLibrealsenseZstd("YUYV; zstd; 640x480 step=1280"))
+        for other in ["YUYV; zstd", "rgb8; png compressed bgr8", "YUYV; zstd; 640x480", "YUYV; zstd; 640x480 step=x", "; zstd; 2x2 step=4",
+                      "YUYV; lz4; 640x480 step=1280", "16UC1; compressedDepth png"] {
+            XCTAssertFalse(ROSImageDecoding.isLibrealsenseZstd(other), other)
+        }
+        let yuyv: [UInt8] = [16, 128, 235, 128, 81, 90, 145, 240, 41, 110, 210, 34, 100, 100, 100, 100]
+        let image = try ROSImageDecoding.librealsenseZstd(zstdRaw(yuyv)[...], format: "YUYV; zstd; 4x2 step=8", file: "r.db3", topic: "/t")
+        XCTAssertEqual([image.width, image.height, image.step], [4, 2, 8])
+        XCTAssertEqual(image.encoding, "yuyv")
+        XCTAssertEqual(Array(image.data), yuyv)
+        let z16 = try ROSImageDecoding.librealsenseZstd(zstdRaw([0xE8, 0x03, 0, 0])[...], format: "Z16; zstd; 2x1 step=4", file: "r.db3", topic: "/t")
+        XCTAssertEqual(ROSImageDecoding.depthMeters(z16, units: 0.001).row(0, as: Float.self)[0], 1.0)
+        let bad: [(format: String, data: [UInt8], problem: String)] = [
+            ("YUYV; zstd; 4x2 step=8", zstdRaw(Array(yuyv.prefix(15))), "zstd: "),             // one byte short
+            ("YUYV; zstd; 4x2 step=8", zstdRaw(yuyv + [0]), "zstd: "),                          // one byte more
+            ("YUYV; zstd; 4x2 step=8", Array(zstdRaw(yuyv).dropFirst(4)), "zstd: "),            // no magic
+            ("YUYV; zstd; 4x2 step=6", zstdRaw(Array(yuyv.prefix(12))), "step 6 is less than 4 pixels"),
+            ("YUYV; zstd; 3x2 step=6", zstdRaw(Array(yuyv.prefix(12))), "even width"),
+            ("Y10BPACK; zstd; 4x2 step=8", zstdRaw(yuyv), "unsupported encoding Y10BPACK"),
+            ("YUYV; zstd; 0x2 step=8", zstdRaw(yuyv), "0x2"),
+            ("YUYV; zstd; 4x2 step=0", zstdRaw(yuyv), "not a usable size"),
+            ("YUYV; zstd; 65536x65536 step=131072", zstdRaw(yuyv), "65536x65536"),
+        ]
+        for b in bad {
+            XCTAssertThrowsError(try ROSImageDecoding.librealsenseZstd(b.data[...], format: b.format, file: "r.db3", topic: "/t"), b.format) { e in
+                XCTAssertTrue("\(e)".hasPrefix("r.db3: "), "\(e)")
+                XCTAssertTrue("\(e)".contains(b.problem) && "\(e)".contains("/t"), "\(b.format): \(e)")
+                XCTAssertFalse("\(e)".contains("\n"), "\(e)")
+            }
+        }
+    }
+
     /// Recordings depthlens cannot play, written by rosbags' Writer: no image topic; only a Bayer
     /// image; a depth frame whose data is shorter than step × height. One line each, naming the recording.
     func testUnplayableRecordingsAreOneLine() throws {

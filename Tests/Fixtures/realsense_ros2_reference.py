@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """A RealSense ROS 2 recording written by librealsense itself, and its playback, for depthlens' tests.
 
-    realsense_ros2_reference.py record OUT.db3 FED.json [raw]   pyrealsense2 (2.59+) records a software_device's
+    realsense_ros2_reference.py record OUT.db3 FED.json [raw|yuyv]   pyrealsense2 (2.59+) records a software_device's
                                                           depth (Z16, Depth Units 0.0001) and color (RGB8)
                                                           sensors, 3 frames each, with rs.recorder; FED.json
                                                           holds what was fed (pixels hex, timestamps ms,
                                                           intrinsics, extrinsics); with `raw`, the
-                                                          recorder's compression off: raw sensor_msgs/msg/Image
+                                                          recorder's compression off: raw sensor_msgs/msg/Image;
+                                                          with `yuyv`, color is YUYV (compression on: the
+                                                          writer zstd-compresses what PNG cannot hold,
+                                                          `YUYV; zstd; 64x48 step=128`)
     realsense_ros2_reference.py play IN.db3 OUT.json      pyrealsense2's playback of IN.db3: every frame
                                                           (stream, timestamp ms, number, data hex), the
                                                           profiles' intrinsics, depth units, depth->color
@@ -45,7 +48,9 @@ def record(out, fed_path, mode='compressed'):
         return v
 
     dp = ds.add_video_stream(stream(rs.stream.depth, 0, rs.format.z16, 2, di))
-    cp = cs.add_video_stream(stream(rs.stream.color, 1, rs.format.rgb8, 3, ci))
+    yuyv = mode == 'yuyv'
+    cbpp = 2 if yuyv else 3
+    cp = cs.add_video_stream(stream(rs.stream.color, 1, rs.format.yuyv if yuyv else rs.format.rgb8, cbpp, ci))
     ds.add_read_only_option(rs.option.depth_units, 0.0001)
     # Depth -> color: 5 degrees about z, then a translation (rs2_extrinsics' rotation is column-major).
     a = math.radians(5)
@@ -66,7 +71,14 @@ def record(out, fed_path, mode='compressed'):
         depth = (500 + xs * 10 + ys * 3 + i * 7).astype(np.uint16)
         depth[0:4, 0:4] = 0
         rgb = np.stack([(xs * 4 + i * 10) % 256, (ys * 5) % 256, ((xs + ys) * 2 + i) % 256], axis=-1).astype(np.uint8)
-        for sensor, prof, data, bpp, offset, key in [(ds, dp, depth, 2, 0.0, 'depth'), (cs, cp, rgb, 3, 5.0, 'color')]:
+        if yuyv:
+            # Y0 U Y1 V for each pair of pixels: luma from the gradient, chroma a pattern of its own.
+            packed = np.zeros((H, W * 2), dtype=np.uint8)
+            packed[:, 0::2] = (16 + (xs * 3 + ys * 2 + i * 5) % 220).astype(np.uint8)
+            packed[:, 1::4] = (64 + (xs[:, 0::2] * 5 + i) % 128).astype(np.uint8)
+            packed[:, 3::4] = (96 + (ys[:, 0::2] * 3 + i * 2) % 128).astype(np.uint8)
+            rgb = packed
+        for sensor, prof, data, bpp, offset, key in [(ds, dp, depth, 2, 0.0, 'depth'), (cs, cp, rgb, cbpp, 5.0, 'color')]:
             f = rs.software_video_frame()
             f.pixels, f.bpp, f.stride = data.tobytes(), bpp, W * bpp
             f.timestamp = 1000.0 + i * 33.3 + offset

@@ -8,6 +8,8 @@ Run with the reference venv's python (scripts/pyref-requirements.txt: rosbags, m
   ros2_reference.py make-seeds OUTDIR                    tiny MCAPs (8x6 images, 2 frames: zstd, lz4, none, unchunked) for scripts/fuzz
   ros2_reference.py make-bad OUTDIR                      the bad inputs below, into OUTDIR (which must not exist)
   ros2_reference.py dump PATH [PATH...]                  topics and messages of each PATH as JSON, one line each
+  ros2_reference.py make-bench OUT [--size WxH] [--depth-size WxH] [--frames N] [--png] [--noise] [--chunks zstd|none]
+                                                         one recording for scripts/bench-convert (below)
 
 What make-bags writes (all deterministic; timestamps in nanoseconds):
 
@@ -45,6 +47,13 @@ What make-bags writes (all deterministic; timestamps in nanoseconds):
     synthetic-unchunked-truncated.mcap   synthetic-unchunked.mcap cut in the middle of a Message record
     librealsense-zstd.db3       bare .db3, every message zstd-compressed, no metadata.yaml (as librealsense writes)
     synthetic-lz4-messages.db3  bare .db3, every message an LZ4 frame, no metadata.yaml
+
+What make-bench writes: OUT.mcap (`mcap`'s Writer, chunks zstd or uncompressed) or OUT.db3 (a bare .db3 by
+rosbags' Writer) with realsense2_camera's topics as above, N frames of each stream (default 60) at 30 fps, color
+--size (default 1280x720) rgb8 and depth --depth-size (default 848x480) 16UC1 millimeters, each stream on its own
+clock; --png stores them as librealsense 2.59 does (CompressedImage `rgb8; png compressed bgr8` and
+`16UC1; compressedDepth png`, encoded by OpenCV), --noise adds seeded noise (like a camera's; the default
+pictures are smooth gradients). Written message by message, so a recording of any size fits in memory.
 
 What make-bad writes:
     not-sqlite.db3      text, not a database
@@ -241,6 +250,80 @@ def recompress_blobs(db: Path, compress) -> None:
         con.execute("UPDATE messages SET data=? WHERE id=?", (compress(bytes(data)), rid))
     con.commit()
     con.close()
+
+
+def bench_messages(ts, size, depth_size, frames, png, noise):
+    """realsense2_camera's topics, one message at a time in log-time order: (topic, msgtype, log_time, cdr)."""
+    import cv2
+    Time = ts.types["builtin_interfaces/msg/Time"]
+    Header = ts.types["std_msgs/msg/Header"]
+    Image = ts.types["sensor_msgs/msg/Image"]
+    Compressed = ts.types["sensor_msgs/msg/CompressedImage"]
+    (w, h), (dw, dh) = size, depth_size
+
+    def header(t, frame):
+        return Header(stamp=Time(sec=t // 1_000_000_000, nanosec=t % 1_000_000_000), frame_id=frame)
+
+    ys, xs = np.mgrid[0:h, 0:w]
+    dys, dxs = np.mgrid[0:dh, 0:dw]
+    rng = np.random.default_rng(24)
+    for i in range(frames):
+        tc, td = T0 + i * PERIOD, T0 + 5_000_000 + i * PERIOD
+        rgb = np.stack([(xs + i * 4) * 255 // w, ys * 255 // h, ((xs + ys + i * 8) // 4) % 256], axis=-1)
+        depth = 500 + dxs * 4 + dys * 2 + i * 7
+        if noise:
+            rgb = rgb + rng.integers(-6, 7, size=rgb.shape)
+            depth = depth + rng.integers(-8, 9, size=depth.shape)
+        rgb = np.clip(rgb, 0, 255).astype(np.uint8)
+        depth = np.clip(depth, 0, 65535).astype("<u2")
+        if png:
+            ok, color_png = cv2.imencode(".png", rgb[:, :, ::-1])
+            ok2, depth_png = cv2.imencode(".png", depth)
+            assert ok and ok2
+            color = ("/camera/camera/color/image_raw/compressed", "sensor_msgs/msg/CompressedImage", tc,
+                     Compressed(header=header(tc, "camera_color_optical_frame"), format="rgb8; png compressed bgr8",
+                                data=np.frombuffer(color_png.tobytes(), dtype=np.uint8)))
+            config = np.zeros(3, dtype="<i4").tobytes()  # compressedDepth's ConfigHeader: INV_DEPTH, 0.0, 0.0
+            dmsg = ("/camera/camera/depth/image_rect_raw/compressedDepth", "sensor_msgs/msg/CompressedImage", td,
+                    Compressed(header=header(td, "camera_depth_optical_frame"), format="16UC1; compressedDepth png",
+                               data=np.frombuffer(config + depth_png.tobytes(), dtype=np.uint8)))
+        else:
+            color = ("/camera/camera/color/image_raw", "sensor_msgs/msg/Image", tc,
+                     Image(header=header(tc, "camera_color_optical_frame"), height=h, width=w, encoding="rgb8",
+                           is_bigendian=0, step=w * 3, data=rgb.reshape(-1)))
+            dmsg = ("/camera/camera/depth/image_rect_raw", "sensor_msgs/msg/Image", td,
+                    Image(header=header(td, "camera_depth_optical_frame"), height=dh, width=dw, encoding="16UC1",
+                          is_bigendian=0, step=dw * 2, data=depth.reshape(-1).view(np.uint8)))
+        for topic, mt, t, msg in (color, dmsg):
+            yield topic, mt, t, bytes(ts.serialize_cdr(msg, mt))
+
+
+def make_bench(out: Path, args) -> None:
+    opts = {"--size": "1280x720", "--depth-size": "848x480", "--frames": "60", "--chunks": "zstd"}
+    flags = set()
+    i = 0
+    while i < len(args):
+        if args[i] in ("--png", "--noise"):
+            flags.add(args[i])
+            i += 1
+        elif args[i] in opts and i + 1 < len(args):
+            opts[args[i]] = args[i + 1]
+            i += 2
+        else:
+            raise SystemExit(f"make-bench: unknown option {args[i]}")
+    size = tuple(int(v) for v in opts["--size"].split("x"))
+    depth_size = tuple(int(v) for v in opts["--depth-size"].split("x"))
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    msgs = bench_messages(ts, size, depth_size, int(opts["--frames"]), "--png" in flags, "--noise" in flags)
+    if out.suffix == ".mcap":
+        compression = CompressionType.ZSTD if opts["--chunks"] == "zstd" else CompressionType.NONE
+        write_mcap(out, ts, msgs, compression=compression)
+    elif out.suffix == ".db3":
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            write_rosbag2(Path(tmp) / "b", ts, msgs)
+            shutil.move(str(Path(tmp) / "b" / "b.db3"), out)
+    else:
+        raise SystemExit("make-bench: OUT ends in .mcap or .db3")
 
 
 def make_bags(out: Path, bag) -> None:
@@ -463,6 +546,9 @@ def main() -> int:
         return 0
     if len(args) == 2 and args[0] == "make-bad":
         make_bad(Path(args[1]))
+        return 0
+    if len(args) >= 2 and args[0] == "make-bench":
+        make_bench(Path(args[1]), args[2:])
         return 0
     if len(args) >= 2 and args[0] == "dump":
         for a in args[1:]:

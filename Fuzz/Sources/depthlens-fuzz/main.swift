@@ -47,6 +47,20 @@ struct Cursor {
     mutating func u16() -> Int { byte() << 8 | byte() }
 }
 
+/// A decoded librealsense zstd frame converted as a recording's frame is.
+func rszstdConvert(_ image: LibrealsenseZstdImage?) {
+    guard let image else { return }
+    _ = ROSImageDecoding.isDepthEncoding(image.encoding) ? ROSImageDecoding.depthMeters(image, units: 0.001) : ROSImageDecoding.rgba(image)
+}
+
+/// One zstd frame holding `data` as a raw block (RFC 8878: single segment, a 1-byte content size,
+/// one last raw block), so a seed needs no compressor.
+func zstdRawFrame(_ data: [UInt8]) -> [UInt8] {
+    precondition(data.count < 256)
+    let block = UInt32(data.count) << 3 | 1
+    return [0x28, 0xB5, 0x2F, 0xFD, 0x20, UInt8(data.count), UInt8(block & 0xFF), UInt8(block >> 8 & 0xFF), UInt8(block >> 16)] + data
+}
+
 let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // The image readers detect the format from the first bytes, so each seed corpus mostly
     // exercises its own decoder (PNG and JPEG through libpng/libjpeg in the C shim).
@@ -217,6 +231,8 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         if let m = try? ROS2Message.compressedImage(bytes, file: f, topic: t) {
             if CompressedDepth.isCompressedDepth(m.format) {
                 _ = (try? CompressedDepth.decode(m.data, format: m.format, file: f, topic: t))?.meters(units: 0.001)
+            } else if ROSImageDecoding.isLibrealsenseZstd(m.format) {
+                rszstdConvert(try? ROSImageDecoding.librealsenseZstd(m.data, format: m.format, file: f, topic: t))
             } else {
                 _ = try? ROSImageDecoding.compressedColor(m.data, format: m.format, file: f, topic: t)
             }
@@ -229,6 +245,16 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         _ = try? ROS2Message.imu(bytes, file: f, topic: t)
         _ = (try? ROS2Message.string(bytes, file: f, topic: t)).map(ROS2Message.keyValues)
         _ = try? ROS2Message.uint32(bytes, file: f, topic: t)
+    },
+    // librealsense's zstd-compressed raw frames (`FORMAT; zstd; WxH step=S`): the first byte picks
+    // the format, the next two the width and height (1…16), the rest is the zstd data.
+    "rszstd": { b in
+        guard b.count >= 3 else { return }
+        let formats = ["YUYV", "UYVY", "Z16", "Y8", "Y16", "RGB8", "BGRA8", "Y10BPACK"]
+        let f = formats[Int(b[0]) % formats.count], w = Int(b[1]) % 16 + 1, h = Int(b[2]) % 16 + 1
+        let bpp = ["RGB8": 3, "BGRA8": 4, "Y8": 1][f] ?? 2
+        rszstdConvert(try? ROSImageDecoding.librealsenseZstd(Array(b.dropFirst(3))[...], format: "\(f); zstd; \(w)x\(h) step=\(w * bpp)",
+                                                            file: "in.db3", topic: "/t"))
     },
     // image_transport's compressedDepth payload (ConfigHeader + PNG or RVL); the first byte picks
     // the format string (Tests/Fixtures/ros2_messages_reference.py's CDEPTH_FORMATS order).
@@ -297,6 +323,9 @@ func makeSeeds(_ dir: String) throws {
         try write("\(dir)/\(target)/\(name)")
     }
     func text(_ s: String) -> (String) throws -> Void { { try FileSupport.atomicWrite(Array(s.utf8), to: $0) } }
+    // YUYV 4x2 (step 8) and Z16 3x2 (step 6) as librealsense stores them.
+    try seed("rszstd", "yuyv") { try FileSupport.atomicWrite([0, 3, 1] + zstdRawFrame((0..<16).map { UInt8(16 + $0 * 13) }), to: $0) }
+    try seed("rszstd", "z16") { try FileSupport.atomicWrite([2, 2, 1] + zstdRawFrame((0..<12).map { UInt8($0 * 21) }), to: $0) }
     let frame = SyntheticScene().render(width: 16, height: 12)
     let rgba = frame.color
     let gray = PixelBuffer(width: 7, height: 5, format: .gray8)

@@ -130,6 +130,30 @@ int dl_media_convert_frame(dl_media *media, int stream, int format, uint8_t *dst
 /// Drops whatever a decoder holds (after a seek dl_media_seek does this itself).
 void dl_media_decoder_flush(dl_media *media, int stream);
 
+/// A stream's decoding parameters copied out of an open container, so that decoders for its
+/// packets can be made on any thread while the container goes on reading (`convert` decodes an
+/// intra-only track's packets on several threads at once). Immutable once made; free it with
+/// dl_stream_params_free after every decoder made from it is closed or not (decoders copy it).
+typedef struct dl_stream_params dl_stream_params;
+int dl_media_stream_params(const dl_media *media, int stream, dl_stream_params **out, char *error, size_t error_len);
+void dl_stream_params_free(dl_stream_params *params);
+
+/// A decoder of one stream's packets apart from its container: the same codec context (one
+/// thread), the same conversion (dl_media_convert_frame's) and the same return codes and messages
+/// as the dl_media_* calls above, with its own frame and scaler. Not thread-safe; several decoders
+/// made from the same parameters may run on several threads at once.
+typedef struct dl_frame_decoder dl_frame_decoder;
+int dl_frame_decoder_open(const dl_stream_params *params, dl_frame_decoder **out, char *error, size_t error_len);
+int dl_frame_send_packet(dl_frame_decoder *d, const uint8_t *data, size_t size, int64_t pts, int keyframe,
+                         char *error, size_t error_len);
+int dl_frame_send_eof(dl_frame_decoder *d, char *error, size_t error_len);
+int dl_frame_receive(dl_frame_decoder *d, int64_t *pts, int *width, int *height, char *error, size_t error_len);
+int dl_frame_convert(dl_frame_decoder *d, int format, uint8_t *dst, size_t dst_stride, int width, int height,
+                     char *error, size_t error_len);
+void dl_frame_flush(dl_frame_decoder *d);
+/// Frees the decoder. NULL is fine.
+void dl_frame_decoder_close(dl_frame_decoder *d);
+
 /// 16-bit big-endian samples (Azure Kinect `b16g` depth and IR) → host order, row by row:
 /// `size` must be exactly width·height·2, else DL_MEDIA_BAD_SIZE with "packet holds N bytes,
 /// expected N (WxH 16-bit)".

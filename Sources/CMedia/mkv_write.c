@@ -55,6 +55,8 @@ struct dl_mkv_writer {
     char container[16];
     /// The time base the pts of dl_mkv_writer_write_* count in (1/1000000 unless set).
     AVRational time_base;
+    /// The nominal frame rate (0/0 unknown), written as each video stream's average rate.
+    AVRational frame_rate;
     /// 1 when the muxer's streams are in milliseconds and microseconds are given as its units
     /// (TimestampScale rewritten to 1000 ns at the end).
     int micro_as_milli;
@@ -114,6 +116,13 @@ int dl_mkv_writer_set_time_base(dl_mkv_writer *w, int num, int den, char *error,
     if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "the time base must be set before the header is written");
     if (num < 1 || den < 1) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "bad time base %d/%d", num, den);
     w->time_base = (AVRational){ num, den };
+    return 0;
+}
+
+int dl_mkv_writer_set_frame_rate(dl_mkv_writer *w, int num, int den, char *error, size_t error_len) {
+    if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "the frame rate must be set before the header is written");
+    if (num < 1 || den < 1) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "bad frame rate %d/%d", num, den);
+    w->frame_rate = (AVRational){ num, den };
     return 0;
 }
 
@@ -219,6 +228,9 @@ static int dl_mkv_open_encoder(dl_mkv_writer *w, int role, char *error, size_t e
     if (!st) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     if ((r = avcodec_parameters_from_context(st->codecpar, c)) < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", r);
     st->time_base = c->time_base;
+    // Matroska's DefaultDuration (and MP4's average rate): without it ffmpeg takes an H.264 track
+    // of a microsecond time base for 1000000 fps (the SPS timing) and converts it to that rate.
+    if (w->frame_rate.num > 0) st->avg_frame_rate = w->frame_rate;
     av_dict_set(&st->metadata, "title", dl_mkv_titles[role], 0);
     if (role == DL_MKV_COLOR) st->disposition = AV_DISPOSITION_DEFAULT;   // the track players show
     t->st = st;

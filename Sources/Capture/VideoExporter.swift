@@ -164,13 +164,15 @@ public final class VideoExporter {
         let start = monotonicSeconds()
         var firstStamp: Double?
         var written = 0
+        /// The nominal rate the file says (players' and ffmpeg's default rate for the VFR track).
+        var rate = source.nominalFrameRate
         // One picture at its stamp: opens the file at the first, encodes in order.
         func add(_ picture: PixelBuffer, at stamp: Double, total: Int?) throws {
             let micros = Int64((stamp * 1e6).rounded())
             if file == nil {
                 guard let container = Self.container(of: path) else { throw CaptureError.file(path: path, problem: "a video must end in .mp4 or .mkv") }
                 file = try VideoFile(path: path, container: container, width: picture.width, height: picture.height,
-                                     lossless: lossless, crf: crf, startMicros: micros,
+                                     lossless: lossless, crf: crf, startMicros: micros, frameRate: rate,
                                      tags: ["DEPTHLENS_SOURCE": source.name, "DEPTHLENS_CONTENT": content.rawValue,
                                             "DEPTHLENS_COLORMAP": content == .color ? "none" : "\(look.colormap.rawValue) \(look.rangeText)"])
                 summary.width = picture.width
@@ -204,6 +206,7 @@ public final class VideoExporter {
                 throw CaptureError.file(path: source.name, problem: "has no \(content == .depth ? "depth" : "color") stream to write")
             }
             let times = streams[index].timestamps
+            rate = Self.medianRate(times) ?? rate
             let playback = selection.frames == nil ? [] : try rec.playbackTimestamps()
             let picked = selection.picked(times, playback: playback)
             var firstDecodeError: CaptureError?
@@ -260,6 +263,15 @@ public final class VideoExporter {
         if file == nil, summary.stoppedBy == nil {
             throw CaptureError.file(path: source.name, problem: content == .depth ? "no depth frame to write" : "no frame to write")
         }
+    }
+}
+
+extension VideoExporter {
+    /// Frames a second from the median interval of `times` (nil for fewer than two distinct stamps).
+    static func medianRate(_ times: [Double]) -> Double? {
+        let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.filter { $0 > 0 }.sorted()
+        guard !gaps.isEmpty else { return nil }
+        return 1 / gaps[gaps.count / 2]
     }
 }
 
@@ -347,7 +359,7 @@ final class VideoFile {
     private var done = false
 
     init(path: String, container: String, width: Int, height: Int, lossless: Bool, crf: Int, startMicros: Int64,
-         tags: [String: String]) throws {
+         frameRate: Double?, tags: [String: String]) throws {
         func bad(_ problem: String) -> CaptureError { .file(path: path, problem: problem) }
         self.path = path
         self.width = width
@@ -362,6 +374,10 @@ final class VideoFile {
         var w: OpaquePointer?
         guard dl_mkv_writer_create(temp, &w, &message, message.count) == 0, let w else { throw bad(String(cBuffer: message)) }
         var r = dl_mkv_writer_set_container(w, container, &message, message.count)
+        if r == 0, let fps = frameRate, fps.isFinite, fps >= 0.01, fps <= 10000 {
+            // In thousandths: 29.97 → 29970/1000.
+            r = dl_mkv_writer_set_frame_rate(w, Int32((fps * 1000).rounded()), 1000, &message, message.count)
+        }
         if r == 0 {
             r = dl_mkv_writer_add_track(w, DL_MKV_COLOR, Int32(clamping: width), Int32(clamping: height), lossless ? 1 : 0,
                                         Int32(clamping: crf), "veryfast", &message, message.count)

@@ -194,6 +194,10 @@ int dl_mkv_writer_set_container(dl_mkv_writer *w, const char *format, char *erro
 /// 1/1000000: microseconds). Another one means a constant frame rate of one frame a tick
 /// (`record --video`: 100/2997 for 29.97 fps, pts = the frame's number).
 int dl_mkv_writer_set_time_base(dl_mkv_writer *w, int num, int den, char *error, size_t error_len);
+/// Sets the nominal frame rate num/den (before begin): each video stream's average rate, which
+/// Matroska stores as the tracks' DefaultDuration. Players and ffmpeg take a variable-rate H.264
+/// track's rate from it (else from the SPS timing of a microsecond time base: 1000000 fps).
+int dl_mkv_writer_set_frame_rate(dl_mkv_writer *w, int num, int den, char *error, size_t error_len);
 /// Adds a track (before begin; one per role). COLOR: rgba8 frames, H.264 (libx264, yuv420p, BT.601
 /// limited range; yuv444p for odd sizes; `crf` 0–51, `preset` e.g. "veryfast", NULL for defaults
 /// 23 / veryfast; no B-frames; a keyframe every 60 frames) or, with `lossless`, FFV1 bgr0 (bit-exact).

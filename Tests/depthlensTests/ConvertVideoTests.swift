@@ -206,6 +206,46 @@ final class ConvertVideoTests: CLITestCase {
         XCTAssertEqual(leftovers(), [])
     }
 
+    // MARK: Stop signals
+
+    /// SIGTERM and SIGINT stop the endless synthetic scene: the video is finished with the frames
+    /// written (stderr says how many; ffmpeg decodes exactly that many), exit status 128 + the signal.
+    func testStopSignalsFinishTheVideo() throws {
+        for (sig, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let video = path("sig-\(name).mp4")
+            let p = Process()
+            p.executableURL = CLI.executable
+            p.arguments = ["convert", "--source", "synthetic:160x120", "--video", video, "--what", "blend"]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            // Wait until the temporary file holds some frames, then signal.
+            let deadline = Date().addingTimeInterval(30)
+            func tempSize() -> Int {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+                return names.filter { $0.hasPrefix(".sig-\(name).mp4.tmp-") }.compactMap {
+                    (try? FileManager.default.attributesOfItem(atPath: path($0))[.size] as? NSNumber)?.intValue
+                }.max() ?? 0
+            }
+            while Date() < deadline && tempSize() < 20_000 { usleep(20_000) }
+            kill(p.processIdentifier, sig)
+            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationReason, .exit, name)
+            XCTAssertEqual(p.terminationStatus, 128 + sig, "\(name): \(errText)")
+            let line = errText.split(separator: "\n").map(String.init).first { $0.contains("stopped by \(name) after ") } ?? ""
+            let words = line.split(separator: " ")
+            let n = words.firstIndex(of: "after").flatMap { Int(words[$0 + 1]) }
+            XCTAssertNotNil(n, "\(name): \(errText)")
+            XCTAssertTrue(line.hasSuffix("\(video) holds them"), line)
+            let (stream, pts, _) = try probe(video)
+            XCTAssertEqual(stream["nb_read_frames"], n.map(String.init), "\(name): the video holds the frames said")
+            XCTAssertEqual(pts.count, n, name)
+        }
+        XCTAssertEqual(leftovers(), [])
+    }
+
     // MARK: Bad input
 
     func testBadArgumentsAreOneLineAndNoFile() throws {

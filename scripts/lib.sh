@@ -7,13 +7,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # without a GPU (Mesa's lavapipe Vulkan driver).
 BUILD_PACKAGES=(pkg-config libvulkan-dev libglfw3-dev glslang-dev spirv-tools libv4l-dev
                 libimgui-dev libstb-dev libpng-dev libjpeg62-turbo-dev mesa-vulkan-drivers
-                ffmpeg   # ffmpeg: `record --video` and the viewer's Ctrl+R encode H.264 through it
                 liblz4-dev libbz2-dev  # ROS bag chunks (bag: sources)
                 libsqlite3-dev libzstd-dev zlib1g-dev  # ROS 2 recordings: rosbag2 .db3, zstd (MCAP chunks, rosbag2 compression), MCAP CRCs
                 libavformat-dev libavcodec-dev libavutil-dev libswscale-dev  # Matroska in and out (mkv: sources, record --mkv)
                 cyclonedds-dev cyclonedds-tools)  # ROS 2's DDS (dds: sources, publish): libddsc 0.10, idlc
 # What the tests need on top: validation layers, a virtual X server, a window driver, screenshots.
 TEST_PACKAGES=(vulkan-validationlayers xvfb xdotool imagemagick x11-utils)
+# ffmpeg and ffprobe: the independent decoder the video and Matroska tests check against (depthlens
+# itself encodes in-process through libavcodec and runs no ffmpeg); scripts/bench-convert times it.
+TEST_PACKAGES+=(ffmpeg)
 # gnuplot draws `bench --plot` (its test runs it).
 TEST_PACKAGES+=(gnuplot-nox)
 # The independent reference for ROS bags: ROS's own Python reader (with its lz4 chunks).

@@ -1,6 +1,7 @@
 // depthlens' Matroska writer (see include/dl_media.h, "Writing depthlens' Matroska recordings"):
 // COLOR (H.264 through libx264, or FFV1 bgr0), DEPTH and IR (FFV1 gray16le) tracks, microsecond
 // timestamps, tags and attachments, through libavformat / libavcodec / libswscale in-process.
+// The same writer makes MP4 files of one H.264 COLOR track (`convert --video FILE.mp4`).
 #include "dl_media.h"
 
 #include <libavcodec/avcodec.h>
@@ -50,6 +51,12 @@ struct dl_mkv_writer {
     dl_mkv_attachment attachments[DL_MKV_MAX_ATTACHMENTS];
     int attachment_count;
     int begun, finished;
+    /// libavformat's muxer: "matroska" (default) or "mp4" (dl_mkv_writer_set_container).
+    char container[16];
+    /// The time base the pts of dl_mkv_writer_write_* count in (1/1000000 unless set).
+    AVRational time_base;
+    /// The nominal frame rate (0/0 unknown), written as each video stream's average rate.
+    AVRational frame_rate;
     /// 1 when the muxer's streams are in milliseconds and microseconds are given as its units
     /// (TimestampScale rewritten to 1000 ns at the end).
     int micro_as_milli;
@@ -89,9 +96,37 @@ int dl_mkv_writer_create(const char *path, dl_mkv_writer **out, char *error, siz
         av_free(w);
         return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     }
+    snprintf(w->container, sizeof w->container, "matroska");
+    w->time_base = (AVRational){ 1, 1000000 };
     *out = w;
     return 0;
 }
+
+int dl_mkv_writer_set_container(dl_mkv_writer *w, const char *format, char *error, size_t error_len) {
+    if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "the container must be chosen before the header is written");
+    if (!format || (strcmp(format, "matroska") && strcmp(format, "mp4")))
+        return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "unknown container %s (matroska or mp4)", format ? format : "(none)");
+    snprintf(w->container, sizeof w->container, "%s", format);
+    return 0;
+}
+
+static int dl_mkv_is_mp4(const dl_mkv_writer *w) { return !strcmp(w->container, "mp4"); }
+
+int dl_mkv_writer_set_time_base(dl_mkv_writer *w, int num, int den, char *error, size_t error_len) {
+    if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "the time base must be set before the header is written");
+    if (num < 1 || den < 1) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "bad time base %d/%d", num, den);
+    w->time_base = (AVRational){ num, den };
+    return 0;
+}
+
+int dl_mkv_writer_set_frame_rate(dl_mkv_writer *w, int num, int den, char *error, size_t error_len) {
+    if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "the frame rate must be set before the header is written");
+    if (num < 1 || den < 1) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "bad frame rate %d/%d", num, den);
+    w->frame_rate = (AVRational){ num, den };
+    return 0;
+}
+
+static int dl_mkv_micro(const dl_mkv_writer *w) { return w->time_base.num == 1 && w->time_base.den == 1000000; }
 
 int dl_mkv_writer_add_track(dl_mkv_writer *w, int role, int width, int height, int lossless, int crf,
                             const char *preset, char *error, size_t error_len) {
@@ -151,7 +186,8 @@ static int dl_mkv_open_encoder(dl_mkv_writer *w, int role, char *error, size_t e
     t->enc = c;
     c->width = t->width;
     c->height = t->height;
-    c->time_base = (AVRational){ 1, 1000000 };
+    c->time_base = w->time_base;
+    if (!dl_mkv_micro(w)) c->framerate = av_inv_q(w->time_base);   // constant rate: one frame a tick
     c->sample_aspect_ratio = (AVRational){ 1, 1 };
     if (w->fmt->oformat->flags & AVFMT_GLOBALHEADER) c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
     AVDictionary *opts = NULL;
@@ -192,6 +228,9 @@ static int dl_mkv_open_encoder(dl_mkv_writer *w, int role, char *error, size_t e
     if (!st) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     if ((r = avcodec_parameters_from_context(st->codecpar, c)) < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", r);
     st->time_base = c->time_base;
+    // Matroska's DefaultDuration (and MP4's average rate): without it ffmpeg takes an H.264 track
+    // of a microsecond time base for 1000000 fps (the SPS timing) and converts it to that rate.
+    if (w->frame_rate.num > 0) st->avg_frame_rate = w->frame_rate;
     av_dict_set(&st->metadata, "title", dl_mkv_titles[role], 0);
     if (role == DL_MKV_COLOR) st->disposition = AV_DISPOSITION_DEFAULT;   // the track players show
     t->st = st;
@@ -248,8 +287,15 @@ int dl_mkv_writer_begin(dl_mkv_writer *w, char *error, size_t error_len) {
     if (w->begun) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "already begun");
     if (!w->tracks[0].present && !w->tracks[1].present && !w->tracks[2].present)
         return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "no tracks to record");
-    int r = avformat_alloc_output_context2(&w->fmt, NULL, "matroska", w->path);
-    if (r < 0 || !w->fmt) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "libavformat has no Matroska muxer", r);
+    int mp4 = dl_mkv_is_mp4(w);
+    if (mp4) {
+        // MP4 carries H.264 only here: FFV1 and 16-bit tracks and attachments need Matroska.
+        if (w->tracks[DL_MKV_DEPTH].present || w->tracks[DL_MKV_IR].present || w->tracks[DL_MKV_COLOR].lossless)
+            return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "MP4 holds an H.264 COLOR track only (FFV1 needs Matroska: .mkv)");
+        if (w->attachment_count) return dl_mkv_failf(DL_MEDIA_BAD_ARG, error, error_len, "MP4 holds no attachments (Matroska does: .mkv)");
+    }
+    int r = avformat_alloc_output_context2(&w->fmt, NULL, w->container, w->path);
+    if (r < 0 || !w->fmt) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, mp4 ? "libavformat has no MP4 muxer" : "libavformat has no Matroska muxer", r);
     w->packet = av_packet_alloc();
     if (!w->packet) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     for (int role = 0; role < 3; role++)
@@ -271,13 +317,19 @@ int dl_mkv_writer_begin(dl_mkv_writer *w, char *error, size_t error_len) {
     if ((r = avio_open(&w->fmt->pb, w->path, AVIO_FLAG_WRITE)) < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "cannot write", r);
     w->begun = 1;
     AVDictionary *opts = NULL;
-    av_dict_set(&opts, "write_crc32", "0", 0);   // the head is patched after writing (TimestampScale)
+    if (mp4) {
+        // The index (moov) moved to the front when finishing (players start at once), and the
+        // container tags kept as metadata (ffprobe shows them as format tags).
+        av_dict_set(&opts, "movflags", "+faststart+use_metadata_tags", 0);
+    } else {
+        av_dict_set(&opts, "write_crc32", "0", 0);   // the head is patched after writing (TimestampScale)
+    }
     r = avformat_write_header(w->fmt, &opts);
     av_dict_free(&opts);
-    if (r < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "cannot write the Matroska header", r);
+    if (r < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, mp4 ? "cannot write the MP4 header" : "cannot write the Matroska header", r);
     AVRational tb = { 0, 1 };
     for (int role = 0; role < 3; role++) if (w->tracks[role].present) { tb = w->tracks[role].st->time_base; break; }
-    w->micro_as_milli = tb.num == 1 && tb.den == 1000;
+    w->micro_as_milli = !mp4 && dl_mkv_micro(w) && tb.num == 1 && tb.den == 1000;
     avio_flush(w->fmt->pb);
     w->header_end = avio_tell(w->fmt->pb);
     if (w->micro_as_milli && (r = dl_mkv_patch(w, error, error_len))) return r;
@@ -292,6 +344,7 @@ static int dl_mkv_drain(dl_mkv_writer *w, dl_mkv_track *t, char *error, size_t e
         if (r == AVERROR(EAGAIN) || r == AVERROR_EOF) return 0;
         if (r < 0) return dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "encoding failed", r);
         w->packet->stream_index = t->st->index;
+        if (!w->packet->duration && !dl_mkv_micro(w)) w->packet->duration = 1;   // constant rate: one tick a frame
         if (!w->micro_as_milli) av_packet_rescale_ts(w->packet, t->enc->time_base, t->st->time_base);
         r = av_interleaved_write_frame(w->fmt, w->packet);
         av_packet_unref(w->packet);
@@ -380,7 +433,7 @@ int dl_mkv_writer_finish(dl_mkv_writer *w, char *error, size_t error_len) {
         if (e && !r) r = e;
     }
     int e = av_write_trailer(w->fmt);
-    if (e < 0 && !r) r = dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "cannot finish the Matroska file", e);
+    if (e < 0 && !r) r = dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, dl_mkv_is_mp4(w) ? "cannot finish the MP4 file" : "cannot finish the Matroska file", e);
     e = avio_closep(&w->fmt->pb);
     if (e < 0 && !r) r = dl_mkv_fail(DL_MEDIA_ERROR, error, error_len, "cannot write", e);
     if (w->micro_as_milli) {

@@ -24,6 +24,27 @@ public struct ExportSelection: Sendable, Equatable {
         guard let a, let b, a <= b else { throw CaptureError.invalidSource("\(name) must be A:B with A ≤ B, got '\(text)'") }
         return a...b
     }
+
+    /// Of one stream's frames (`times`: its stamps, ascending), those this selection keeps when a
+    /// recording is written stream by stream: with `frames` A:B those whose nearest playback frame
+    /// (`playback`: each playback frame's stamp; needed only with `frames`) lies in A…B, with `time`
+    /// those stamped within it, then every `every`-th of those.
+    public func picked(_ times: [Double], playback: [Double]) -> [Int] {
+        var picked = Array(times.indices)
+        if let r = frames { picked = picked.filter { nearestIndex(in: playback, to: times[$0]).map(r.contains) ?? false } }
+        if let t = time { picked = picked.filter { t.contains(times[$0]) } }
+        let n = max(1, every)
+        return picked.enumerated().filter { $0.offset % n == 0 }.map(\.element)
+    }
+
+    /// Playback frames this selection holds of a recording of `frameCount` frames (nil when unknown
+    /// or selected by time).
+    public func count(frameCount: Int?) -> Int? {
+        guard let n = frameCount, time == nil else { return nil }
+        let lo = max(0, frames?.lowerBound ?? 0), hi = min(n - 1, frames?.upperBound ?? n - 1)
+        guard hi >= lo else { return 0 }
+        return (hi - lo) / max(1, every) + 1
+    }
 }
 
 /// What to write of each frame.
@@ -208,7 +229,7 @@ public final class DatasetExporter {
                             shouldStop: () -> Int32?, progress: (ExportProgress) -> Void) throws {
         let writer = listing.writer
         let start = monotonicSeconds()
-        let total = selectedCount(frameCount: source.playback?.frameCount)
+        let total = selection.count(frameCount: source.playback?.frameCount)
         let poses = source.poses
         var wroteCalibration = false
         var selectedSoFar = 0
@@ -282,12 +303,7 @@ public final class DatasetExporter {
         if let p = plyStream, !jobs.contains(where: { $0.stream == p }) { wanted.append((p, .depth)) }
         for (order, job) in wanted.enumerated() {
             let times = streams[job.stream].timestamps
-            var picked = Array(times.indices)
-            if let r = selection.frames { picked = picked.filter { Self.playbackFrame(nearest: times[$0], in: playback).map(r.contains) ?? false } }
-            if let t = selection.time { picked = picked.filter { t.contains(times[$0]) } }
-            let every = max(1, selection.every)
-            picked = picked.enumerated().filter { $0.offset % every == 0 }.map(\.element)
-            items += picked.map { (times[$0], order, job.stream, job.as, $0) }
+            items += selection.picked(times, playback: playback).map { (times[$0], order, job.stream, job.as, $0) }
         }
         items.sort { ($0.time, $0.order) < ($1.time, $1.order) }
 
@@ -378,20 +394,6 @@ public final class DatasetExporter {
         try listing.finish(onListed: onListed)
         // A recording none of whose selected frames can be read is bad input, not an empty export.
         if listing.listed == 0, let error = firstDecodeError ?? listing.skipped.first?.error { throw error }
-    }
-
-    /// The playback frame nearest `t` (the earlier on a tie), given playback frames' timestamps.
-    static func playbackFrame(nearest t: Double, in playback: [Double]) -> Int? {
-        nearestIndex(in: playback, to: t)
-    }
-
-    /// Frames the selection holds of a recording of `frameCount` frames (nil when unknown or
-    /// selected by time).
-    func selectedCount(frameCount: Int?) -> Int? {
-        guard let n = frameCount, selection.time == nil else { return nil }
-        let lo = max(0, selection.frames?.lowerBound ?? 0), hi = min(n - 1, selection.frames?.upperBound ?? n - 1)
-        guard hi >= lo else { return 0 }
-        return (hi - lo) / max(1, selection.every) + 1
     }
 
     /// `groundtruth.txt` (TUM: `timestamp tx ty tz qx qy qz qw`, the optical frame in the world)

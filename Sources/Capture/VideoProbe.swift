@@ -16,7 +16,8 @@ public struct VideoProbe: Equatable, Sendable {
     /// Decodes every frame of the first video stream of `path` with ffprobe.
     /// Throws `CaptureError.file` when ffprobe is missing or cannot read the file.
     public static func read(_ path: String) throws -> VideoProbe {
-        guard let exe = VideoWriter.executable(named: "ffprobe") else {
+        guard let exe = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map({ "\($0)/ffprobe" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw CaptureError.file(path: path, problem: "ffprobe not found: install ffmpeg")
         }
         let p = Process()

@@ -1,19 +1,22 @@
+import CMedia
 import DepthKit
 import Foundation
 
-/// Writes frames as H.264 in MP4 through an `ffmpeg` child process: raw RGBA frames go to its
-/// standard input from a writer thread, so the caller never waits on the encoder.
+/// Writes frames as H.264 in MP4 in-process through libavcodec (CMedia's `dl_mkv_writer`, the
+/// encoder behind `record --mkv` and `convert --video`; no `ffmpeg` is run) on a writer thread, so
+/// the caller never waits on the encoder. Constant frame rate: frame n at n/`fps` (the time base is
+/// 1/fps as an exact fraction: 29.97 → 100/2997).
 ///
 /// Frames are never dropped silently: `append` copies the frame into a queue of at most
-/// `queueLimit` frames; when ffmpeg falls that far behind, the frame is dropped and counted
+/// `queueLimit` frames; when the encoder falls that far behind, the frame is dropped and counted
 /// (`framesDropped`), and `finish` reports it. H.264 in yuv420p needs even dimensions: odd
 /// widths or heights are padded by one black column or row on the right or bottom (the
-/// picture is never scaled). The file appears under its name only when ffmpeg succeeded.
+/// picture is never scaled). The file appears under its name only when it was finished.
 ///
 /// `@unchecked Sendable`: `queue`, `closed`, `writeError`, `written`, `dropped`, `writerDone` and
-/// `stderrData` are read and written under `condition`; the writer thread otherwise uses only
-/// `let`s (`stdinFD`); `process` and `stdinHandle` (not Sendable) belong to the caller's thread
-/// (`init`, `finish`, `cancel`, `deinit`).
+/// `held` are read and written under `condition`. `writer` (a C pointer) is set in `init` before
+/// the writer thread starts, used by that thread until it sets `writerDone`, and freed (set nil)
+/// by the caller's thread (`finish`, `cancel`) only after it saw `writerDone`.
 public final class VideoWriter: @unchecked Sendable {
     public struct Summary: Sendable, CustomStringConvertible {
         public var path: String
@@ -28,7 +31,7 @@ public final class VideoWriter: @unchecked Sendable {
         public var description: String {
             "\(framesWritten) frames to \(path) (\(width)x\(height) H.264 at \(formatRate(fps)) fps"
                 + (padding.map { ", \($0)" } ?? "") + ")"
-                + (framesDropped > 0 ? "; \(framesDropped) frames DROPPED: ffmpeg could not keep up" : "")
+                + (framesDropped > 0 ? "; \(framesDropped) frames DROPPED: the encoder could not keep up" : "")
         }
     }
 
@@ -38,10 +41,10 @@ public final class VideoWriter: @unchecked Sendable {
     public let fps: Double
     public let queueLimit: Int
 
-    private let process = Process()
-    private let stdinFD: Int32
-    private let stdinHandle: FileHandle
+    /// The encoded size: `width` × `height` rounded up to even.
+    private let paddedWidth: Int, paddedHeight: Int
     private let partialPath: String
+    private var writer: OpaquePointer?
     private let condition = NSCondition()
     private var queue: [[UInt8]] = []
     private var closed = false
@@ -49,94 +52,86 @@ public final class VideoWriter: @unchecked Sendable {
     private var written = 0
     private var dropped = 0
     private var writerDone = false
-    private var stderrData = Data()
-    private let stderrDone = DispatchSemaphore(value: 0)
+    /// Tests hold the writer thread to play an encoder that falls behind.
+    private var held = false
 
-    /// Frames handed to ffmpeg so far.
+    /// Frames encoded so far.
     public var framesWritten: Int { condition.lock(); defer { condition.unlock() }; return written }
     /// Frames dropped because the queue was full.
     public var framesDropped: Int { condition.lock(); defer { condition.unlock() }; return dropped }
     /// Frames accepted (written or queued).
     public var framesAccepted: Int { condition.lock(); defer { condition.unlock() }; return written + queue.count }
 
-    /// The ffmpeg child's process id.
-    public var ffmpegPID: Int32 { process.processIdentifier }
-
-    /// `ffmpeg` on PATH (or `DEPTHLENS_FFMPEG`); nil when there is none.
-    public static func findFFmpeg() -> String? {
-        if let p = ProcessInfo.processInfo.environment["DEPTHLENS_FFMPEG"], !p.isEmpty {
-            return FileManager.default.isExecutableFile(atPath: p) ? p : nil
-        }
-        return executable(named: "ffmpeg")
+    /// `fps` as the time base num/den of one frame a tick (30 → 1/30, 29.97 → 100/2997).
+    static func timeBase(fps: Double) -> (num: Int32, den: Int32) {
+        if fps == fps.rounded() { return (1, Int32(fps)) }
+        var num = 1000, den = Int((fps * 1000).rounded())
+        var (a, b) = (num, den)
+        while b != 0 { (a, b) = (b, a % b) }
+        num /= a; den /= a
+        return (Int32(num), Int32(den))
     }
 
-    /// The first executable `name` in PATH's folders.
-    static func executable(named name: String) -> String? {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    public static let missingFFmpeg = "ffmpeg not found: install it to record video (Debian/Ubuntu: apt-get install ffmpeg; ./scripts/run installs it)"
-
-    /// Starts ffmpeg writing `path` (an .mp4) for frames of `width`×`height` at `fps`.
-    /// Throws `CaptureError.file` for a missing ffmpeg, a bad size or rate, or an unwritable folder.
+    /// Opens `path.partial` (an .mp4) for frames of `width`×`height` at `fps` and writes the header.
+    /// Throws `CaptureError.file` for a bad size or rate, a missing folder or an unwritable file.
     public init(path: String, width: Int, height: Int, fps: Double, queueLimit: Int = 16) throws {
-        guard width > 0, height > 0, width <= 16384, height <= 16384 else {
-            throw CaptureError.file(path: path, problem: "cannot record a \(width)x\(height) video")
-        }
-        guard fps > 0, fps.isFinite, fps <= 1000 else { throw CaptureError.file(path: path, problem: "bad frame rate \(fps)") }
-        guard let ffmpeg = Self.findFFmpeg() else { throw CaptureError.file(path: path, problem: Self.missingFFmpeg) }
+        func bad(_ problem: String) -> CaptureError { .file(path: path, problem: problem) }
+        guard width > 0, height > 0, width <= 16384, height <= 16384 else { throw bad("cannot record a \(width)x\(height) video") }
+        guard fps > 0, fps.isFinite, fps <= 1000 else { throw bad("bad frame rate \(fps)") }
         let dir = (path as NSString).deletingLastPathComponent
         var isDir: ObjCBool = false
         if !dir.isEmpty, !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) {
-            throw CaptureError.file(path: path, problem: "folder \(dir) does not exist")
+            throw bad("folder \(dir) does not exist")
         }
         self.path = path
         self.width = width
         self.height = height
         self.fps = fps
         self.queueLimit = max(1, queueLimit)
+        paddedWidth = width + width % 2
+        paddedHeight = height + height % 2
         partialPath = path + ".partial"
-        guard FileManager.default.createFile(atPath: partialPath, contents: nil) else {
-            throw CaptureError.file(path: path, problem: "cannot write: \(String(cString: strerror(errno)))")
+        var message = [CChar](repeating: 0, count: 512)
+        var w: OpaquePointer?
+        guard dl_mkv_writer_create(partialPath, &w, &message, message.count) == 0, let w else { throw bad(String(cBuffer: message)) }
+        let tb = Self.timeBase(fps: fps)
+        var r = dl_mkv_writer_set_container(w, "mp4", &message, message.count)
+        if r == 0 { r = dl_mkv_writer_set_time_base(w, tb.num, tb.den, &message, message.count) }
+        if r == 0 {
+            r = dl_mkv_writer_add_track(w, DL_MKV_COLOR, Int32(paddedWidth), Int32(paddedHeight), 0, 23, "veryfast", &message, message.count)
         }
-        // Rate as a fraction ffmpeg reads exactly (29.97 → 29970/1000).
-        let rate = fps == fps.rounded() ? "\(Int(fps))" : "\(Int((fps * 1000).rounded()))/1000"
-        process.executableURL = URL(fileURLWithPath: ffmpeg)
-        process.arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-                             "-f", "rawvideo", "-pix_fmt", "rgba", "-s", "\(width)x\(height)", "-framerate", rate, "-i", "pipe:0",
-                             "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-c:v", "libx264", "-preset", "veryfast",
-                             "-pix_fmt", "yuv420p", "-r", rate, "-f", "mp4", "-movflags", "+faststart", partialPath]
-        let input = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        // A dead ffmpeg must give EPIPE on write, not kill us.
-        signal(SIGPIPE, SIG_IGN)
-        do { try process.run() } catch {
-            try? FileManager.default.removeItem(atPath: partialPath)
-            throw CaptureError.file(path: path, problem: "cannot start \(ffmpeg): \(error)")
+        if r == 0 { r = dl_mkv_writer_begin(w, &message, message.count) }
+        guard r == 0 else {
+            let problem = String(cBuffer: message)
+            dl_mkv_writer_free(w)
+            unlink(partialPath)
+            throw bad(problem)
         }
-        stdinHandle = input.fileHandleForWriting
-        stdinFD = stdinHandle.fileDescriptor
-        let errHandle = errors.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            let d = errHandle.readDataToEndOfFile()
-            condition.lock(); stderrData = d; condition.unlock()
-            stderrDone.signal()
-        }
+        writer = w
         Thread.detachNewThread { [self] in writerLoop() }
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        if let writer {
+            // Never finished: stop the thread, drop the file.
+            condition.lock(); closed = true; held = false; queue.removeAll(); condition.broadcast()
+            while !writerDone { condition.wait() }
+            condition.unlock()
+            dl_mkv_writer_free(writer)
+            unlink(partialPath)
+        }
+    }
+
+    /// Holds (or lets go of) the writer thread: frames queue up as behind a slow encoder (tests).
+    func holdEncoder(_ hold: Bool) {
+        condition.lock(); held = hold; condition.broadcast(); condition.unlock()
     }
 
     /// Queues one frame (rgba8, bgra8, rgb8 or gray8 of the writer's size).
-    /// When ffmpeg is `queueLimit` frames behind, a real-time caller (`waitForRoom` false: the
+    /// When the encoder is `queueLimit` frames behind, a real-time caller (`waitForRoom` false: the
     /// viewer, a camera) has the frame dropped and counted, and gets false; a caller that can wait
     /// (recording a file source) waits for room instead.
-    /// Throws for a frame of another size, or once ffmpeg has failed.
+    /// Throws for a frame of another size, or once encoding has failed.
     @discardableResult
     public func append(_ frame: PixelBuffer, waitForRoom: Bool = false) throws -> Bool {
         guard frame.width == width, frame.height == height else {
@@ -151,7 +146,7 @@ public final class VideoWriter: @unchecked Sendable {
         if let e = writeError { condition.unlock(); throw CaptureError.file(path: path, problem: e) }
         if queue.count >= queueLimit { dropped += 1; condition.unlock(); return false }
         condition.unlock()
-        let bytes = Self.rgbaBytes(frame)
+        let bytes = paddedRGBA(frame)
         condition.lock()
         queue.append(bytes)
         condition.signal()
@@ -159,31 +154,40 @@ public final class VideoWriter: @unchecked Sendable {
         return true
     }
 
-    /// Packed RGBA bytes of a frame.
-    static func rgbaBytes(_ frame: PixelBuffer) -> [UInt8] {
-        frame.format == .rgba8 ? frame.packedBytes() : ImageIO.toRGBA8(frame).packedBytes()
+    /// Packed RGBA bytes of a frame at the encoded size: a padding column or row is black.
+    private func paddedRGBA(_ frame: PixelBuffer) -> [UInt8] {
+        let rgba = frame.format == .rgba8 ? frame.packedBytes() : ImageIO.toRGBA8(frame).packedBytes()
+        guard paddedWidth != width || paddedHeight != height else { return rgba }
+        var out = [UInt8](repeating: 0, count: paddedWidth * paddedHeight * 4)
+        for i in stride(from: 3, to: out.count, by: 4) { out[i] = 255 }
+        for y in 0..<height {
+            out.replaceSubrange((y * paddedWidth * 4)..<(y * paddedWidth * 4 + width * 4), with: rgba[(y * width * 4)..<((y + 1) * width * 4)])
+        }
+        return out
     }
 
     private func writerLoop() {
+        var message = [CChar](repeating: 0, count: 512)
         while true {
             condition.lock()
-            while queue.isEmpty && !closed { condition.wait() }
-            if queue.isEmpty && closed { writerDone = true; condition.broadcast(); condition.unlock(); return }
+            while (queue.isEmpty || held) && !closed { condition.wait() }
+            if queue.isEmpty || writeError != nil {
+                writerDone = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
             let frame = queue.removeFirst()
+            let pts = Int64(written)
             condition.broadcast()
             condition.unlock()
-            let ok = frame.withUnsafeBytes { raw -> Bool in
-                var off = 0
-                while off < raw.count {
-                    let n = Glibc.write(stdinFD, raw.baseAddress! + off, raw.count - off)
-                    if n < 0 { if errno == EINTR { continue }; return false }
-                    off += n
-                }
-                return true
+            guard let w = writer else { continue }
+            let r = frame.withUnsafeBufferPointer {
+                dl_mkv_writer_write_rgba(w, $0.baseAddress, paddedWidth * 4, pts, &message, message.count)
             }
             condition.lock()
-            if ok { written += 1 } else if writeError == nil {
-                writeError = "ffmpeg stopped taking frames (\(String(cString: strerror(errno))))"
+            if r == 0 { written += 1 } else if writeError == nil {
+                writeError = "encoding failed: \(String(cBuffer: message))"
                 dropped += queue.count + 1
                 queue.removeAll()
             }
@@ -192,43 +196,41 @@ public final class VideoWriter: @unchecked Sendable {
         }
     }
 
-    /// Writes what is queued, closes ffmpeg's input, waits for it and moves the file into place.
-    /// Throws (and removes the partial file) when ffmpeg failed or no frame was written.
+    /// Encodes what is queued, finishes the file and moves it into place.
+    /// Throws (and removes the partial file) when encoding failed or no frame was written.
     public func finish() throws -> Summary {
         condition.lock()
         closed = true
+        held = false
         condition.broadcast()
         while !writerDone { condition.wait() }
-        condition.unlock()
-        try? stdinHandle.close()
-        process.waitUntilExit()
-        stderrDone.wait()
-        condition.lock()
-        let errText = String(decoding: stderrData, as: UTF8.self).split(separator: "\n").last.map(String.init)
         let (n, d, wErr) = (written, dropped, writeError)
         condition.unlock()
-        guard process.terminationStatus == 0, n > 0 else {
-            try? FileManager.default.removeItem(atPath: partialPath)
-            let why = n == 0 ? "no frames were recorded"
-                : "ffmpeg failed (status \(process.terminationStatus)): \(errText ?? wErr ?? "no message")"
+        guard let w = writer else { throw CaptureError.invalidState("\(path): video already finished") }
+        var message = [CChar](repeating: 0, count: 512)
+        let r = dl_mkv_writer_finish(w, &message, message.count)
+        dl_mkv_writer_free(w)
+        writer = nil
+        guard n > 0, wErr == nil, r == 0 else {
+            unlink(partialPath)
+            let why = n == 0 ? (wErr ?? "no frames were recorded") : wErr ?? "cannot finish the video: \(String(cBuffer: message))"
             throw CaptureError.file(path: path, problem: why)
         }
         guard rename(partialPath, path) == 0 else {
-            try? FileManager.default.removeItem(atPath: partialPath)
-            throw CaptureError.file(path: path, problem: "cannot write: \(String(cString: strerror(errno)))")
+            let why = String(cString: strerror(errno))
+            unlink(partialPath)
+            throw CaptureError.file(path: path, problem: "cannot write: \(why)")
         }
-        let padded = width % 2 != 0 || height % 2 != 0
-            ? "\(width)x\(height) padded to \(width + width % 2)x\(height + height % 2)" : nil
-        return Summary(path: path, framesWritten: n, framesDropped: d, width: width + width % 2, height: height + height % 2,
-                       fps: fps, padding: padded)
+        let padded = paddedWidth != width || paddedHeight != height ? "\(width)x\(height) padded to \(paddedWidth)x\(paddedHeight)" : nil
+        return Summary(path: path, framesWritten: n, framesDropped: d, width: paddedWidth, height: paddedHeight, fps: fps, padding: padded)
     }
 
-    /// Stops ffmpeg without keeping the file (an aborted recording).
+    /// Stops without keeping the file (an aborted recording).
     public func cancel() {
-        condition.lock(); closed = true; queue.removeAll(); condition.broadcast(); condition.unlock()
-        if process.isRunning { process.terminate() }
-        try? stdinHandle.close()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: partialPath)
+        condition.lock(); closed = true; held = false; queue.removeAll(); condition.broadcast()
+        while !writerDone { condition.wait() }
+        condition.unlock()
+        if let w = writer { dl_mkv_writer_free(w); writer = nil }
+        unlink(partialPath)
     }
 }

@@ -56,27 +56,70 @@ enum ExportRangeError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+/// What an export writes: the kinds `convert` writes.
+enum ExportKind: String, CaseIterable, Sendable {
+    /// A TUM-layout folder (`convert --out DIR`, `DatasetExporter`).
+    case folder
+    /// ROS 2 MCAP (`convert --out FILE.mcap`, `MCAPExporter`).
+    case mcap
+    /// A colorized video (`convert --video FILE.mp4|.mkv`, `VideoExporter`).
+    case video
+
+    /// The kind a name asks for: .mcap, .mp4 or .mkv files, else a folder.
+    init(path: String) {
+        let p = path.lowercased()
+        if p.hasSuffix(".mcap") { self = .mcap } else if VideoExporter.container(of: p) != nil { self = .video } else { self = .folder }
+    }
+}
+
 /// One export running on its own thread, with its own instance of the source (the `--source`
 /// text opened again, as `convert` opens it), so the view keeps playing. The render loop reads its
-/// progress under a short lock; `cancel` and the stop signals end it between two frames, and
-/// `DatasetExporter` then finishes the index files with exactly the frames written.
+/// progress under a short lock; `cancel` and the stop signals end it between two frames:
+/// `DatasetExporter` then finishes the index files with exactly the frames written, `MCAPExporter`
+/// and `VideoExporter` finish their file with the frames written.
 final class ViewerExportJob: Sendable {
     struct Request: Sendable {
         var source: SourceSpec
-        var directory: String
+        /// The folder, or the .mcap / video file.
+        var target: String
+        var output: Output
         var overwrite: Bool
         var selection: ExportSelection
         var contents: ExportContents
-        var ply: Bool
-        var align: AlignMode
         var calibration: CalibrationOverride
         var depthScale: Float?
-        /// Frames the range holds (the progress bar's end).
+        /// Frames the range holds (the progress bar's end when the exporter does not say).
         var total: Int
     }
 
+    /// The kind, with its own settings.
+    enum Output: Sendable {
+        case folder(ply: Bool, align: AlignMode)
+        case mcap
+        case video(VideoContent, VideoLook, lossless: Bool)
+
+        var kind: ExportKind {
+            switch self {
+            case .folder: return .folder
+            case .mcap: return .mcap
+            case .video: return .video
+            }
+        }
+    }
+
+    /// What an export that ran to its end (or was stopped) wrote.
+    struct Report: Sendable {
+        /// Frames as a person counts them.
+        var frames: Int
+        var plys = 0
+        var stoppedBy: Int32?
+        /// False when a stopped export left no file.
+        var written = true
+        var warnings: [String]
+    }
+
     enum Outcome: Sendable {
-        case finished(ExportSummary)
+        case finished(Report)
         case failed(String, framesWritten: Int)
     }
 
@@ -101,7 +144,7 @@ final class ViewerExportJob: Sendable {
     /// Frames written so far, seconds since the start, and the outcome once the thread is done.
     var state: (progress: ExportProgress?, outcome: Outcome?) { shared.withLock { ($0.progress, $0.outcome) } }
 
-    /// Stops after the frame being written (the folder then lists what was written).
+    /// Stops after the frame being written (the folder then lists what was written, a file holds it).
     func cancel() { shared.withLock { $0.cancelled = true } }
 
     /// Waits for the thread and returns its outcome.
@@ -115,25 +158,47 @@ final class ViewerExportJob: Sendable {
         let r = request
         let result: Outcome
         var exporter: DatasetExporter?
+        // A stop signal is reported as such; the cancel button (or a quit) as 0.
+        let shouldStop = { [self] () -> Int32? in StopSignals.pending ?? (shared.current.cancelled ? 0 : nil) }
+        let progress = { [self] (p: ExportProgress) in shared.withLock { $0.progress = p } }
         do {
             let source = try r.source.makeSource(depthScale: r.depthScale)
-            try DatasetExporter.prepare(directory: r.directory, overwrite: r.overwrite)
-            let e = DatasetExporter(source: source, directory: r.directory)
-            exporter = e
-            e.selection = r.selection
-            e.contents = r.contents
-            e.writePLY = r.ply
-            e.calibrationOverride = r.calibration
-            e.alignment = DepthAlignmentStage(mode: r.align)
-            // A stop signal is reported as such; the cancel button (or a quit) as 0.
-            let summary = try e.run(shouldStop: { [self] in
-                StopSignals.pending ?? (shared.current.cancelled ? 0 : nil)
-            }, progress: { [self] p in
-                shared.withLock { $0.progress = p }
-            })
-            result = .finished(summary)
+            switch r.output {
+            case let .folder(ply, align):
+                try DatasetExporter.prepare(directory: r.target, overwrite: r.overwrite)
+                let e = DatasetExporter(source: source, directory: r.target)
+                exporter = e
+                e.selection = r.selection
+                e.contents = r.contents
+                e.writePLY = ply
+                e.calibrationOverride = r.calibration
+                e.alignment = DepthAlignmentStage(mode: align)
+                let s = try e.run(shouldStop: shouldStop, progress: progress)
+                result = .finished(Report(frames: s.frameCount, plys: s.plyWritten, stoppedBy: s.stoppedBy, warnings: s.warnings))
+            case .mcap:
+                try MCAPExporter.prepare(path: r.target, overwrite: r.overwrite)
+                let e = MCAPExporter(source: source, path: r.target)
+                e.selection = r.selection
+                e.contents = r.contents
+                e.calibrationOverride = r.calibration
+                e.keepOnStop = true   // as the folder keeps what was written
+                let s = try e.run(shouldStop: shouldStop, progress: progress)
+                result = .finished(Report(frames: max(s.colorFrames, s.depthFrames), stoppedBy: s.stoppedBy, written: s.written,
+                                          warnings: s.warnings))
+            case let .video(content, look, lossless):
+                try VideoExporter.prepare(path: r.target, overwrite: r.overwrite, lossless: lossless)
+                let e = VideoExporter(source: source, path: r.target)
+                e.selection = r.selection
+                e.content = content
+                e.look = look
+                e.lossless = lossless
+                e.calibrationOverride = r.calibration
+                let s = try e.run(shouldStop: shouldStop, progress: progress)
+                result = .finished(Report(frames: s.framesWritten, stoppedBy: s.stoppedBy, written: s.written, warnings: s.warnings))
+            }
         } catch {
-            // What the folder lists (on a full disk the newest frames may have made room for the index).
+            // What the folder lists (on a full disk the newest frames may have made room for the
+            // index); an MCAP or video file is written whole or not at all.
             result = .failed("\(error)", framesWritten: exporter?.framesListed ?? 0)
         }
         shared.withLock { $0.outcome = result }
@@ -142,8 +207,9 @@ final class ViewerExportJob: Sendable {
 }
 
 /// The panel's "Export..." section and Ctrl+E: writes the timeline's selection (I and O mark it)
-/// or the whole recording as a TUM-layout folder through `DatasetExporter`, the writer behind
-/// `depthlens convert`, on its own thread (`ViewerExportJob`). A progress bar with frames, fps and
+/// or the whole recording as a TUM-layout folder (`DatasetExporter`), ROS 2 MCAP (`MCAPExporter`)
+/// or a colorized video colored as the view colors it (`VideoExporter`) — the writers behind
+/// `depthlens convert` — on its own thread (`ViewerExportJob`). A progress bar with frames, fps and
 /// time left and a cancel button while it runs; a notice says where the files are, or the error.
 /// Quitting and the stop signals finish a running export first (`finish`): its folder lists
 /// exactly the frames written. Nothing here builds a string per frame: the texts are remade only
@@ -151,7 +217,7 @@ final class ViewerExportJob: Sendable {
 final class ViewerExport {
     private let log: ViewerLog
     private let snapshotDir: String
-    /// The folder field: a C buffer ImGui edits in place.
+    /// The folder (or file) field: a C buffer ImGui edits in place. Its ending follows the kind.
     var folder: [CChar]
     /// The folder the field was filled with when it was made here (not typed or `--export-dir`):
     /// a new one is picked after each export, so the next does not land in a full folder.
@@ -160,12 +226,16 @@ final class ViewerExport {
     /// The panel's choices: what to write, which range, alignment, overwriting.
     var choices = Choices()
     struct Choices {
+        var kind = ExportKind.folder
         /// Export the whole recording even when marks are set.
         var whole = false
         var color = true, depth = true, ir = false, ply = false
         /// Depth registered to the color camera, at the color size (`convert --align color`).
         var alignToColor = false
         var overwrite = false
+        /// The video's picture, and FFV1 in Matroska instead of H.264.
+        var video = VideoContent.depth
+        var lossless = false
     }
     /// The section starts open when `--export-dir` was given.
     let startsOpen: Bool
@@ -177,9 +247,14 @@ final class ViewerExport {
     /// The last outcome, kept in the panel (the notice fades).
     private(set) var lastResult = ""
     private var lastResultIsError = false
-    private var marksText = TextMemo<SIMD2<Int>>()
-    private var rangeText = TextMemo<RangeParts>()
-    private var progressText = TextMemo<SIMD2<Int>>()
+    private var texts = Texts()
+    /// The section's lines, each remade only when what it shows changes.
+    private struct Texts {
+        var marks = TextMemo<SIMD2<Int>>()
+        var range = TextMemo<RangeParts>()
+        var progress = TextMemo<SIMD2<Int>>()
+        var look = TextMemo<VideoLook>()
+    }
 
     private struct RangeParts: Equatable {
         var selection: TimelineSelection
@@ -194,7 +269,13 @@ final class ViewerExport {
         snapshotDir = options.snapshotDir
         folder = []
         startsOpen = options.exportDir != nil
-        if let d = options.exportDir { setFolder(d) } else { pickFolder() }
+        if let d = options.exportDir {
+            setFolder(d)
+            choices.kind = ExportKind(path: d)
+            choices.lossless = d.lowercased().hasSuffix(".mkv")
+        } else {
+            pickFolder()
+        }
     }
 
     var isRunning: Bool { job != nil }
@@ -211,10 +292,37 @@ final class ViewerExport {
         f.locale = Locale(identifier: "en_US_POSIX")
         f.dateFormat = "yyyyMMdd-HHmmss"
         let base = (snapshotDir as NSString).appendingPathComponent("export-\(f.string(from: Date()))")
-        var name = base, n = 2
-        while FileManager.default.fileExists(atPath: name) { name = "\(base)-\(n)"; n += 1 }
+        let ending = fileEnding
+        var name = base + ending, n = 2
+        while FileManager.default.fileExists(atPath: name) { name = "\(base)-\(n)\(ending)"; n += 1 }
         setFolder(name)
         madeFolder = name
+    }
+
+    /// The ending a name of the chosen kind has ("" for a folder).
+    private var fileEnding: String {
+        switch choices.kind {
+        case .folder: return ""
+        case .mcap: return ".mcap"
+        case .video: return choices.lossless ? ".mkv" : ".mp4"
+        }
+    }
+
+    /// Picks the kind to write, and gives the field's name its ending.
+    private func choose(_ kind: ExportKind) {
+        guard choices.kind != kind else { return }
+        choices.kind = kind
+        renameForKind()
+    }
+
+    /// The field's name with the chosen kind's ending instead of another kind's.
+    private func renameForKind() {
+        var name = folderText.trimmingCharacters(in: .whitespaces)
+        for e in [".mcap", ".mp4", ".mkv"] where name.lowercased().hasSuffix(e) { name = String(name.dropLast(e.count)) }
+        guard !name.isEmpty else { return }
+        let renamed = name + fileEnding
+        if madeFolder == folderText { madeFolder = renamed }
+        setFolder(renamed)
     }
 
     // MARK: What can be exported
@@ -262,8 +370,9 @@ final class ViewerExport {
 
     // MARK: Starting, following, finishing
 
-    /// Starts an export of `source` (opened again on the export's thread) with the panel's settings.
-    func start(source: SourceSpec, availability: Availability, options: ViewerOptions) {
+    /// Starts an export of `source` (opened again on the export's thread) with the panel's settings;
+    /// a video is colored by `look`, the view's colormap, range and blend factor.
+    func start(source: SourceSpec, availability: Availability, options: ViewerOptions, look: VideoLook) {
         guard job == nil else { log.notice("export: one is running (Ctrl+E cancels it)", isError: true); return }
         let frames: ClosedRange<Int>?
         switch range(availability) {
@@ -273,24 +382,45 @@ final class ViewerExport {
         var contents: ExportContents = []
         if choices.color { contents.insert(.color) }
         if choices.depth { contents.insert(.depth) }
-        guard !contents.isEmpty else { log.notice("export: tick color or depth to write", isError: true); return }
-        if choices.ir { contents.insert(.ir) }
+        if choices.kind != .video {
+            guard !contents.isEmpty else { log.notice("export: tick color or depth to write", isError: true); return }
+        }
+        if choices.ir && choices.kind == .folder { contents.insert(.ir) }
         let dir = folderText.trimmingCharacters(in: .whitespaces)
-        guard !dir.isEmpty else { log.notice("export: the folder is empty", isError: true); return }
-        if !choices.overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
-            log.notice("export: \(dir) exists and is not empty (tick \"overwrite\" to write into it)", isError: true)
-            return
+        guard !dir.isEmpty else { log.notice("export: the \(choices.kind == .folder ? "folder" : "file name") is empty", isError: true); return }
+        let output: ViewerExportJob.Output
+        switch choices.kind {
+        case .folder:
+            if !choices.overwrite, let entries = try? FileManager.default.contentsOfDirectory(atPath: dir), !entries.isEmpty {
+                log.notice("export: \(dir) exists and is not empty (tick \"overwrite\" to write into it)", isError: true)
+                return
+            }
+            output = .folder(ply: choices.ply, align: choices.alignToColor ? .color : .none)
+        case .mcap, .video:
+            if choices.kind == .mcap {
+                guard dir.lowercased().hasSuffix(".mcap") else { log.notice("export: an MCAP file's name ends in .mcap", isError: true); return }
+                output = .mcap
+            } else {
+                do { try VideoExporter.prepare(path: dir, overwrite: true, lossless: choices.lossless) } catch {
+                    log.notice("export: \(error)", isError: true)
+                    return
+                }
+                output = .video(choices.video, look, lossless: choices.lossless)
+            }
+            if !choices.overwrite, FileManager.default.fileExists(atPath: dir) {
+                log.notice("export: \(dir) exists (tick \"overwrite\" to replace it)", isError: true)
+                return
+            }
         }
         let total = frames?.count ?? 1
         job = ViewerExportJob(.init(
-            source: source, directory: dir, overwrite: choices.overwrite, selection: ExportSelection(frames: frames),
-            contents: contents, ply: choices.ply, align: choices.alignToColor ? .color : .none, calibration: options.calibration,
-            depthScale: options.depthScale, total: total))
+            source: source, target: dir, output: output, overwrite: choices.overwrite, selection: ExportSelection(frames: frames),
+            contents: contents, calibration: options.calibration, depthScale: options.depthScale, total: total))
         started += 1
         lastResult = ""
         let what = frames.map { "frames \($0.lowerBound)-\($0.upperBound)" } ?? "its frame"
         log.notice("exporting \(what) to \(dir) (Ctrl+E cancels)")
-        log.ui("export start \(total) \(dir)")
+        log.ui("export start \(total) \(dir)" + (choices.kind == .folder ? "" : " \(choices.kind.rawValue)"))
     }
 
     func cancel() {
@@ -323,19 +453,24 @@ final class ViewerExport {
     }
 
     private func report(_ outcome: ViewerExportJob.Outcome, request r: ViewerExportJob.Request, why exitReason: String?) {
-        let dir = r.directory
+        let dir = r.target
         switch outcome {
         case .finished(let s):
-            let plys = s.plyWritten > 0 ? " and \(s.plyWritten) PLY files" : ""
+            let plys = s.plys > 0 ? " and \(s.plys) PLY files" : ""
             if let stop = s.stoppedBy {
                 let by = stop == 0 ? (exitReason.map { "at \($0)" } ?? "cancelled") : "by \(StopSignals.name(stop))"
-                lastResult = "export stopped \(by) after \(s.frameCount) of \(r.total) frames; \(dir) lists every frame written"
+                let kept: String
+                switch r.output.kind {
+                case .folder: kept = "\(dir) lists every frame written"
+                case .mcap, .video: kept = s.written ? "\(dir) holds every frame written" : "nothing written"
+                }
+                lastResult = "export stopped \(by) after \(s.frames) of \(r.total) frames; \(kept)"
                 lastResultIsError = true
-                log.ui("export stopped \(s.frameCount) \(dir)")
+                log.ui("export stopped \(s.frames) \(dir)")
             } else {
-                lastResult = "exported \(s.frameCount) frames\(plys) to \(dir)"
+                lastResult = "exported \(s.frames) frames\(plys) to \(dir)"
                 lastResultIsError = false
-                log.ui("export done \(s.frameCount) \(dir)")
+                log.ui("export done \(s.frames) \(dir)")
             }
             for w in s.warnings { log.notice("export: \(w)", isError: true) }
         case .failed(let e, let written):
@@ -353,13 +488,20 @@ final class ViewerExport {
 
     // MARK: The panel
 
-    /// The section's widgets (the header is drawn by the caller). `current`: the playback index.
-    func panel(availability a: Availability, current: Int?, source: SourceSpec, options: ViewerOptions) {
+    /// The section's widgets (the header is drawn by the caller). `current`: the playback index;
+    /// `look`: the view's colormap, range and blend factor (a video's colors).
+    func panel(availability a: Availability, current: Int?, source: SourceSpec, options: ViewerOptions, look: VideoLook) {
         var why: String?
         if case .unavailable(let r) = a { why = r.text }
         if let why { wrapped(why, color: [1, 0.7, 0.3]) }
         UI.beginDisabled(why != nil || job != nil)
-        UI.text("folder")
+        // Literal labels: nothing is built per frame.
+        if UI.radio("TUM folder##exportkind", choices.kind == .folder) { choose(.folder) }
+        UI.sameLine()
+        if UI.radio("MCAP##exportkind", choices.kind == .mcap) { choose(.mcap) }
+        UI.sameLine()
+        if UI.radio("video##exportkind", choices.kind == .video) { choose(.video) }
+        UI.text(choices.kind == .folder ? "folder" : "file")
         UI.sameLine()
         _ = UI.inputText("##exportfolder", &folder)
 
@@ -368,7 +510,7 @@ final class ViewerExport {
         var frameCount: Int?
         if case .recording(let n) = a { hasTimeline = true; frameCount = n }
         UI.beginDisabled(!hasTimeline)
-        let marks = marksText.text(for: SIMD2(selection.start ?? -1, selection.end ?? -1)) { m in
+        let marks = texts.marks.text(for: SIMD2(selection.start ?? -1, selection.end ?? -1)) { m in
             "marks: " + (m.x < 0 ? "start" : "\(m.x)") + " - " + (m.y < 0 ? "end" : "\(m.y)") + "  (I, O)"
         }
         UI.text(marks)
@@ -384,7 +526,7 @@ final class ViewerExport {
         var unavailable = false
         if case .unavailable = a { unavailable = true }
         let parts = RangeParts(selection: selection, frameCount: frameCount, whole: choices.whole, still: a == .still, unavailable: unavailable)
-        wrapped(rangeText.text(for: parts) { p in
+        wrapped(texts.range.text(for: parts) { p in
             if p.unavailable { return "range: none" }
             if p.still { return "range: the one frame" }
             switch selection.frames(frameCount: p.frameCount, whole: p.whole) {
@@ -393,26 +535,43 @@ final class ViewerExport {
             }
         })
 
-        UI.checkbox("color", &choices.color)
-        UI.sameLine()
-        UI.checkbox("depth", &choices.depth)
-        UI.sameLine()
-        UI.checkbox("ir", &choices.ir)
-        UI.sameLine()
-        UI.checkbox("ply", &choices.ply)
-        UI.text("align depth")
-        UI.sameLine()
-        if UI.radio("none##align", !choices.alignToColor) { choices.alignToColor = false }
-        UI.sameLine()
-        if UI.radio("to color##align", choices.alignToColor) { choices.alignToColor = true }
-        UI.checkbox("overwrite a non-empty folder", &choices.overwrite)
+        switch choices.kind {
+        case .folder, .mcap:
+            UI.checkbox("color", &choices.color)
+            UI.sameLine()
+            UI.checkbox("depth", &choices.depth)
+            if choices.kind == .folder {
+                UI.sameLine()
+                UI.checkbox("ir", &choices.ir)
+                UI.sameLine()
+                UI.checkbox("ply", &choices.ply)
+                UI.text("align depth")
+                UI.sameLine()
+                if UI.radio("none##align", !choices.alignToColor) { choices.alignToColor = false }
+                UI.sameLine()
+                if UI.radio("to color##align", choices.alignToColor) { choices.alignToColor = true }
+            }
+        case .video:
+            if UI.radio("depth##videocontent", choices.video == .depth) { choices.video = .depth }
+            UI.sameLine()
+            if UI.radio("color##videocontent", choices.video == .color) { choices.video = .color }
+            UI.sameLine()
+            if UI.radio("side-by-side##videocontent", choices.video == .sideBySide) { choices.video = .sideBySide }
+            UI.sameLine()
+            if UI.radio("blend##videocontent", choices.video == .blend) { choices.video = .blend }
+            if UI.checkbox("lossless (FFV1, .mkv)", &choices.lossless) { renameForKind() }
+            wrapped(texts.look.text(for: look) { l in
+                "colors as the view: \(l.colormap.rawValue), range \(l.rangeText), blend " + String(format: "%.2f", l.mix)
+            })
+        }
+        UI.checkbox(choices.kind == .folder ? "overwrite a non-empty folder" : "overwrite an existing file", &choices.overwrite)
         UI.endDisabled()
 
         if let j = job {
             let p = j.state.progress
-            let total = j.request.total, written = p?.written ?? 0, fps = p?.framesPerSecond ?? 0
+            let total = p?.total ?? j.request.total, written = p?.written ?? 0, fps = p?.framesPerSecond ?? 0
             dl_imgui_progress_bar(total > 0 ? Float(written) / Float(total) : 0, nil)
-            UI.text(progressText.text(for: SIMD2(written, total)) { _ in
+            UI.text(texts.progress.text(for: SIMD2(written, total)) { _ in
                 guard p != nil else { return "opening the source..." }
                 var s = "\(written) / \(total) frames, " + String(format: "%.1f fps", fps)
                 if written > 0, fps > 0 { s += String(format: ", %.0f s left", Double(max(0, total - written)) / fps) }
@@ -421,7 +580,7 @@ final class ViewerExport {
             if UI.button("cancel (Ctrl+E)") { cancel() }
         } else {
             UI.beginDisabled(why != nil)
-            if UI.button("export (Ctrl+E)") { start(source: source, availability: a, options: options) }
+            if UI.button("export (Ctrl+E)") { start(source: source, availability: a, options: options, look: look) }
             UI.endDisabled()
         }
         if !lastResult.isEmpty { wrapped(lastResult, color: lastResultIsError ? [1, 0.45, 0.4] : [0.6, 1, 0.6]) }
@@ -438,11 +597,16 @@ extension ViewerApp {
         ViewerExport.availability(source: session.source, playback: playback, isPointList: view3D.scene?.pointList != nil)
     }
 
+    /// A video export's colors: the view's colormap, range and blend factor.
+    private var exportLook: VideoLook {
+        VideoLook(colormap: settings.colormap, range: settings.depthRange, mix: settings.mix)
+    }
+
     /// The panel's "Export..." section (collapsed at first unless `--export-dir` was given).
     func buildExportSection() {
         guard UI.header("Export...", open: export.startsOpen) else { return }
         export.panel(availability: exportAvailability, current: playback?.currentIndex, source: session.opened,
-                     options: options)
+                     options: options, look: exportLook)
     }
 
     /// I and O: marks the export's first or last frame at the frame shown.
@@ -459,7 +623,7 @@ extension ViewerApp {
     /// Ctrl+E: starts an export, or cancels the one running.
     func toggleExport() {
         if export.isRunning { export.cancel() } else {
-            export.start(source: session.opened, availability: exportAvailability, options: options)
+            export.start(source: session.opened, availability: exportAvailability, options: options, look: exportLook)
         }
     }
 }

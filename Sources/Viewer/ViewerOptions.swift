@@ -48,7 +48,8 @@ public struct ViewerOptions: Sendable {
     public var align: AlignMode = .auto
     /// `--record-rgbd`: Ctrl+R records RGB-D as Matroska (the panel's "RGB-D as mkv").
     public var recordRGBD = false
-    /// `--export-dir DIR`: the panel's export folder (Ctrl+E exports into it); the section starts open.
+    /// `--export-dir DIR|FILE.mcap|FILE.mp4|FILE.mkv`: the panel's export folder or file (Ctrl+E
+    /// exports into it; the kind follows the name); the section starts open.
     public var exportDir: String?
     /// `--source ply:FILE` already read by the CLI (with its progress bar), so a bad file fails before a window opens.
     public var pointList: PointListHandoff?

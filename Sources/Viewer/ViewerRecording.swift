@@ -62,7 +62,7 @@ final class ViewerCapture {
         }
     }
 
-    /// Finishes the video (ffmpeg writes what is queued), and reports frames and drops.
+    /// Finishes the video (the encoder writes what is queued), and reports frames and drops.
     func stopRecording() {
         if let r = rgbd {
             rgbd = nil
@@ -126,7 +126,7 @@ final class ViewerCapture {
         }
     }
 
-    /// Reads the processed output back and queues it for ffmpeg when it is new. A change of
+    /// Reads the processed output back and queues it for the encoder when it is new. A change of
     /// output size (another mode) ends the recording.
     private func recordVideoFrame(output: FrameProcessor.Output?, frame: FrameSet?, settings: ViewSettings) {
         guard let rec = video, let output, let frame, let key = composer.processedKey, key != rec.lastKey else { return }

@@ -6,7 +6,7 @@ import Foundation
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Export a whole recording as a TUM-layout folder: PNGs, 16-bit depth, index files, calibration.json.",
+        abstract: "Export a whole recording as a TUM-layout folder (PNGs, 16-bit depth, index files, calibration.json), ROS 2 MCAP, or a colorized video.",
         discussion: """
         Writes rgb/TIMESTAMP.png, depth/TIMESTAMP.png (16-bit, the recording's own units), rgb.txt,
         depth.txt, associations.txt and calibration.json (and ply/TIMESTAMP.ply with --ply, ir/ and
@@ -20,14 +20,19 @@ struct ConvertCommand: ParsableCommand {
         line (the recording, the frame, the problem); the others are written and listed, and the
         exit status is 1. --jobs N: N threads decode, align, encode and write (the frames are
         written in order, the same bytes for any N).
+        --video FILE.mp4|FILE.mkv (instead of --out) writes a video (H.264; FFV1 with --lossless, .mkv
+        only) of --what depth (default; through --colormap and --range, as the view colors it), color,
+        side-by-side or blend (by --mix), each frame at its own stamp (microseconds from the first).
         """
     )
 
     @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
     var source: String
     @Option(help: "Output folder (created; refused when it exists and is not empty, unless --overwrite), or FILE.mcap: ROS 2 MCAP (docs/ROS2.md).")
-    var out: String
-    @Flag(help: "Write into an existing, non-empty folder.")
+    var out: String?
+    @Option(help: "A colorized video, FILE.mp4 or FILE.mkv, instead of --out (docs/COMMANDS.md).")
+    var video: String?
+    @Flag(help: "Write into an existing, non-empty folder (or replace an existing .mcap or video file).")
     var overwrite = false
     @Option(help: "Frame range A:B (0-based playback frames, inclusive; either end may be left out). Recordings: each stream's frames nearest in time to those.")
     var frames: String?
@@ -37,8 +42,8 @@ struct ConvertCommand: ParsableCommand {
     var every: Int = 1
     @Flag(help: "Also write ply/TIMESTAMP.ply per depth frame (the depth camera's intrinsics; colors from the color camera).")
     var ply = false
-    @Option(help: "What to write: color, depth, ir (comma-separated).")
-    var what = "color,depth"
+    @Option(help: "What to write: color, depth, ir (comma-separated; default color,depth). With --video: depth (default), color, side-by-side or blend.")
+    var what: String?
     @Option(help: "Units per meter of the source's 16-bit depth.")
     var depthScale: Float?
     @Option(help: "color: write depth aligned to the color camera, at the color size (calibration.json says so); none (default): raw depth.")
@@ -55,8 +60,32 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Threads that decode, align, encode and write (default: the cores); 1 does it all in order on one.")
     var jobs: Int?
 
+    @Option(help: "With --video: jet, turbo, viridis or grayscale.")
+    var colormap = "jet"
+    @Option(help: "With --video: the colormap's depth range, 'equalized' (histogram-equalized, the view's default) or MIN:MAX meters.")
+    var range = "equalized"
+    @Option(help: "With --video --what blend: 0 = color, 1 = colored depth.")
+    var mix: Float = 0.5
+    @Flag(help: "With --video FILE.mkv: FFV1 (bit-exact RGB) instead of H.264.")
+    var lossless = false
+    @Option(help: "With --video: libx264's constant rate factor, 0 (best) … 51.")
+    var crf = 23
+
     func run() throws {
-        if out.lowercased().hasSuffix(".mcap") { return try runMCAP() }
+        if let video {
+            guard out == nil else {
+                throw DepthKitError.invalidArgument("--video \(video) and --out \(out ?? ""): give one (convert writes one output a run)")
+            }
+            return try runVideo(video)
+        }
+        guard let out else { throw DepthKitError.invalidArgument("--out FOLDER, --out FILE.mcap or --video FILE.mp4|.mkv is required") }
+        let videoOnly = [("--colormap", colormap != "jet"), ("--range", range != "equalized"), ("--mix", mix != 0.5),
+                         ("--lossless", lossless), ("--crf", crf != 23)].filter(\.1).map(\.0)
+        guard videoOnly.isEmpty else {
+            throw DepthKitError.invalidArgument("\(videoOnly.joined(separator: ", ")) \(videoOnly.count == 1 ? "applies" : "apply") to --video only")
+        }
+        let what = self.what ?? "color,depth"
+        if out.lowercased().hasSuffix(".mcap") { return try runMCAP(out: out, what: what) }
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         if let jobs, !(1...256).contains(jobs) { throw DepthKitError.invalidArgument("--jobs must be 1…256, got \(jobs)") }
         var selection = ExportSelection(every: every)

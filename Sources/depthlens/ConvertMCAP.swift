@@ -6,7 +6,7 @@ import Foundation
 extension ConvertCommand {
     /// `convert --out FILE.mcap`: the recording as ROS 2 MCAP (`MCAPExporter`). Written whole or not
     /// at all: an error or a stop signal leaves no file.
-    func runMCAP() throws {
+    func runMCAP(out: String, what: String) throws {
         guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --out FILE.mcap") }
         guard align == "none" else { throw DepthKitError.invalidArgument("--align does not apply to --out FILE.mcap (depth is written as recorded)") }

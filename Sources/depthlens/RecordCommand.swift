@@ -8,7 +8,7 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record frames of a source into a TUM RGB-D folder, an H.264 MP4 video and/or an RGB-D Matroska file (headless).",
         discussion: "The folder gets rgb/, depth/ (16-bit PNG, 5000 units per meter), rgb.txt, depth.txt and associations.txt. "
-            + "--video writes the filtered view (--filter, run on the CPU; the color image without one) through ffmpeg "
+            + "--video writes the filtered view (--filter, run on the CPU; the color image without one) through libavcodec "
             + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs. "
             + "--mkv writes the RGB-D frames themselves into one Matroska file, in-process through libavformat: a COLOR track "
             + "(H.264, or FFV1 with --lossless: bit-exact), a DEPTH track in 16-bit FFV1 (lossless, the source's depth units), "
@@ -23,7 +23,7 @@ struct RecordCommand: ParsableCommand {
     var frames: Int
     @Option(help: "Output folder (created; must not exist or be empty).")
     var out: String?
-    @Option(help: "Also (or only) write the view as H.264 video into this .mp4 file (needs ffmpeg).")
+    @Option(help: "Also (or only) write the view as H.264 video into this .mp4 file .")
     var video: String?
     @Option(help: "Also (or only) write the RGB-D frames into this Matroska .mkv file (COLOR H.264 or FFV1, DEPTH 16-bit FFV1).")
     var mkv: String?
@@ -35,7 +35,7 @@ struct RecordCommand: ParsableCommand {
     var crf: Int = 23
     @Option(help: "Filter for the video: \(ProcessFilter.allCases.map(\.rawValue).joined(separator: ", ")).")
     var filter: String?
-    @Option(help: "Frames ffmpeg (--video) or the Matroska encoder (--mkv) may fall behind a live camera before frames are dropped (and counted); file sources wait.")
+    @Option(help: "Frames the video encoder (--video) or the Matroska encoder (--mkv) may fall behind a live camera before frames are dropped (and counted); file sources wait.")
     var videoQueue: Int = 16
     @Option(help: "Give up when a live source delivers no frame for this many seconds.")
     var timeout: Double = 10
@@ -75,7 +75,6 @@ struct RecordCommand: ParsableCommand {
             if !folder.isEmpty, !(FileManager.default.fileExists(atPath: folder, isDirectory: &isDir) && isDir.boolValue) {
                 throw DepthKitError.file(path: video, problem: "folder \(folder) does not exist")
             }
-            guard VideoWriter.findFFmpeg() != nil else { throw DepthKitError.invalidArgument(VideoWriter.missingFFmpeg) }
         }
         let smoothSettings = try smoothing.settings()
         let stage = smoothSettings.enabled ? DepthSmoothingStage(smoother: DepthSmoother(settings: smoothSettings)) : nil
@@ -108,7 +107,7 @@ struct RecordCommand: ParsableCommand {
                     writer = try VideoWriter(path: path, width: view.width, height: view.height,
                                              fps: nominalFrameRate(of: src), queueLimit: videoQueue)
                 }
-                // A camera is real time (a full queue drops and counts); a file source waits for ffmpeg.
+                // A camera is real time (a full queue drops and counts); a file source waits for the encoder.
                 try writer!.append(view, waitForRoom: !src.isLive)
             }
         }
@@ -154,7 +153,7 @@ struct RecordCommand: ParsableCommand {
         if let writer {
             let v = try writer.finish()
             if withoutFilter > 0 { warn("\(withoutFilter) frames had no depth for --filter \(filter!.rawValue); recorded unfiltered") }
-            if v.framesDropped > 0 { warn("\(v.framesDropped) video frames dropped: ffmpeg could not keep up (raise --video-queue)") }
+            if v.framesDropped > 0 { warn("\(v.framesDropped) video frames dropped: the encoder could not keep up (raise --video-queue)") }
             print("wrote video: \(v)")
         }
         if let mkvRecorder {

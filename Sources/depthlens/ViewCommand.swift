@@ -79,7 +79,7 @@ struct ViewCommand: ParsableCommand {
     var extrinsicsUnits: String?
     @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
     var intrinsics: String?
-    @Option(help: "The folder the panel's Export section (and Ctrl+E) writes the recording into, as a TUM-layout folder (default: <snapshot-dir>/export-DATE-TIME).")
+    @Option(help: "Where the panel's Export section (and Ctrl+E) writes the recording: a TUM-layout folder, or FILE.mcap (ROS 2 MCAP) or FILE.mp4 / FILE.mkv (a colorized video; .mkv lossless): the kind follows the name (default: <snapshot-dir>/export-DATE-TIME).")
     var exportDir: String?
     @OptionGroup var smoothing: SmoothingOptions
     @OptionGroup var cameraControls: CameraControlOptions

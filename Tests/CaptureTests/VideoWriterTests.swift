@@ -51,12 +51,12 @@ final class VideoWriterTests: XCTestCase {
     func testAStalledEncoderDropsFramesAndCountsThem() throws {
         let path = try makeTemporaryDirectory(self) + "/stall.mp4"
         let w = try VideoWriter(path: path, width: 64, height: 48, fps: 30, queueLimit: 2)
-        // Stop the real ffmpeg: its pipe fills (64 KiB, ~5 frames), then the queue, then frames drop.
-        let pid = w.ffmpegPID
-        XCTAssertEqual(kill(pid, SIGSTOP), 0)
+        // Hold the encoder's thread: the queue fills, then frames drop.
+        w.holdEncoder(true)
         var accepted = 0
         for i in 0..<40 { if try w.append(frame(64, 48, i)) { accepted += 1 } }
-        XCTAssertEqual(kill(pid, SIGCONT), 0)
+        XCTAssertEqual(accepted, 2, "the queue holds queueLimit frames")
+        w.holdEncoder(false)
         XCTAssertGreaterThan(w.framesDropped, 0)
         XCTAssertEqual(accepted + w.framesDropped, 40, "every frame is either accepted or counted as dropped")
         let s = try w.finish()

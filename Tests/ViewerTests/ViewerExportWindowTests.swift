@@ -110,6 +110,60 @@ final class ViewerExportWindowTests: WindowTestCase {
         }
     }
 
+    /// `--export-dir FILE.mkv` and `FILE.mcap` pick the kind: Ctrl+E writes a lossless video of the
+    /// depth colored as the view colors it (`--colormap turbo`), every frame as ffmpeg decodes it
+    /// equal to the CPU colormap's, pts the frames' stamps; and a ROS 2 MCAP that `ros2:` reopens.
+    func testVideoAndMCAPExportsFollowTheName() throws {
+        let seq = try writeSequence(frames: 6)
+        for out in [path("out.mkv"), path("out.mcap")] {
+            let kind = out.hasSuffix(".mkv") ? "video" : "mcap"
+            let x = try XServer.start()
+            defer { x.stop() }
+            let v = try ViewerRun(x: x, args: ["--source", "tum:\(seq)", "--paused", "--log-ui", "--export-dir", out, "--colormap", "turbo",
+                                               "--snapshot-dir", path("snaps"), "--size", "1280x720"])
+            defer { if v.process.isRunning { v.process.terminate() } }
+            try v.waitForLine("ui: ready", timeout: 120)
+            let n = v.lines.count
+            try v.key("ctrl+e")
+            XCTAssertEqual(try v.waitForLine("ui: export start ", after: n, timeout: 30), "ui: export start 6 \(out) \(kind)")
+            XCTAssertEqual(try v.waitForLine("ui: export done ", after: n, timeout: 120), "ui: export done 6 \(out)")
+            XCTAssertEqual(try v.waitForLine("notice: exported ", after: n, timeout: 10), "notice: exported 6 frames to \(out)")
+            if kind == "video" { try shootPanel(v, as: "export-video-panel") }
+            v.quit()
+        }
+
+        // The video: FFV1, 6 frames at the stamps, each the turbo-colored depth exactly.
+        let video = path("out.mkv")
+        let pts = try runTool("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0", video])
+        XCTAssertEqual(pts.0, 0, pts.2)
+        XCTAssertEqual(pts.1.split(separator: "\n").compactMap { Int($0) }.sorted(), (0..<6).map { Int((Double($0) / 30 * 1e6).rounded()) })
+        let raw = path("out.rgb")
+        let dec = try runTool("/usr/bin/ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-i", video, "-fps_mode", "passthrough",
+                                                  "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        XCTAssertEqual(dec.0, 0, dec.2)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        XCTAssertEqual(bytes.count, 6 * 320 * 240 * 3)
+        let source = try SourceSpec(parsing: "tum:\(seq)").makeSource()
+        try source.start()
+        defer { source.stop() }
+        let rec = try XCTUnwrap(source.recordedStreams)
+        let depthStream = try XCTUnwrap(try rec.streams().firstIndex { $0.kind == .depth })
+        let filter = DepthColormapFilter(colormap: .turbo, range: .defaultEqualized)
+        for i in 0..<6 {
+            guard case let .depth(d) = try rec.decodeFrame(i, ofStream: depthStream) else { return XCTFail("frame \(i) has no depth") }
+            let m = d.depthFloat32()
+            try filter.prepare(input: m.frameFormat, outputRetainedBufferCountHint: 1)
+            let mapped = try filter.render(m).packedBytes()
+            let expected = (0..<(320 * 240)).flatMap { mapped[(4 * $0)..<(4 * $0 + 3)] }
+            XCTAssertTrue(Array(bytes[(i * 320 * 240 * 3)..<((i + 1) * 320 * 240 * 3)]) == expected, "frame \(i) is the turbo-colored depth")
+        }
+
+        // The MCAP: ros2: reopens it with the six frames.
+        let info = try runTool(Depthlens.executable, ["info", "--source", "ros2:\(path("out.mcap"))"])
+        XCTAssertEqual(info.0, 0, info.2)
+        XCTAssertTrue(info.1.contains("6 frames"), info.1)
+    }
+
     /// A PLY point list has no frames: the section says why and Ctrl+E writes nothing.
     func testAPointListHasNothingToExport() throws {
         let ply = path("cloud.ply"), out = path("out")

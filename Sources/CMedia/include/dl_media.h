@@ -210,6 +210,18 @@ typedef struct dl_mkv_writer dl_mkv_writer;
 
 /// Creates the writer for `path` (nothing is written before dl_mkv_writer_begin). 0 or an error.
 int dl_mkv_writer_create(const char *path, dl_mkv_writer **out, char *error, size_t error_len);
+/// Chooses the container (before begin): "matroska" (the default) or "mp4" (ISO BMFF, one H.264
+/// COLOR track and no attachments — anything else is refused at begin; microsecond time base; the
+/// index moved to the front when finishing; tags kept as `use_metadata_tags` metadata).
+int dl_mkv_writer_set_container(dl_mkv_writer *w, const char *format, char *error, size_t error_len);
+/// Sets the time base the pts given to dl_mkv_writer_write_* count in (before begin; default
+/// 1/1000000: microseconds). Another one means a constant frame rate of one frame a tick
+/// (`record --video`: 100/2997 for 29.97 fps, pts = the frame's number).
+int dl_mkv_writer_set_time_base(dl_mkv_writer *w, int num, int den, char *error, size_t error_len);
+/// Sets the nominal frame rate num/den (before begin): each video stream's average rate, which
+/// Matroska stores as the tracks' DefaultDuration. Players and ffmpeg take a variable-rate H.264
+/// track's rate from it (else from the SPS timing of a microsecond time base: 1000000 fps).
+int dl_mkv_writer_set_frame_rate(dl_mkv_writer *w, int num, int den, char *error, size_t error_len);
 /// Adds a track (before begin; one per role). COLOR: rgba8 frames, H.264 (libx264, yuv420p, BT.601
 /// limited range; yuv444p for odd sizes; `crf` 0–51, `preset` e.g. "veryfast", NULL for defaults
 /// 23 / veryfast; no B-frames; a keyframe every 60 frames) or, with `lossless`, FFV1 bgr0 (bit-exact).
@@ -224,7 +236,8 @@ int dl_mkv_writer_add_attachment(dl_mkv_writer *w, const char *filename, const c
 /// Opens the encoders and the file and writes the header.
 int dl_mkv_writer_begin(dl_mkv_writer *w, char *error, size_t error_len);
 /// Encodes one COLOR frame (rgba8, rows `stride` bytes apart, the track's size) at `pts_us`
-/// microseconds (from the recording's start; strictly increasing per track).
+/// microseconds (from the recording's start; strictly increasing per track), or ticks of the
+/// time base dl_mkv_writer_set_time_base set.
 int dl_mkv_writer_write_rgba(dl_mkv_writer *w, const uint8_t *rgba, size_t stride, int64_t pts_us,
                              char *error, size_t error_len);
 /// Encodes one DEPTH or IR frame (16-bit, host order, rows `stride` bytes apart).

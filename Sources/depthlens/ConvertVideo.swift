@@ -1,0 +1,55 @@
+import ArgumentParser
+import Capture
+import DepthKit
+import Foundation
+
+extension ConvertCommand {
+    /// `convert --video FILE.mp4|FILE.mkv`: the recording as an ordinary video (`VideoExporter`),
+    /// colored as the view colors it. An error leaves no file; a stop signal finishes the video with
+    /// the frames written.
+    func runVideo(_ path: String) throws {
+        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
+        guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --video") }
+        guard align == "none" else {
+            throw DepthKitError.invalidArgument("--align does not apply to --video (side-by-side and blend align depth to color as the view does)")
+        }
+        guard !colorJPEG else { throw DepthKitError.invalidArgument("--color-jpeg applies to --out FILE.mcap only") }
+        guard let map = Colormap(rawValue: colormap.lowercased()) else {
+            throw DepthKitError.invalidArgument("--colormap must be one of \(Colormap.allCases.map(\.rawValue).joined(separator: ", ")), got '\(colormap)'")
+        }
+        guard mix.isFinite, (0...1).contains(mix) else { throw DepthKitError.invalidArgument("--mix must be within 0…1, got \(mix)") }
+        guard (0...51).contains(crf) else { throw DepthKitError.invalidArgument("--crf must be within 0…51, got \(crf)") }
+        let content = try VideoContent.named(what ?? VideoContent.depth.rawValue)
+        let look = VideoLook(colormap: map, range: try VideoLook.parseRange(range), mix: mix)
+        var selection = ExportSelection(every: every)
+        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
+        if let time {
+            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
+                                                                        highest: Double.greatestFiniteMagnitude)
+            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
+            selection.time = r
+        }
+        try VideoExporter.prepare(path: path, overwrite: overwrite, lossless: lossless)
+        let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
+        StopSignals.install()
+        let exporter = VideoExporter(source: src, path: path)
+        exporter.selection = selection
+        exporter.content = content
+        exporter.look = look
+        exporter.lossless = lossless
+        exporter.crf = crf
+        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        var bar = ProgressBar(total: 0, label: "convert")
+        let summary = try exporter.run(progress: { bar.show($0) })
+        bar.finish()
+        for w in summary.warnings { warn("\(src.name): \(w)") }
+        let what = "\(summary.framesWritten) frames (\(content.rawValue), \(summary.width)x\(summary.height) \(summary.codec), "
+            + String(format: "%.3f s", summary.seconds)
+            + (summary.perStream ? ", the stream's own stamps)" : ", playback's frames)")
+        if let s = summary.stoppedBy {
+            warn("stopped by \(StopSignals.name(s)) after " + (summary.written ? "\(what); \(path) holds them" : "no frame; nothing written"))
+            throw ExitCode(128 + s)
+        }
+        print("wrote \(what) to \(path)")
+    }
+}

@@ -149,12 +149,23 @@ public final class DDSParticipant: @unchecked Sendable {
 
     /// The writers discovered on the domain after `seconds` of listening.
     public func publications(listening seconds: Double) throws -> [Publication] {
-        let r = dl_dds_publications_reader(handle)
-        guard r > 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(r))") }
+        let r = try publicationReader()
         defer { _ = dl_dds_delete(r) }
         Thread.sleep(forTimeInterval: seconds)
+        return try publications(r)
+    }
+
+    /// A reader of the writers discovered on the domain (DCPSPublication); `publications` reads it.
+    public func publicationReader() throws -> Int32 {
+        let r = dl_dds_publications_reader(handle)
+        guard r > 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(r))") }
+        return r
+    }
+
+    /// The writers `reader` (a `publicationReader`) knows now, each topic and type once.
+    public func publications(_ reader: Int32) throws -> [Publication] {
         var buf = [CChar](repeating: 0, count: 1 << 18)
-        let n = dl_dds_publications(r, &buf, buf.count)
+        let n = dl_dds_publications(reader, &buf, buf.count)
         guard n >= 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(n))") }
         let text = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var out: [Publication] = []

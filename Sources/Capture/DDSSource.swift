@@ -107,7 +107,8 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
-    /// How long `start` waits for the first frame.
+    /// How long `start` waits for the first frame; 0: it does not wait (a notice says when nothing
+    /// was heard for `silenceSeconds`), as the viewer opens it.
     public var startTimeout: Double
     /// Seconds without samples after which a stream is called silent.
     public var silenceSeconds: Double = 2
@@ -183,13 +184,15 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         deliveredWarnings = 0
         let p = try DDSParticipant(domain: topics.domain ?? 0)
         let ws = try DDSWaitset(p)
-        let receiver = try Receiver(participant: p, waitset: ws, topics: topics, shared: shared, silence: silenceSeconds)
+        let receiver = try Receiver(participant: p, waitset: ws, topics: topics, shared: shared, silence: silenceSeconds,
+                                    sayNothingHeard: startTimeout <= 0)
         participant = p
         waitset = ws
         let t = Thread { receiver.run() }
         t.name = "dds-receive"
         thread = t
         t.start()
+        guard startTimeout > 0 else { return }
         // The first frame (and the camera_info that came with it) before returning, as a camera's open.
         let deadline = Date().addingTimeInterval(startTimeout)
         while shared.with({ $0.framesReceived == 0 }) {
@@ -266,6 +269,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var lastDepthArrival = -Double.infinity
         var lastSample: [String: Double] = [:]
         var silent: Set<String> = []
+        /// For the notice when nothing was heard at all (only when `start` did not wait for a frame):
+        /// the source's name and domain, and whether it is still to be given.
+        let name: String
+        let domain: Int
+        var sayNothingHeard: Bool
         var warnedTopics: Set<String> = []
         var infos: [String: ROS2Message.CameraInfo] = [:]
         var frames: [String: String] = [:]    // image topic → header frame id
@@ -274,11 +282,15 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
 
-        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double) throws {
+        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double,
+             sayNothingHeard: Bool) throws {
             self.participant = participant
             self.waitset = waitset
             self.shared = shared
             self.silence = silence
+            name = topics.description
+            domain = topics.domain ?? 0
+            self.sayNothingHeard = sayNothingHeard
             var candidates: [(String, Stream.Role)] = []
             switch topics.target {
             case let .topics(c, d):
@@ -345,6 +357,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
 
         func checkSilence() {
             let t = now
+            if colorTopic == nil, depthTopic == nil, sayNothingHeard, t - started > silence {
+                sayNothingHeard = false
+                warn("\(name): no frames in \(Int(silence)) s (no publisher on domain \(domain), or its QoS or type does not match); "
+                     + "they show when they come")
+            }
             for topic in [colorTopic, depthTopic].compactMap({ $0 }) {
                 let last = lastSample[topic] ?? started
                 if t - last > silence, !silent.contains(topic) {

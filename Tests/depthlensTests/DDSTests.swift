@@ -262,6 +262,89 @@ final class DDSTests: XCTestCase {
         XCTAssertEqual([dk[0], dk[4], dk[2], dk[5]].map { Float($0) }, [cal.depth.intrinsics.fx, cal.depth.intrinsics.fy, cal.depth.intrinsics.cx, cal.depth.intrinsics.cy])
     }
 
+    /// Runs `args` on another thread; the returned call waits for it (a timeout fails the test).
+    func inBackground(_ args: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) -> () -> ProcessOutcome? {
+        let done = DispatchSemaphore(value: 0)
+        let box = LockedValue<ProcessOutcome?>(nil)
+        Thread.detachNewThread {
+            let outcome = try? TestProcess.run(args, environment: environment, timeout: timeout)
+            box.withLock { $0 = outcome }
+            done.signal()
+        }
+        return {
+            done.wait()
+            done.signal()   // a second call returns at once
+            return box.current
+        }
+    }
+
+    /// The JSON object in a command's output (stdout and stderr together).
+    func jsonObject(_ output: String) throws -> Data {
+        let start = try XCTUnwrap(output.firstIndex(of: "{"), output), end = try XCTUnwrap(output.lastIndex(of: "}"), output)
+        return Data(output[start...end].utf8)
+    }
+
+    // MARK: devices --dds, the viewer's DDS list
+
+    /// `devices --dds` lists what the reference publisher sends (its sizes and encodings, read from
+    /// the bag by Debian's rosbag) with a rate, and the --source of each topic and of the camera
+    /// namespace; the viewer's catalog lists the same entries.
+    func testDevicesListsImageTopicsWithSizeEncodingAndRate() throws {
+        let py = try ddspy()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let dir = TemporaryFolder("dds-devices")
+        let d = domain(5)
+        let publisher = inBackground([py, refScript, "pub", bag, "/devref", "\(d)", "15", dir.path], environment: debianPython)
+        defer { XCTAssertEqual(publisher()?.status, 0, publisher()?.output ?? "the reference publisher did not run") }
+        Thread.sleep(forTimeInterval: 1.5)
+        let r = try TestProcess.run([depthlens, "devices", "--dds", "--domain", "\(d)", "--listen", "3", "--json"], timeout: 60)
+        XCTAssertEqual(r.status, 0, r.output)
+        struct Listing: Decodable {
+            struct Topic: Decodable {
+                var topic: String, type: String, width: Int?, height: Int?, encoding: String?, rate: Double?, samples: Int, source: String
+            }
+            struct Camera: Decodable { var namespace: String; var source: String }
+            var domain: Int
+            var topics: [Topic]
+            var cameras: [Camera]
+        }
+        let listing = try JSONDecoder().decode(Listing.self, from: try jsonObject(r.output))
+        struct Sent: Decodable {
+            struct Image: Decodable { var width: Int; var height: Int; var encoding: String }
+            var color: [Image]
+            var depth: [Image]
+        }
+        let sent = try JSONDecoder().decode(Sent.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("sent.json"))))
+        XCTAssertEqual(listing.domain, d)
+        XCTAssertEqual(listing.topics.map(\.topic), ["/devref/color/image_raw", "/devref/depth/image_raw"], r.output)
+        for (t, want) in zip(listing.topics, [try XCTUnwrap(sent.color.first), try XCTUnwrap(sent.depth.first)]) {
+            XCTAssertEqual(t.type, "sensor_msgs/msg/Image")
+            XCTAssertEqual([t.width, t.height], [want.width, want.height], t.topic)
+            XCTAssertEqual(t.encoding, want.encoding, t.topic)
+            XCTAssertEqual(t.source, "dds:\(t.topic),domain=\(d)")
+            // The reference sends the bag's two images a topic every 0.1 s or more: about 20 a second at
+            // most (two back to back, so a short stretch can count a little more).
+            XCTAssertGreaterThan(t.samples, 1, t.topic)
+            let rate = try XCTUnwrap(t.rate, t.topic)
+            XCTAssertTrue(rate > 0 && rate <= 30, "\(t.topic): \(rate) Hz")
+        }
+        XCTAssertEqual(listing.cameras.map(\.source), ["dds:/devref,domain=\(d)"])
+
+        // The viewer's Cameras section: listened for on a thread of its own.
+        let catalog = DDSTopicCatalog(domain: d, seconds: 2)
+        catalog.listen()
+        XCTAssertTrue(catalog.state.listening)
+        let deadline = Date().addingTimeInterval(30)
+        while catalog.state.generation == 0, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let state = catalog.state
+        XCTAssertNil(state.problem)
+        let entries = try XCTUnwrap(state.menu).groups.flatMap(\.entries)
+        XCTAssertEqual(entries.map(\.source), ["dds:/devref,domain=\(d)", "dds:/devref/color/image_raw,domain=\(d)",
+                                               "dds:/devref/depth/image_raw,domain=\(d)"])
+        let c = try XCTUnwrap(sent.color.first)
+        XCTAssertTrue(entries[1].label.contains("\(c.width)x\(c.height) \(c.encoding)"), entries[1].label)
+    }
+
     // MARK: Samples as untrusted bytes
 
     func testBrokenSamplesThrowAndNeverTrap() throws {

@@ -19,6 +19,7 @@
 struct blob_serdata {
     struct ddsi_serdata c;
     uint32_t size;       // bytes of CDR including the 4-byte encapsulation header
+    int64_t seq;         // the writer's sequence number when it came over the network, else 0
     unsigned char *data; // size rounded up to 4, zero padded (to_ser may read up to alignup4(size))
 };
 
@@ -53,10 +54,30 @@ static void sd_free(struct ddsi_serdata *d) {
     free(b);
 }
 
+/// The writer sequence number of the DATA or DATA_FRAG submessage `rdata` came in (RTPS 9.4.5.3/9.4.5.4:
+/// id, flags (bit 0: little-endian), length, extraFlags, octetsToInlineQos, readerId, writerId, then
+/// writerSN as a high int32 and a low uint32, 16 bytes into the submessage), or 0 when unknown.
+static int64_t rdata_sequence(const struct nn_rdata *rdata) {
+    uint32_t off = NN_RDATA_SUBMSG_OFF(rdata);
+    // The submessage header precedes the payload in the same packet.
+    if (rdata->submsg_zoff == 0 || rdata->rmsg == NULL || off + 24 > NN_RDATA_PAYLOAD_OFF(rdata)) return 0;
+    const unsigned char *sm = NN_RMSG_PAYLOADOFF(rdata->rmsg, off);
+    if (sm[0] != 0x15 && sm[0] != 0x16) return 0; // DATA, DATA_FRAG
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 4; i++) {
+        int k = (sm[1] & 1) ? 3 - i : i; // little-endian: most significant byte last
+        hi = hi << 8 | sm[16 + k];
+        lo = lo << 8 | sm[20 + k];
+    }
+    int64_t seq = (int64_t)(hi << 32 | lo);
+    return seq > 0 ? seq : 0;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size) {
     struct blob_serdata *d = blob_new(type, kind, size);
     if (!d) return NULL;
+    if (fragchain) d->seq = rdata_sequence(fragchain);
     uint32_t off = 0;
     while (fragchain) {
         if (fragchain->maxp1 > off) {
@@ -299,6 +320,8 @@ int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
         out->data = b->data;
         out->size = b->size;
         out->source_timestamp_ns = info.source_timestamp;
+        out->sequence = b->seq;
+        out->writer = info.publication_handle;
         out->handle = sd;
         return 1;
     }

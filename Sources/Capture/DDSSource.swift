@@ -103,7 +103,7 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
 /// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
 /// field of it under `shared.lock`.
-public final class DDSSource: FrameSource, @unchecked Sendable {
+public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
@@ -134,7 +134,8 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
         /// `nextFrame` handing it over, the latest `maxLatencies`.
         var latencies: [Double] = []
-        var lost = 0
+        /// Image samples received and lost on the way (`DeliveryCounts`).
+        var delivery = DeliveryCounts()
         var warnings: [String] = []
         var calibration: RGBDCalibration?
         var colorIntrinsics: CameraIntrinsics?
@@ -160,10 +161,17 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     /// Seconds from publication (the writer's source timestamp) to `nextFrame`, per delivered frame
     /// (the latest 100000; clocks of two machines must agree for this to mean anything).
     public var latencies: [Double] { shared.with { $0.latencies } }
-    /// Image samples Cyclone reports lost on the way (gaps in the writers' sequences).
-    public var samplesLost: Int { shared.with { $0.lost } }
+    /// Image samples lost on the way: gaps in each writer's sequence numbers (a sample with a lost
+    /// fragment, one the kernel dropped, one the reader's history let go before it was taken), or what
+    /// Cyclone reports lost (sample_lost), whichever is more, summed over the image topics.
+    public var samplesLost: Int { shared.with { $0.delivery.lost } }
+    /// Image samples received (color and depth, good or bad).
+    public var samplesReceived: Int { shared.with { $0.delivery.received } }
     /// Frames the consumer did not take before newer ones pushed them out.
     public var framesOverrun: Int { shared.with { $0.framesOverrun } }
+    /// Received, lost and overrun together (a short lock; any thread).
+    public var deliveryCounts: DeliveryCounts { shared.with { $0.delivery } }
+    public var delivery: DeliveryCounting? { self }
     public var metadata: SourceMetadata {
         shared.with { s in
             var tags = ["domain": "\(topics.domain ?? 0)"]
@@ -179,7 +187,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         stop()
         shared.with { s in
             s.frames.removeAll(); s.warnings.removeAll(); s.dropped.removeAll(); s.running = true
-            s.framesReceived = 0; s.framesOverrun = 0
+            s.framesReceived = 0; s.framesOverrun = 0; s.delivery = DeliveryCounts()
         }
         deliveredWarnings = 0
         let p = try DDSParticipant(domain: topics.domain ?? 0)
@@ -281,6 +289,22 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var sizes: [String: (Int, Int, String)] = [:]
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
+        /// Per image topic: samples taken, and each writer's last sequence number and the gaps seen.
+        var delivery: [String: TopicDelivery] = [:]
+
+        struct TopicDelivery {
+            var received = 0
+            var gaps = 0
+            var lastSequence: [UInt64: Int64] = [:]
+
+            /// Counts a sample of `writer` numbered `sequence` (0: not known, e.g. from this process).
+            mutating func count(writer: UInt64, sequence: Int64) {
+                received += 1
+                guard sequence > 0 else { return }
+                if let last = lastSequence[writer], sequence > last + 1 { gaps += Int(min(sequence - last - 1, 1 << 30)) }
+                lastSequence[writer] = sequence
+            }
+        }
 
         init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double,
              sayNothingHeard: Bool) throws {
@@ -331,15 +355,26 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                 waitset.wait(0.02)
                 var seenInfos = Set<Int32>()
                 for s in streams {
-                    participant.takeAll(s.reader) { bytes, ns in self.image(s, bytes, sourceNs: ns) }
+                    participant.takeAll(s.reader) { bytes, info in
+                        self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
+                        self.image(s, bytes, sourceNs: info.sourceNs)
+                    }
                     if seenInfos.insert(s.infoReader).inserted {
                         participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
                     }
                 }
                 for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
                 if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-                let lost = streams.reduce(0) { $0 + participant.samplesLost($1.reader) }
-                shared.with { $0.lost = lost }
+                let counts = streams.reduce(into: DeliveryCounts()) { c, s in
+                    let d = delivery[s.topic] ?? TopicDelivery()
+                    c.received += d.received
+                    c.lost += max(d.gaps, participant.samplesLost(s.reader))
+                }
+                shared.with { s in
+                    s.delivery.received = counts.received
+                    s.delivery.lost = counts.lost
+                    s.delivery.overrun = s.framesOverrun
+                }
                 checkSilence()
             }
         }

@@ -204,7 +204,8 @@ public final class ViewerApp {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
-                print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? ""))
+                print("stats: \(stats.perSecond.line)" + (composer.scene3D?.drawnPointsLine.map { " | \($0)" } ?? "")
+                      + (deliveryLine.map { " | \($0)" } ?? ""))
                 fflush(nil)
             }
         }

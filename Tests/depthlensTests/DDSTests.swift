@@ -345,6 +345,42 @@ final class DDSTests: XCTestCase {
         XCTAssertTrue(entries[1].label.contains("\(c.width)x\(c.height) \(c.encoding)"), entries[1].label)
     }
 
+    // MARK: Frames lost on the way
+
+    /// The publisher's Cyclone drops 2 % of the packets it sends (`Internal/Test/XmitLossiness`);
+    /// an image with a lost fragment never arrives. `subscribe` counts what arrived and what was
+    /// lost (gaps in each writer's sequence numbers) and keeps receiving: every image the
+    /// publisher sent is one or the other, but for the last few (a loss shows only when a later
+    /// image arrives).
+    func testLostImagesAreCountedAndFramesKeepComing() throws {
+        let d = domain(6)
+        let lossy = ["CYCLONEDDS_URI": Self.loopbackOnly + ",<CycloneDDS><Domain><Internal><Test><XmitLossiness>20</XmitLossiness>"
+                     + "</Test></Internal></Domain></CycloneDDS>"]
+        let frames = 60
+        let publisher = inBackground([depthlens, "publish", "--source", "synthetic:640x480,320x240", "--fps", "15", "--frames", "\(frames)",
+                                      "--namespace", "/lossy", "--domain", "\(d)", "--interface", "lo", "--wait-for-subscriber", "60"],
+                                     environment: lossy, timeout: 120)
+        Thread.sleep(forTimeInterval: 1)
+        let s = try TestProcess.run([depthlens, "subscribe", "--source", "dds:/lossy,domain=\(d)", "--idle", "3", "--seconds", "90", "--json"],
+                                    timeout: 150)
+        let p = try XCTUnwrap(publisher())
+        XCTAssertEqual(p.status, 0, p.output)
+        XCTAssertTrue(p.output.contains("published \(frames) frames"), p.output)
+        XCTAssertEqual(s.status, 0, s.output)
+        struct Report: Decodable { var frames: Int; var received_samples: Int; var lost_samples: Int }
+        let report = try JSONDecoder().decode(Report.self, from: try jsonObject(s.output))
+        let sent = 2 * frames   // a color and a depth image a frame
+        XCTAssertGreaterThan(report.lost_samples, 0, s.output)
+        XCTAssertGreaterThan(report.frames, frames / 3, "frames kept coming: \(s.output)")
+        XCTAssertLessThanOrEqual(report.received_samples + report.lost_samples, sent, s.output)
+        XCTAssertGreaterThanOrEqual(report.received_samples + report.lost_samples, sent - 10, s.output)
+    }
+
+    func testDeliveryLineSaysReceivedLostAndOverrun() {
+        XCTAssertEqual(DeliveryCounts(received: 598, lost: 2, overrun: 1).line("dds"), "dds: 598 images received, 2 lost (0.33 %), 1 overrun")
+        XCTAssertEqual(DeliveryCounts().line("dds"), "dds: 0 images received, 0 lost, 0 overrun")
+    }
+
     // MARK: Samples as untrusted bytes
 
     func testBrokenSamplesThrowAndNeverTrap() throws {

@@ -381,6 +381,97 @@ final class DDSTests: XCTestCase {
         XCTAssertEqual(DeliveryCounts().line("dds"), "dds: 0 images received, 0 lost, 0 overrun")
     }
 
+    // MARK: Across two network namespaces
+
+    /// Runs `ip ARGS`; a failure throws with what ip said.
+    @discardableResult
+    func ip(_ args: [String]) throws -> String {
+        let r = try TestProcess.run(["ip"] + args, timeout: 30)
+        guard r.status == 0 else {
+            throw NSError(domain: "ip", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: "ip \(args.joined(separator: " ")): \(r.output)"])
+        }
+        return r.output
+    }
+
+    /// A second host without a second machine: two network namespaces joined by a veth pair
+    /// (10.200.N.1/30 and .2/30, nothing else in them), Cyclone DDS on the veth interface only with
+    /// the other end as its one peer. `depthlens publish` in one sends the bag; `depthlens record
+    /// --source dds:…` in the other records 5 frames, which hold the bag's pixels and depth exactly.
+    /// Namespaces (the veth goes with them) and every process in them are removed when the test
+    /// ends, failed or not. Needs root (CI runs as root); without it the test fails and says so.
+    func testPublishAndRecordAcrossTwoNetworkNamespaces() throws {
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let (expected, _) = try bagFrames(bag)
+        let id = Int(getpid()) % 10000
+        let (nsA, nsB, vethA, vethB) = ("dlA\(id)", "dlB\(id)", "dlva\(id)", "dlvb\(id)")
+        let net = 10 + Int(getpid()) % 240
+        let (addrA, addrB) = ("10.200.\(net).1", "10.200.\(net).2")
+        func removeNamespaces() {
+            for ns in [nsA, nsB] {
+                // Whatever still runs in it (a publisher this test started) ends first.
+                if let pids = try? TestProcess.run(["ip", "netns", "pids", ns], timeout: 30).output {
+                    for pid in pids.split(whereSeparator: \.isNewline).compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+                }
+                _ = try? TestProcess.run(["ip", "netns", "del", ns], timeout: 30)
+            }
+        }
+        removeNamespaces()   // left by an earlier run with this process id
+        defer { removeNamespaces() }
+        do {
+            try ip(["netns", "add", nsA])
+        } catch {
+            XCTFail("cannot make a network namespace (this test needs root, as CI has it, and iproute2): \(error)")
+            return
+        }
+        try ip(["netns", "add", nsB])
+        try ip(["link", "add", vethA, "type", "veth", "peer", "name", vethB])
+        try ip(["link", "set", vethA, "netns", nsA])
+        try ip(["link", "set", vethB, "netns", nsB])
+        try ip(["-n", nsA, "addr", "add", "\(addrA)/30", "dev", vethA])
+        try ip(["-n", nsB, "addr", "add", "\(addrB)/30", "dev", vethB])
+        for (ns, dev) in [(nsA, vethA), (nsB, vethB)] {
+            try ip(["-n", ns, "link", "set", dev, "up"])
+            try ip(["-n", ns, "link", "set", "lo", "up"])
+        }
+        func cyclone(_ dev: String, peer: String) -> [String: String] {
+            ["CYCLONEDDS_URI": "<CycloneDDS><Domain><General><Interfaces><NetworkInterface name=\"\(dev)\"/></Interfaces>"
+                + "<AllowMulticast>false</AllowMulticast></General><Discovery><Peers><Peer address=\"\(peer)\"/></Peers>"
+                + "<ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>"]
+        }
+        let d = domain(7)
+        let publisher = inBackground(["ip", "netns", "exec", nsA, depthlens, "publish", "--source", "bag:\(bag)", "--loop", "--fps", "10",
+                                      "--frames", "100", "--namespace", "/netns", "--domain", "\(d)", "--interface", vethA,
+                                      "--wait-for-subscriber", "60"], environment: cyclone(vethA, peer: addrB), timeout: 120)
+        Thread.sleep(forTimeInterval: 1)
+        let out = TemporaryFolder("dds-netns")
+        let recorded = out.file("rec")
+        let r = try TestProcess.run(["ip", "netns", "exec", nsB, depthlens, "record", "--source", "dds:/netns,domain=\(d)", "--frames", "5",
+                                     "--out", recorded], environment: cyclone(vethB, peer: addrA), timeout: 120)
+        XCTAssertEqual(r.status, 0, r.output)
+        // Done: the publisher goes (it would send its 100 frames otherwise).
+        removeNamespaces()
+        _ = publisher()
+        let src = TUMSource(directory: recorded)
+        try src.start()
+        defer { src.stop() }
+        let n = try XCTUnwrap(src.playback?.frameCount)
+        XCTAssertEqual(n, 5, r.output)
+        var withDepth = 0
+        for i in 0..<n {
+            try src.playback?.seek(toFrame: i)
+            let f = try XCTUnwrap(try src.nextFrame(now: 0))
+            let e = try XCTUnwrap(expected.min { abs($0.timestamp - f.timestamp) < abs($1.timestamp - f.timestamp) })
+            XCTAssertEqual(e.timestamp, f.timestamp, accuracy: 1e-4, "frame \(i)'s stamp")
+            XCTAssertEqual(rgba(f.color), rgba(e.color), "color of frame \(i)")
+            if let fd = f.depth, let ed = e.depth {
+                XCTAssertEqual(floats(fd.map).map { Int(($0 * 1000).rounded()) }, floats(ed.map).map { Int(($0 * 1000).rounded()) },
+                               "depth (mm) of frame \(i)")
+                withDepth += 1
+            }
+        }
+        XCTAssertGreaterThan(withDepth, 0, "no recorded frame had depth")
+    }
+
     // MARK: Samples as untrusted bytes
 
     func testBrokenSamplesThrowAndNeverTrap() throws {

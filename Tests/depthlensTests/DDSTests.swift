@@ -211,21 +211,25 @@ final class DDSTests: XCTestCase {
     // MARK: depthlens publish → PyPI cyclonedds
 
     func testReferenceSubscriberReceivesWhatPublishSends() throws {
-        let py = try ddspy()
+        try assertReferenceSubscriberReceivesWhatPublishSends(python: try ddspy(), namespace: "/dlsub", domain: domain(3))
+    }
+
+    /// `depthlens publish` sends the bag under `namespace`; the reference subscriber (`python`'s
+    /// cyclonedds) receives its images and camera_infos, equal to the bag's.
+    func assertReferenceSubscriberReceivesWhatPublishSends(python py: String, namespace: String, domain d: Int) throws {
         let bag = try Repo.sharedData("realsense-d435-640x480.bag")
         let (expected, cal) = try bagFrames(bag)
         let dir = TemporaryFolder("dds-sub")
-        let d = domain(3)
         let done = DispatchSemaphore(value: 0)
         let box = LockedValue<ProcessOutcome?>(nil)
-        let args = [py, refScript, "sub", "/dlsub", "\(d)", "30", dir.path, "2"], env = debianPython
+        let args = [py, refScript, "sub", namespace, "\(d)", "30", dir.path, "2"], env = debianPython
         Thread.detachNewThread {
             let outcome = try? TestProcess.run(args, environment: env, timeout: 90)
             box.withLock { $0 = outcome }
             done.signal()
         }
         Thread.sleep(forTimeInterval: 1)
-        let r = try TestProcess.run([depthlens, "publish", "--source", "bag:\(bag)", "--loop", "--frames", "60", "--namespace", "/dlsub",
+        let r = try TestProcess.run([depthlens, "publish", "--source", "bag:\(bag)", "--loop", "--frames", "60", "--namespace", namespace,
                                      "--domain", "\(d)", "--interface", "lo"], timeout: 120)
         XCTAssertEqual(r.status, 0, r.output)
         done.wait()
@@ -379,6 +383,49 @@ final class DDSTests: XCTestCase {
     func testDeliveryLineSaysReceivedLostAndOverrun() {
         XCTAssertEqual(DeliveryCounts(received: 598, lost: 2, overrun: 1).line("dds"), "dds: 598 images received, 2 lost (0.33 %), 1 overrun")
         XCTAssertEqual(DeliveryCounts().line("dds"), "dds: 0 images received, 0 lost, 0 overrun")
+    }
+
+    // MARK: A peer on a newer Cyclone DDS
+
+    /// PyPI's cyclonedds 11.x (its wheel's own libddsc 11, with XTypes type information and type
+    /// lookup; scripts/dds11-venv makes .build/cyclone11).
+    func cyclone11() throws -> String {
+        let py = Repo.root.appendingPathComponent(".build/cyclone11/bin/python").path
+        let r = try TestProcess.run([Repo.root.appendingPathComponent("scripts/dds11-venv").path], timeout: 1200)
+        XCTAssertEqual(r.status, 0, "scripts/dds11-venv: \(r.output)")
+        return py
+    }
+
+    /// A Cyclone 11 peer cannot crash depthlens (issue 25: a 0.10.2 publisher with type information
+    /// segfaulted when an 11.x peer appeared, in 0.10.2's handling of the peer's type objects).
+    /// depthlens registers no type information (its raw-CDR sertype), so it never looks a type up:
+    /// an 11.x publisher's frames arrive in `depthlens subscribe` (which exits normally, the bag's
+    /// stamps), and an 11.x subscriber gets what `depthlens publish` sends (which exits normally).
+    func testCyclone11PeersNeitherCrashDepthlensNorFailToMatch() throws {
+        let py = try cyclone11()
+        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let dir = TemporaryFolder("dds-11")
+        let d = domain(8)
+        let publisher = inBackground([py, refScript, "pub", bag, "/new11", "\(d)", "8", dir.path], environment: debianPython)
+        Thread.sleep(forTimeInterval: 1)
+        let r = try TestProcess.run([depthlens, "subscribe", "--source", "dds:/new11,domain=\(d)", "--frames", "10", "--seconds", "30",
+                                     "--stamps", "--json"], timeout: 60)
+        XCTAssertEqual(r.status, 0, "depthlens subscribe beside a Cyclone 11 publisher: \(r.output)")
+        let p = try XCTUnwrap(publisher())
+        XCTAssertEqual(p.status, 0, p.output)
+        struct Report: Decodable { var frames: Int; var stamps: [Double] }
+        let report = try JSONDecoder().decode(Report.self, from: try jsonObject(r.output))
+        XCTAssertEqual(report.frames, 10, r.output)
+        struct Sent: Decodable {
+            struct Image: Decodable { var stamp_ns: Int64 }
+            var color: [Image]
+        }
+        let sent = try JSONDecoder().decode(Sent.self, from: Data(contentsOf: URL(fileURLWithPath: dir.file("sent.json"))))
+        let sentStamps = sent.color.map { ROS2Message.Time(nanoseconds: $0.stamp_ns).seconds }
+        XCTAssertFalse(sentStamps.isEmpty)
+        for t in report.stamps { XCTAssertTrue(sentStamps.contains(t), "stamp \(t) is none of those sent, \(sentStamps)") }
+
+        try assertReferenceSubscriberReceivesWhatPublishSends(python: py, namespace: "/dl11", domain: domain(9))
     }
 
     // MARK: Across two network namespaces

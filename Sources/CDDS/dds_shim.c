@@ -37,8 +37,11 @@ static struct blob_serdata *blob_new(const struct ddsi_sertype *type, enum ddsi_
     if (!d) return NULL;
     ddsi_serdata_init(&d->c, type, kind);
     d->size = (uint32_t)size;
-    d->data = calloc(1, align4((uint32_t)size) + 4);
+    // Not calloc: a reused 2.7 MB block would be cleared only to be overwritten on the receive path.
+    // Every op fills [0, size) (or clears what it could not fill); the padding is cleared here.
+    d->data = malloc(align4((uint32_t)size) + 4);
     if (!d->data) { free(d); return NULL; }
+    memset(d->data + size, 0, align4((uint32_t)size) + 4 - size);
     return d;
 }
 
@@ -91,6 +94,7 @@ static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum dd
         }
         fragchain = fragchain->nextfrag;
     }
+    if (off < size) memset(d->data + off, 0, size - off); // a gap in the chain (never for a complete sample)
     return &d->c;
 }
 
@@ -105,6 +109,7 @@ static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type, enu
         memcpy(d->data + off, iov[i].iov_base, n);
         off += n;
     }
+    if (off < size) memset(d->data + off, 0, size - off);
     return &d->c;
 }
 
@@ -112,8 +117,9 @@ static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type, con
     (void)keyhash;
     // No key: an empty little-endian CDR blob.
     struct blob_serdata *d = blob_new(type, SDK_KEY, 4);
-    if (d) d->data[1] = 1;
-    return d ? &d->c : NULL;
+    if (!d) return NULL;
+    memcpy(d->data, (const unsigned char[]){ 0, 1, 0, 0 }, 4);
+    return &d->c;
 }
 
 static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample) {
@@ -155,7 +161,7 @@ static bool sd_to_sample(const struct ddsi_serdata *d, void *sample, void **bufp
 static struct ddsi_serdata *sd_to_untyped(const struct ddsi_serdata *d) {
     struct blob_serdata *u = blob_new(d->type, SDK_KEY, 4);
     if (!u) return NULL;
-    u->data[1] = 1;
+    memcpy(u->data, (const unsigned char[]){ 0, 1, 0, 0 }, 4);
     u->c.type = NULL;
     return &u->c;
 }

@@ -100,7 +100,7 @@ public enum DDSDiscovery {
             guard let m = try? ROS2Message.compressedImage(Array(bytes), file: file, topic: h.topic.topic) else { return }
             h.topic.encoding = m.format
             if let img = try? DDSImages.decompress(m, topic: h.topic.topic) { (h.topic.width, h.topic.height) = (img.width, img.height) }
-        } else if let m = try? ROS2Message.image(Array(bytes), file: file, topic: h.topic.topic), (try? DDSImages.check(m, topic: h.topic.topic)) != nil {
+        } else if let m = try? ROS2Message.imageView(bytes, file: file, topic: h.topic.topic), (try? DDSImages.check(m, topic: h.topic.topic)) != nil {
             (h.topic.width, h.topic.height, h.topic.encoding) = (m.width, m.height, m.encoding)
         }
     }

@@ -126,9 +126,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
 
     /// State both threads reach.
     ///
-    /// `@unchecked Sendable`: every `var` is read and written only under `lock` (`with`).
+    /// `@unchecked Sendable`: every `var` is read and written only under `lock` (`with`); a new
+    /// frame is signalled on it (`waitForFrame`).
     final class Shared: @unchecked Sendable {
-        let lock = NSLock()
+        let lock = NSCondition()
         /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
         var frames: [(frame: FrameSet, sourceNs: Int64)] = []
         /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
@@ -214,7 +215,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     }
 
     public func stop() {
-        shared.with { $0.running = false }
+        shared.with { s in s.running = false; s.lock.broadcast() }
         waitset?.wake()
         if let t = thread { while !t.isFinished { Thread.sleep(forTimeInterval: 0.002) } }
         thread = nil
@@ -224,6 +225,19 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     }
 
     deinit { stop() }
+
+    /// Waits up to `seconds` for a frame `nextFrame` would return (true), without polling: the
+    /// receive thread signals each one.
+    @discardableResult
+    public func waitForFrame(seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        shared.lock.lock()
+        defer { shared.lock.unlock() }
+        while shared.frames.isEmpty && shared.running {
+            guard shared.lock.wait(until: deadline) else { break }
+        }
+        return !shared.frames.isEmpty
+    }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
@@ -478,6 +492,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                 s.frames.append((f, sourceNs))
                 if s.frames.count > DDSSource.queueLength { s.frames.removeFirst(); s.framesOverrun += 1 }
                 s.framesReceived += 1
+                s.lock.broadcast()
             }
         }
 
@@ -495,12 +510,13 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
 
         /// Decodes and converts one image sample; throws for anything a frame cannot be made of.
         func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2Message.Header, Stream.Role, Decoded) {
-            let sample = Array(bytes), file = DDSImages.file(s.topic)
+            let file = DDSImages.file(s.topic)
             if s.compressed {
-                let m = try ROS2Message.compressedImage(sample, file: file, topic: s.topic)
+                let m = try ROS2Message.compressedImage(Array(bytes), file: file, topic: s.topic)
                 return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic)))
             }
-            let m = try ROS2Message.image(sample, file: file, topic: s.topic)
+            // The pixels are converted from the sample's own bytes (a 1280x720 rgb8 image is 2.7 MB; not copied first).
+            let m = try ROS2Message.imageView(bytes, file: file, topic: s.topic)
             try DDSImages.check(m, topic: s.topic)
             let isDepth = ROSImageDecoding.isDepthEncoding(m.encoding)
             if s.role == .depth && !isDepth {
@@ -621,7 +637,7 @@ public enum DDSImages {
     static func file(_ topic: String) -> String { "dds:\(topic)" }
 
     /// Throws for a size, step or encoding a frame cannot be made of.
-    public static func check(_ m: ROS2Message.Image, topic: String) throws {
+    public static func check(_ m: some RawROSImage, topic: String) throws {
         guard (1...maxSide).contains(m.width), (1...maxSide).contains(m.height) else {
             throw CaptureError.file(path: file(topic), problem: "image is \(m.width)x\(m.height) (each side 1…\(maxSide))")
         }

@@ -66,7 +66,8 @@ struct SubscribeCommand: ParsableCommand {
                 if stamps { frameStamps.append(f.timestamp) }
             } else {
                 if let idle, now - last > idle { break }
-                Thread.sleep(forTimeInterval: 0.0005)
+                // Woken by the receive thread when a frame is ready (no polling interval in the latency).
+                src.waitForFrame(seconds: 0.05)
             }
         }
         let frames = count

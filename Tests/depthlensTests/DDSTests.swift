@@ -399,8 +399,8 @@ final class DDSTests: XCTestCase {
     /// A Cyclone 11 peer cannot crash depthlens (issue 25: a 0.10.2 publisher with type information
     /// segfaulted when an 11.x peer appeared, in 0.10.2's handling of the peer's type objects).
     /// depthlens registers no type information (its raw-CDR sertype), so it never looks a type up:
-    /// an 11.x publisher's frames arrive in `depthlens subscribe` (which exits normally, the bag's
-    /// stamps), and an 11.x subscriber gets what `depthlens publish` sends (which exits normally).
+    /// an 11.x publisher's frames arrive in `depthlens subscribe` (which exits normally, the stamps
+    /// it sent), and an 11.x subscriber gets what `depthlens publish` sends (which exits normally).
     func testCyclone11PeersNeitherCrashDepthlensNorFailToMatch() throws {
         let py = try cyclone11()
         let bag = try Repo.sharedData("realsense-d435-640x480.bag")
@@ -535,6 +535,7 @@ final class DDSTests: XCTestCase {
         for _ in 0..<3000 {
             var b = good
             for _ in 0..<Int.random(in: 1...4, using: &rng) { b[Int.random(in: 0..<b.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng) }
+            assertViewAgrees(b)
             if let img = try? ROS2Message.image(b, file: "dds:/t", topic: "/t"), (try? DDSImages.check(img, topic: "/t")) != nil {
                 XCTAssertLessThanOrEqual(img.data.endIndex, b.count)
                 _ = ROSImageDecoding.rgba(img)
@@ -554,6 +555,37 @@ final class DDSTests: XCTestCase {
         let back = try ROS2Message.cameraInfo(ROS2Message.encodeCameraInfo(info), file: "dds:/i", topic: "/i")
         XCTAssertEqual(back.K, info.K)
         XCTAssertThrowsError(try DDSImages.check(back, topic: "/i"))
+    }
+
+    /// The source's decoder (fields from the first bytes, pixels where they lie) agrees with the
+    /// whole-message one: both throw, or give the same fields and the same pixel bytes.
+    func assertViewAgrees(_ b: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
+        let full = try? ROS2Message.image(b, file: "dds:/t", topic: "/t")
+        b.withUnsafeBytes { raw in
+            let view = try? ROS2Message.imageView(raw, file: "dds:/t", topic: "/t")
+            XCTAssertEqual(view == nil, full == nil, file: file, line: line)
+            guard let v = view, let f = full else { return }
+            XCTAssertEqual([v.width, v.height, v.step], [f.width, f.height, f.step], file: file, line: line)
+            XCTAssertEqual(v.encoding, f.encoding, file: file, line: line)
+            XCTAssertEqual(v.header, f.header, file: file, line: line)
+            XCTAssertEqual(Array(v.pixels), Array(f.data), file: file, line: line)
+        }
+    }
+
+    /// A frame id longer than the first kilobyte the view decodes its fields from: decoded whole.
+    func testImageViewOfALongFrameID() throws {
+        let long = String(repeating: "f", count: 5000)
+        let b = ROS2Message.encodeImage(header: .init(stamp: .init(sec: 1, nanosec: 2), frameID: long), width: 2, height: 2,
+                                        encoding: "mono8", step: 2) { p in for i in 0..<p.count { p[i] = UInt8(i + 1) } }
+        assertViewAgrees(b)
+        try b.withUnsafeBytes { raw in
+            let v = try ROS2Message.imageView(raw, file: "dds:/t", topic: "/t")
+            XCTAssertEqual(v.header.frameID, long)
+            XCTAssertEqual(Array(v.pixels), [1, 2, 3, 4])
+        }
+        for n in [0, 3, 10, 100, 1023, 1024, 1025, 5040, b.count - 1] where n < b.count {
+            XCTAssertThrowsError(try Array(b.prefix(n)).withUnsafeBytes { try ROS2Message.imageView($0, file: "dds:/t", topic: "/t") }, "\(n) bytes")
+        }
     }
 
     func testSourceSpecParsesDDSForms() throws {

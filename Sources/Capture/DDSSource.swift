@@ -289,6 +289,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         var lastColorStamp: Double?
         var intervals: [Double] = []
         var lastDepthArrival = -Double.infinity
+        var firstDepthArrival: Double?
         var lastSample: [String: Double] = [:]
         var silent: Set<String> = []
         /// For the notice when nothing was heard at all (only when `start` did not wait for a frame):
@@ -458,11 +459,14 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                     if depthTopic == nil { depthTopic = s.topic; updateCalibration() }
                     guard depthTopic == s.topic else { return }
                     lastDepthArrival = now
+                    if firstDepthArrival == nil { firstDepthArrival = now }
                     let intr = shared.with { $0.calibration?.depth.intrinsics }
                     let depth = DepthData(map: map, intrinsics: intr?.width == map.width && intr?.height == map.height ? intr : nil)
                     if colorTopic == nil && s.role != .color && streams.allSatisfy({ $0.role != .color || lastSample[$0.topic] == nil }) {
-                        // Depth only (so far): shown with a black color image of its size.
-                        if s.role == .either || now - started > 1 {
+                        // Depth only (so far): shown with a black color image of its size, once depth has
+                        // come for a second without any color (counted from the first depth, not from
+                        // start: a publisher found late sends its first depth just before its first color).
+                        if s.role == .either || now - (firstDepthArrival ?? now) > 1 {
                             publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), sourceNs: sourceNs)
                             return
                         }

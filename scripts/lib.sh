@@ -24,6 +24,8 @@ TEST_PACKAGES+=(python3-rosbag python3-roslz4)
 TEST_PACKAGES+=(python3-venv)
 # Calibration files: a ROS camera_info written by PyYAML (block style), an independent YAML writer.
 TEST_PACKAGES+=(python3-yaml)
+# A second host for the DDS tests: two network namespaces joined by a veth pair (ip netns, ip link).
+TEST_PACKAGES+=(iproute2)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

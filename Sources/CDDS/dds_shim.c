@@ -19,6 +19,7 @@
 struct blob_serdata {
     struct ddsi_serdata c;
     uint32_t size;       // bytes of CDR including the 4-byte encapsulation header
+    int64_t seq;         // the writer's sequence number when it came over the network, else 0
     unsigned char *data; // size rounded up to 4, zero padded (to_ser may read up to alignup4(size))
 };
 
@@ -36,8 +37,11 @@ static struct blob_serdata *blob_new(const struct ddsi_sertype *type, enum ddsi_
     if (!d) return NULL;
     ddsi_serdata_init(&d->c, type, kind);
     d->size = (uint32_t)size;
-    d->data = calloc(1, align4((uint32_t)size) + 4);
+    // Not calloc: a reused 2.7 MB block would be cleared only to be overwritten on the receive path.
+    // Every op fills [0, size) (or clears what it could not fill); the padding is cleared here.
+    d->data = malloc(align4((uint32_t)size) + 4);
     if (!d->data) { free(d); return NULL; }
+    memset(d->data + size, 0, align4((uint32_t)size) + 4 - size);
     return d;
 }
 
@@ -53,10 +57,30 @@ static void sd_free(struct ddsi_serdata *d) {
     free(b);
 }
 
+/// The writer sequence number of the DATA or DATA_FRAG submessage `rdata` came in (RTPS 9.4.5.3/9.4.5.4:
+/// id, flags (bit 0: little-endian), length, extraFlags, octetsToInlineQos, readerId, writerId, then
+/// writerSN as a high int32 and a low uint32, 16 bytes into the submessage), or 0 when unknown.
+static int64_t rdata_sequence(const struct nn_rdata *rdata) {
+    uint32_t off = NN_RDATA_SUBMSG_OFF(rdata);
+    // The submessage header precedes the payload in the same packet.
+    if (rdata->submsg_zoff == 0 || rdata->rmsg == NULL || off + 24 > NN_RDATA_PAYLOAD_OFF(rdata)) return 0;
+    const unsigned char *sm = NN_RMSG_PAYLOADOFF(rdata->rmsg, off);
+    if (sm[0] != 0x15 && sm[0] != 0x16) return 0; // DATA, DATA_FRAG
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 4; i++) {
+        int k = (sm[1] & 1) ? 3 - i : i; // little-endian: most significant byte last
+        hi = hi << 8 | sm[16 + k];
+        lo = lo << 8 | sm[20 + k];
+    }
+    int64_t seq = (int64_t)(hi << 32 | lo);
+    return seq > 0 ? seq : 0;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size) {
     struct blob_serdata *d = blob_new(type, kind, size);
     if (!d) return NULL;
+    if (fragchain) d->seq = rdata_sequence(fragchain);
     uint32_t off = 0;
     while (fragchain) {
         if (fragchain->maxp1 > off) {
@@ -70,6 +94,7 @@ static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum dd
         }
         fragchain = fragchain->nextfrag;
     }
+    if (off < size) memset(d->data + off, 0, size - off); // a gap in the chain (never for a complete sample)
     return &d->c;
 }
 
@@ -84,6 +109,7 @@ static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type, enu
         memcpy(d->data + off, iov[i].iov_base, n);
         off += n;
     }
+    if (off < size) memset(d->data + off, 0, size - off);
     return &d->c;
 }
 
@@ -91,8 +117,9 @@ static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type, con
     (void)keyhash;
     // No key: an empty little-endian CDR blob.
     struct blob_serdata *d = blob_new(type, SDK_KEY, 4);
-    if (d) d->data[1] = 1;
-    return d ? &d->c : NULL;
+    if (!d) return NULL;
+    memcpy(d->data, (const unsigned char[]){ 0, 1, 0, 0 }, 4);
+    return &d->c;
 }
 
 static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample) {
@@ -134,7 +161,7 @@ static bool sd_to_sample(const struct ddsi_serdata *d, void *sample, void **bufp
 static struct ddsi_serdata *sd_to_untyped(const struct ddsi_serdata *d) {
     struct blob_serdata *u = blob_new(d->type, SDK_KEY, 4);
     if (!u) return NULL;
-    u->data[1] = 1;
+    memcpy(u->data, (const unsigned char[]){ 0, 1, 0, 0 }, 4);
     u->c.type = NULL;
     return &u->c;
 }
@@ -299,6 +326,8 @@ int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
         out->data = b->data;
         out->size = b->size;
         out->source_timestamp_ns = info.source_timestamp;
+        out->sequence = b->seq;
+        out->writer = info.publication_handle;
         out->handle = sd;
         return 1;
     }

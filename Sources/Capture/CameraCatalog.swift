@@ -46,6 +46,8 @@ public final class CameraCatalog: @unchecked Sendable {
     /// Why there is no watcher ("…: inotify failed: …"), if there is none.
     public let watchProblem: String?
     public let events: DeviceEvents?
+    /// The DDS image topics on ROS_DOMAIN_ID's domain, listed only when asked (`dds.listen()`).
+    public let dds = DDSTopicCatalog()
     private let directory: String
     private let system: V4L2System
     private let lock = NSLock()

@@ -116,14 +116,25 @@ public final class DDSParticipant: @unchecked Sendable {
         guard rc >= 0 else { throw CaptureError.unsupported(device: "dds:\(topic)", problem: "write failed: \(Self.error(rc))") }
     }
 
+    /// What came with a taken sample.
+    public struct SampleInfo: Sendable, Equatable {
+        /// The writer's source timestamp (ns since the Unix epoch).
+        public var sourceNs: Int64
+        /// The writer's sequence number (RTPS writerSN) when the sample came over the network, else 0.
+        public var sequence: Int64
+        /// The writer (its instance handle here).
+        public var writer: UInt64
+    }
+
     /// Takes every waiting sample of `reader`, handing each to `body` (bytes valid during the call)
-    /// with its source timestamp (ns since the Unix epoch). Returns how many.
+    /// with its source timestamp, sequence number and writer. Returns how many.
     @discardableResult
-    public func takeAll(_ reader: Int32, _ body: (UnsafeRawBufferPointer, Int64) -> Void) -> Int {
+    public func takeAll(_ reader: Int32, _ body: (UnsafeRawBufferPointer, SampleInfo) -> Void) -> Int {
         var n = 0
         var s = dl_dds_sample()
         while dl_dds_take(reader, &s) == 1 {
-            body(UnsafeRawBufferPointer(start: s.data, count: Int(s.size)), s.source_timestamp_ns)
+            body(UnsafeRawBufferPointer(start: s.data, count: Int(s.size)),
+                 SampleInfo(sourceNs: s.source_timestamp_ns, sequence: s.sequence, writer: s.writer))
             dl_dds_release(&s)
             n += 1
         }
@@ -149,12 +160,23 @@ public final class DDSParticipant: @unchecked Sendable {
 
     /// The writers discovered on the domain after `seconds` of listening.
     public func publications(listening seconds: Double) throws -> [Publication] {
-        let r = dl_dds_publications_reader(handle)
-        guard r > 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(r))") }
+        let r = try publicationReader()
         defer { _ = dl_dds_delete(r) }
         Thread.sleep(forTimeInterval: seconds)
+        return try publications(r)
+    }
+
+    /// A reader of the writers discovered on the domain (DCPSPublication); `publications` reads it.
+    public func publicationReader() throws -> Int32 {
+        let r = dl_dds_publications_reader(handle)
+        guard r > 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(r))") }
+        return r
+    }
+
+    /// The writers `reader` (a `publicationReader`) knows now, each topic and type once.
+    public func publications(_ reader: Int32) throws -> [Publication] {
         var buf = [CChar](repeating: 0, count: 1 << 18)
-        let n = dl_dds_publications(r, &buf, buf.count)
+        let n = dl_dds_publications(reader, &buf, buf.count)
         guard n >= 0 else { throw CaptureError.unsupported(device: "dds domain \(domain)", problem: "cannot read DCPSPublication: \(Self.error(n))") }
         let text = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var out: [Publication] = []

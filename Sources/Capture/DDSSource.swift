@@ -103,11 +103,12 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
 /// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
 /// field of it under `shared.lock`.
-public final class DDSSource: FrameSource, @unchecked Sendable {
+public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
-    /// How long `start` waits for the first frame.
+    /// How long `start` waits for the first frame; 0: it does not wait (a notice says when nothing
+    /// was heard for `silenceSeconds`), as the viewer opens it.
     public var startTimeout: Double
     /// Seconds without samples after which a stream is called silent.
     public var silenceSeconds: Double = 2
@@ -125,15 +126,17 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
 
     /// State both threads reach.
     ///
-    /// `@unchecked Sendable`: every `var` is read and written only under `lock` (`with`).
+    /// `@unchecked Sendable`: every `var` is read and written only under `lock` (`with`); a new
+    /// frame is signalled on it (`waitForFrame`).
     final class Shared: @unchecked Sendable {
-        let lock = NSLock()
+        let lock = NSCondition()
         /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
         var frames: [(frame: FrameSet, sourceNs: Int64)] = []
         /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
         /// `nextFrame` handing it over, the latest `maxLatencies`.
         var latencies: [Double] = []
-        var lost = 0
+        /// Image samples received and lost on the way (`DeliveryCounts`).
+        var delivery = DeliveryCounts()
         var warnings: [String] = []
         var calibration: RGBDCalibration?
         var colorIntrinsics: CameraIntrinsics?
@@ -159,10 +162,17 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     /// Seconds from publication (the writer's source timestamp) to `nextFrame`, per delivered frame
     /// (the latest 100000; clocks of two machines must agree for this to mean anything).
     public var latencies: [Double] { shared.with { $0.latencies } }
-    /// Image samples Cyclone reports lost on the way (gaps in the writers' sequences).
-    public var samplesLost: Int { shared.with { $0.lost } }
+    /// Image samples lost on the way: gaps in each writer's sequence numbers (a sample with a lost
+    /// fragment, one the kernel dropped, one the reader's history let go before it was taken), or what
+    /// Cyclone reports lost (sample_lost), whichever is more, summed over the image topics.
+    public var samplesLost: Int { shared.with { $0.delivery.lost } }
+    /// Image samples received (color and depth, good or bad).
+    public var samplesReceived: Int { shared.with { $0.delivery.received } }
     /// Frames the consumer did not take before newer ones pushed them out.
     public var framesOverrun: Int { shared.with { $0.framesOverrun } }
+    /// Received, lost and overrun together (a short lock; any thread).
+    public var deliveryCounts: DeliveryCounts { shared.with { $0.delivery } }
+    public var delivery: DeliveryCounting? { self }
     public var metadata: SourceMetadata {
         shared.with { s in
             var tags = ["domain": "\(topics.domain ?? 0)"]
@@ -178,18 +188,20 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         stop()
         shared.with { s in
             s.frames.removeAll(); s.warnings.removeAll(); s.dropped.removeAll(); s.running = true
-            s.framesReceived = 0; s.framesOverrun = 0
+            s.framesReceived = 0; s.framesOverrun = 0; s.delivery = DeliveryCounts()
         }
         deliveredWarnings = 0
         let p = try DDSParticipant(domain: topics.domain ?? 0)
         let ws = try DDSWaitset(p)
-        let receiver = try Receiver(participant: p, waitset: ws, topics: topics, shared: shared, silence: silenceSeconds)
+        let receiver = try Receiver(participant: p, waitset: ws, topics: topics, shared: shared, silence: silenceSeconds,
+                                    sayNothingHeard: startTimeout <= 0)
         participant = p
         waitset = ws
         let t = Thread { receiver.run() }
         t.name = "dds-receive"
         thread = t
         t.start()
+        guard startTimeout > 0 else { return }
         // The first frame (and the camera_info that came with it) before returning, as a camera's open.
         let deadline = Date().addingTimeInterval(startTimeout)
         while shared.with({ $0.framesReceived == 0 }) {
@@ -203,7 +215,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     }
 
     public func stop() {
-        shared.with { $0.running = false }
+        shared.with { s in s.running = false; s.lock.broadcast() }
         waitset?.wake()
         if let t = thread { while !t.isFinished { Thread.sleep(forTimeInterval: 0.002) } }
         thread = nil
@@ -213,6 +225,19 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// Waits up to `seconds` for a frame `nextFrame` would return (true), without polling: the
+    /// receive thread signals each one.
+    @discardableResult
+    public func waitForFrame(seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        shared.lock.lock()
+        defer { shared.lock.unlock() }
+        while shared.frames.isEmpty && shared.running {
+            guard shared.lock.wait(until: deadline) else { break }
+        }
+        return !shared.frames.isEmpty
+    }
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
@@ -264,8 +289,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var lastColorStamp: Double?
         var intervals: [Double] = []
         var lastDepthArrival = -Double.infinity
+        var firstDepthArrival: Double?
         var lastSample: [String: Double] = [:]
         var silent: Set<String> = []
+        /// For the notice when nothing was heard at all (only when `start` did not wait for a frame):
+        /// the source's name and domain, and whether it is still to be given.
+        let name: String
+        let domain: Int
+        var sayNothingHeard: Bool
         var warnedTopics: Set<String> = []
         var infos: [String: ROS2Message.CameraInfo] = [:]
         var frames: [String: String] = [:]    // image topic → header frame id
@@ -273,12 +304,32 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
         var sizes: [String: (Int, Int, String)] = [:]
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
+        /// Per image topic: samples taken, and each writer's last sequence number and the gaps seen.
+        var delivery: [String: TopicDelivery] = [:]
 
-        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double) throws {
+        struct TopicDelivery {
+            var received = 0
+            var gaps = 0
+            var lastSequence: [UInt64: Int64] = [:]
+
+            /// Counts a sample of `writer` numbered `sequence` (0: not known, e.g. from this process).
+            mutating func count(writer: UInt64, sequence: Int64) {
+                received += 1
+                guard sequence > 0 else { return }
+                if let last = lastSequence[writer], sequence > last + 1 { gaps += Int(min(sequence - last - 1, 1 << 30)) }
+                lastSequence[writer] = sequence
+            }
+        }
+
+        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double,
+             sayNothingHeard: Bool) throws {
             self.participant = participant
             self.waitset = waitset
             self.shared = shared
             self.silence = silence
+            name = topics.description
+            domain = topics.domain ?? 0
+            self.sayNothingHeard = sayNothingHeard
             var candidates: [(String, Stream.Role)] = []
             switch topics.target {
             case let .topics(c, d):
@@ -319,15 +370,26 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                 waitset.wait(0.02)
                 var seenInfos = Set<Int32>()
                 for s in streams {
-                    participant.takeAll(s.reader) { bytes, ns in self.image(s, bytes, sourceNs: ns) }
+                    participant.takeAll(s.reader) { bytes, info in
+                        self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
+                        self.image(s, bytes, sourceNs: info.sourceNs)
+                    }
                     if seenInfos.insert(s.infoReader).inserted {
                         participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
                     }
                 }
                 for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
                 if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-                let lost = streams.reduce(0) { $0 + participant.samplesLost($1.reader) }
-                shared.with { $0.lost = lost }
+                let counts = streams.reduce(into: DeliveryCounts()) { c, s in
+                    let d = delivery[s.topic] ?? TopicDelivery()
+                    c.received += d.received
+                    c.lost += max(d.gaps, participant.samplesLost(s.reader))
+                }
+                shared.with { s in
+                    s.delivery.received = counts.received
+                    s.delivery.lost = counts.lost
+                    s.delivery.overrun = s.framesOverrun
+                }
                 checkSilence()
             }
         }
@@ -345,6 +407,11 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
 
         func checkSilence() {
             let t = now
+            if colorTopic == nil, depthTopic == nil, sayNothingHeard, t - started > silence {
+                sayNothingHeard = false
+                warn("\(name): no frames in \(Int(silence)) s (no publisher on domain \(domain), or its QoS or type does not match); "
+                     + "they show when they come")
+            }
             for topic in [colorTopic, depthTopic].compactMap({ $0 }) {
                 let last = lastSample[topic] ?? started
                 if t - last > silence, !silent.contains(topic) {
@@ -392,11 +459,14 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                     if depthTopic == nil { depthTopic = s.topic; updateCalibration() }
                     guard depthTopic == s.topic else { return }
                     lastDepthArrival = now
+                    if firstDepthArrival == nil { firstDepthArrival = now }
                     let intr = shared.with { $0.calibration?.depth.intrinsics }
                     let depth = DepthData(map: map, intrinsics: intr?.width == map.width && intr?.height == map.height ? intr : nil)
                     if colorTopic == nil && s.role != .color && streams.allSatisfy({ $0.role != .color || lastSample[$0.topic] == nil }) {
-                        // Depth only (so far): shown with a black color image of its size.
-                        if s.role == .either || now - started > 1 {
+                        // Depth only (so far): shown with a black color image of its size, once depth has
+                        // come for a second without any color (counted from the first depth, not from
+                        // start: a publisher found late sends its first depth just before its first color).
+                        if s.role == .either || now - (firstDepthArrival ?? now) > 1 {
                             publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), sourceNs: sourceNs)
                             return
                         }
@@ -426,6 +496,7 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
                 s.frames.append((f, sourceNs))
                 if s.frames.count > DDSSource.queueLength { s.frames.removeFirst(); s.framesOverrun += 1 }
                 s.framesReceived += 1
+                s.lock.broadcast()
             }
         }
 
@@ -443,12 +514,13 @@ public final class DDSSource: FrameSource, @unchecked Sendable {
 
         /// Decodes and converts one image sample; throws for anything a frame cannot be made of.
         func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2Message.Header, Stream.Role, Decoded) {
-            let sample = Array(bytes), file = DDSImages.file(s.topic)
+            let file = DDSImages.file(s.topic)
             if s.compressed {
-                let m = try ROS2Message.compressedImage(sample, file: file, topic: s.topic)
+                let m = try ROS2Message.compressedImage(Array(bytes), file: file, topic: s.topic)
                 return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic)))
             }
-            let m = try ROS2Message.image(sample, file: file, topic: s.topic)
+            // The pixels are converted from the sample's own bytes (a 1280x720 rgb8 image is 2.7 MB; not copied first).
+            let m = try ROS2Message.imageView(bytes, file: file, topic: s.topic)
             try DDSImages.check(m, topic: s.topic)
             let isDepth = ROSImageDecoding.isDepthEncoding(m.encoding)
             if s.role == .depth && !isDepth {
@@ -569,7 +641,7 @@ public enum DDSImages {
     static func file(_ topic: String) -> String { "dds:\(topic)" }
 
     /// Throws for a size, step or encoding a frame cannot be made of.
-    public static func check(_ m: ROS2Message.Image, topic: String) throws {
+    public static func check(_ m: some RawROSImage, topic: String) throws {
         guard (1...maxSide).contains(m.width), (1...maxSide).contains(m.height) else {
             throw CaptureError.file(path: file(topic), problem: "image is \(m.width)x\(m.height) (each side 1…\(maxSide))")
         }

@@ -1,4 +1,5 @@
 import DepthKit
+import Foundation
 
 /// One displayable frame: color, the depth paired with it (if any), when it was taken.
 public struct FrameSet: Sendable {
@@ -82,6 +83,8 @@ public protocol FrameSource: AnyObject {
     var cameraControls: V4L2SourceControls? { get }
     /// Waiting for an unplugged camera and resuming it (`ReconnectingSource`); nil for other sources.
     var reconnection: CameraReconnection? { get }
+    /// Images a network source received and lost on the way (`DDSSource`); nil for other sources.
+    var delivery: DeliveryCounting? { get }
     /// Each frame's camera pose in the world (optical frame), when the recording has them (phone
     /// scans, a TUM folder with groundtruth.txt); nil otherwise. Valid after `start()`.
     var poses: FramePoses? { get }
@@ -107,6 +110,7 @@ public extension FrameSource {
     var depthRate: DepthRateLimiting? { nil }
     var cameraControls: V4L2SourceControls? { nil }
     var reconnection: CameraReconnection? { nil }
+    var delivery: DeliveryCounting? { nil }
     var recordedStreams: RecordedStreams? { nil }
 }
 
@@ -114,6 +118,29 @@ public extension FrameSource {
     /// A recording with a known end (a data-set folder, a bag, an mkv, a PLY sequence): what the
     /// headless commands read frame by frame to its last frame. Valid after `start()`.
     var recordedFrameCount: Int? { isLive ? nil : playback?.frameCount }
+}
+
+/// A network source's counts of what arrived: the viewer's status line and `--stats`, `subscribe`.
+/// Read from any thread (the source keeps them under its own short lock).
+public protocol DeliveryCounting: AnyObject {
+    var deliveryCounts: DeliveryCounts { get }
+}
+
+public struct DeliveryCounts: Sendable, Equatable {
+    /// Image samples received (each color and each depth image counts).
+    public var received = 0
+    /// Image samples lost on the way (sequence gaps, the middleware's lost-sample count).
+    public var lost = 0
+    /// Frames made but pushed out of the source's queue before the consumer took them.
+    public var overrun = 0
+    public init(received: Int = 0, lost: Int = 0, overrun: Int = 0) { self.received = received; self.lost = lost; self.overrun = overrun }
+
+    /// "dds: 600 images received, 2 lost (0.33 %), 0 overrun" — `what` names the transport.
+    public func line(_ what: String) -> String {
+        let total = received + lost
+        return "\(what): \(received) images received, \(lost) lost"
+            + (total > 0 ? String(format: " (%.2f %%)", 100 * Double(lost) / Double(total)) : "") + ", \(overrun) overrun"
+    }
 }
 
 /// A camera source that waits for its camera when it is unplugged and resumes it when it is back.

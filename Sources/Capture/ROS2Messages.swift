@@ -144,19 +144,79 @@ public enum ROS2Message {
 
     public static func image(_ bytes: [UInt8], file: String, topic: String) throws -> Image {
         var r = try reader(bytes, file: file, topic: topic, type: "sensor_msgs/msg/Image")
+        let f = try imageFields(&r)
+        let data = try r.byteSequence()
+        try checkImageData(f, count: data.count, file: file, topic: topic)
+        return Image(header: f.header, height: f.height, width: f.width, encoding: f.encoding, isBigEndian: f.isBigEndian,
+                     step: f.step, data: bytes[data])
+    }
+
+    /// An Image's fields before its pixels.
+    struct ImageFields {
+        var header: Header
+        var height: Int, width: Int
+        var encoding: String
+        var isBigEndian: Bool
+        var step: Int
+    }
+
+    static func imageFields(_ r: inout CDRReader) throws -> ImageFields {
         let h = try header(&r)
         let height = Int(try r.u32()), width = Int(try r.u32())
         let encoding = try r.string()
         let big = try r.u8() != 0
-        let step = Int(try r.u32())
-        let data = try r.byteSequence()
-        let (needed, overflow) = step.multipliedReportingOverflow(by: height)
-        guard !overflow, needed <= data.count else {
-            throw CaptureError.file(path: file, problem: "sensor_msgs/msg/Image on \(topic) holds \(data.count) bytes, "
-                                    + "its step \(step) × height \(height) needs more")
+        return ImageFields(header: h, height: height, width: width, encoding: encoding, isBigEndian: big, step: Int(try r.u32()))
+    }
+
+    static func checkImageData(_ f: ImageFields, count: Int, file: String, topic: String) throws {
+        let (needed, overflow) = f.step.multipliedReportingOverflow(by: f.height)
+        guard !overflow, needed <= count else {
+            throw CaptureError.file(path: file, problem: "sensor_msgs/msg/Image on \(topic) holds \(count) bytes, "
+                                    + "its step \(f.step) × height \(f.height) needs more")
         }
-        return Image(header: h, height: height, width: width, encoding: encoding, isBigEndian: big, step: step,
-                     data: bytes[data])
+    }
+
+    /// sensor_msgs/msg/Image over bytes that stay where they are (a DDS sample's buffer, valid while
+    /// the caller holds it): the same fields and checks as `image`, but the pixels are not copied
+    /// (`pixels` points into `raw`). The fields are decoded from a copy of the first 1 KB; a message
+    /// whose fields are longer (a long frame id) is decoded whole, copied, as `image` does.
+    public static func imageView(_ raw: UnsafeRawBufferPointer, file: String, topic: String) throws -> ImageView {
+        let prefix = Array(raw.prefix(1024))
+        do {
+            var r = try reader(prefix, file: file, topic: topic, type: "sensor_msgs/msg/Image")
+            let f = try imageFields(&r)
+            // The pixel sequence (byteSequence's count and bytes; the bytes lie past the prefix).
+            let count = Int(try r.u32()), start = r.at
+            guard count <= raw.count - start else {
+                throw CaptureError.file(path: file, problem: "sensor_msgs/msg/Image message on \(topic) is shorter than its fields "
+                                        + "(needs \(count) more bytes at offset \(start), \(raw.count - start) left)")
+            }
+            try checkImageData(f, count: count, file: file, topic: topic)
+            return ImageView(fields: f, pixels: UnsafeRawBufferPointer(rebasing: raw[start..<(start + count)]))
+        } catch where prefix.count < raw.count {
+            let m = try image(Array(raw), file: file, topic: topic)
+            // The slice's indices are offsets in the copy, so in `raw`.
+            return ImageView(fields: ImageFields(header: m.header, height: m.height, width: m.width, encoding: m.encoding,
+                                                 isBigEndian: m.isBigEndian, step: m.step),
+                             pixels: UnsafeRawBufferPointer(rebasing: raw[m.data.startIndex..<m.data.endIndex]))
+        }
+    }
+
+    /// An Image whose pixels are where its message is (`imageView`).
+    public struct ImageView {
+        public var header: Header
+        public var height: Int
+        public var width: Int
+        public var encoding: String
+        public var isBigEndian: Bool
+        public var step: Int
+        /// At least `step * height` bytes (checked), valid as long as the message's bytes are.
+        public var pixels: UnsafeRawBufferPointer
+
+        init(fields f: ImageFields, pixels: UnsafeRawBufferPointer) {
+            header = f.header; height = f.height; width = f.width; encoding = f.encoding; isBigEndian = f.isBigEndian
+            step = f.step; self.pixels = pixels
+        }
     }
 
     public static func compressedImage(_ bytes: [UInt8], file: String, topic: String) throws -> CompressedImage {

@@ -8,11 +8,25 @@ public protocol RawROSImage {
     var encoding: String { get }
     var isBigEndian: Bool { get }
     var step: Int { get }
-    var data: ArraySlice<UInt8> { get }
+    /// How many pixel bytes there are.
+    var dataCount: Int { get }
+    /// Runs `body` over the pixel bytes.
+    func withData<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
 }
 
-extension ROSMessage.Image: RawROSImage {}
-extension ROS2Message.Image: RawROSImage {}
+extension ROSMessage.Image: RawROSImage {
+    public var dataCount: Int { data.count }
+    public func withData<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try data.withUnsafeBytes(body) }
+}
+extension ROS2Message.Image: RawROSImage {
+    public var dataCount: Int { data.count }
+    public func withData<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try data.withUnsafeBytes(body) }
+}
+/// A DDS sample's image, its pixels where the sample is (not copied).
+extension ROS2Message.ImageView: RawROSImage {
+    public var dataCount: Int { pixels.count }
+    public func withData<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try body(pixels) }
+}
 
 /// Raw ROS images into depthlens' pixel formats, for both ROS generations (`BagSource`,
 /// `ROS2Source`): depth (`mono16`, `16UC1` raw units; `32FC1` meters) → depthFloat32 meters; color
@@ -55,8 +69,8 @@ public enum ROSImageDecoding {
             throw CaptureError.file(path: file, problem: "image on \(topic): step \(image.step) is less than \(image.width) pixels of \(image.encoding)")
         }
         let (needed, overflow) = image.step.multipliedReportingOverflow(by: image.height)
-        guard !overflow, needed <= image.data.count else {
-            throw CaptureError.file(path: file, problem: "image on \(topic) holds \(image.data.count) bytes, "
+        guard !overflow, needed <= image.dataCount else {
+            throw CaptureError.file(path: file, problem: "image on \(topic) holds \(image.dataCount) bytes, "
                                     + "its step \(image.step) × height \(image.height) needs more")
         }
         if ["yuyv", "YUYV", "yuv422", "uyvy", "UYVY"].contains(image.encoding), image.width % 2 != 0 {
@@ -69,7 +83,7 @@ public enum ROSImageDecoding {
     public static func depthMeters(_ image: some RawROSImage, units: Float) -> PixelBuffer {
         let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
         let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
-        image.data.withUnsafeBytes { raw in
+        image.withData { raw in
             guard let base = raw.baseAddress else { return }
             parallelRows(image.height) { rows in
                 for y in rows {
@@ -101,7 +115,7 @@ public enum ROSImageDecoding {
     /// Color → rgba8. Call `check` first.
     public static func rgba(_ image: some RawROSImage) -> PixelBuffer {
         let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
-        image.data.withUnsafeBytes { raw in
+        image.withData { raw in
             guard let base = raw.baseAddress else { return }
             switch image.encoding {
             case "rgb8": PixelConversion.rgb24ToRGBA(base, bytesPerLine: image.step, bgr: false, into: out)

@@ -321,7 +321,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
             if depthScale != nil {
                 throw CaptureError.invalidSource("--source '\(self)': ROS depth images carry their units (16UC1 mm, 32FC1 m); drop --depth-scale")
             }
-            return DDSSource(topics: t)
+            // With `reconnect` (the viewer) it opens at once and shows frames when they come.
+            return DDSSource(topics: t, startTimeout: reconnect ? 0 : 5)
         case let .ros2(p, d, c):
             if depthScale != nil {
                 throw CaptureError.invalidSource("--source '\(self)': a ROS 2 recording brings its depth units (16-bit depth without them is millimeters); drop --depth-scale")

@@ -209,7 +209,8 @@ public final class ViewerApp {
             ui.statusText = makeStatusText()
             ui.texts.panelStatus = makePanelStatusLines()
             if options.stats {
-                print("stats: \(stats.perSecond.line)" + (view3D.scene?.drawnPointsLine.map { " | \($0)" } ?? ""))
+                print("stats: \(stats.perSecond.line)" + (view3D.scene?.drawnPointsLine.map { " | \($0)" } ?? "")
+                      + (deliveryLine.map { " | \($0)" } ?? ""))
                 fflush(nil)
             }
         }

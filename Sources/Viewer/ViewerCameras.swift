@@ -14,11 +14,29 @@ extension ViewerApp {
         return catalog
     }
 
-    /// The "Cameras" section: one line per device, a button per way to open it. The texts were made
-    /// when the list was (no allocation per frame).
+    /// The "Cameras" section: one line per device, a button per way to open it; then the DDS image
+    /// topics, listened for on a thread of their own when asked (the button), never on this one.
+    /// The texts were made when the lists were (no allocation per frame).
     func buildCameraList() {
         let menu = session.cameras.menu
         if menu.groups.isEmpty { UI.text("no cameras") }
+        buildMenuGroups(menu)
+        if session.cameras.watchProblem != nil { UI.text("not watching /dev: rescan to update") }
+        if UI.button("rescan cameras") { session.cameras.refresh() }
+        let dds = session.cameras.dds, state = dds.state
+        if let m = state.menu {
+            if m.groups.isEmpty { UI.text("no DDS image topics heard") }
+            buildMenuGroups(m)
+        }
+        if let p = state.problem { UI.text(p) }
+        if state.listening {
+            UI.text(dds.listeningText)
+        } else if UI.button(dds.listenLabel) {
+            dds.listen()
+        }
+    }
+
+    private func buildMenuGroups(_ menu: CameraMenu) {
         for group in menu.groups {
             UI.text(group.title)
             for entry in group.entries {
@@ -29,8 +47,6 @@ extension ViewerApp {
                 }
             }
         }
-        if session.cameras.watchProblem != nil { UI.text("not watching /dev: rescan to update") }
-        if UI.button("rescan cameras") { session.cameras.refresh() }
     }
 
     /// Puts `source` in the source field and opens it, as typing it and pressing reopen would.

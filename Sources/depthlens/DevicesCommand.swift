@@ -11,19 +11,21 @@ struct DevicesCommand: ParsableCommand {
         discussion: "--json prints one object: {\"vulkan\": [...], \"cameras\": [...], \"thermal\": {\"state\": ..., \"zones\": [...]}}. "
             + "Cameras are V4L2 nodes grouped by bus info (a RealSense's depth, IR, color and metadata nodes are one camera), "
             + "each with the --source that opens it: {\"busInfo\", \"card\", \"driver\", \"source\", \"nodes\": [{\"path\", \"node\", \"formats\", ...}]}. "
-            + "Thermal zones are read from /sys/class/thermal, or from DEPTHLENS_THERMAL_DIR when set."
+            + "Thermal zones are read from /sys/class/thermal, or from DEPTHLENS_THERMAL_DIR when set. "
+            + "With --dds, --json prints {\"domain\", \"topics\": [{\"topic\", \"type\", \"reliability\", \"width\", \"height\", "
+            + "\"encoding\", \"rate\", \"samples\", \"source\"}], \"cameras\": [{\"namespace\", \"source\"}]} (docs/DDS.md)."
     )
 
     @Option(help: "Prefer this device (index or part of the name) over automatic choice.")
     var device: String?
     @Flag(help: "Print JSON.")
     var json = false
-    @Flag(help: "List the ROS 2 image topics published over DDS on --domain instead (listens --listen seconds), each with the --source that opens it.")
+    @Flag(help: "List the ROS 2 image topics published over DDS on --domain instead (listens --listen seconds), each with its type, size, encoding and rate and the --source that opens it.")
     var dds = false
     @Option(help: "With --dds: the DDS domain (ROS_DOMAIN_ID).")
     var domain: Int = 0
-    @Option(help: "With --dds: seconds to listen for publishers.")
-    var listen: Double = 1.5
+    @Option(help: "With --dds: seconds to listen for publishers and their samples (the rate is measured over them).")
+    var listen: Double = 2
 
     /// What `--json` prints.
     struct Listing: Encodable {
@@ -57,40 +59,22 @@ struct DevicesCommand: ParsableCommand {
         for p in listing.thermal.problems { print("  \(p)") }
     }
 
-    /// One image topic on the domain, for `--dds`.
-    struct DDSTopic: Encodable {
-        var topic: String
-        var type: String
-        var reliability: String
-        var source: String
-    }
-
     func listDDS() throws {
         guard listen > 0, listen <= 60 else { throw DepthKitError.invalidArgument("--listen must be 0…60 seconds") }
-        let participant = try DDSParticipant(domain: domain)
-        defer { participant.close() }
-        let types = [ROS2DDS.TypeName.image: "sensor_msgs/msg/Image", ROS2DDS.TypeName.compressedImage: "sensor_msgs/msg/CompressedImage"]
-        let suffix = domain == 0 ? "" : ",domain=\(domain)"
-        var topics: [DDSTopic] = []
-        for p in try participant.publications(listening: listen) where p.ddsTopic.hasPrefix("rt/") {
-            guard let type = types[p.type], !topics.contains(where: { $0.topic == p.topic }) else { continue }
-            topics.append(DDSTopic(topic: p.topic, type: type, reliability: p.reliable ? "reliable" : "best effort",
-                                   source: "dds:\(p.topic)\(suffix)"))
-        }
-        topics.sort { $0.topic < $1.topic }
-        // realsense2_camera-style namespaces: NS/color/image_raw.
-        let namespaces = Set(topics.compactMap { t -> String? in
-            t.topic.hasSuffix("/color/image_raw") ? String(t.topic.dropLast("/color/image_raw".count)) : nil
-        }).sorted()
+        let topics = try DDSDiscovery.imageTopics(domain: domain, listening: listen)
+        let cameras = DDSDiscovery.cameraNamespaces(topics, domain: domain)
         if json {
+            struct Camera: Encodable { var namespace: String; var source: String }
+            struct DDSListing: Encodable { var domain: Int; var topics: [DDSImageTopic]; var cameras: [Camera] }
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try enc.encode(["topics": topics]), as: UTF8.self))
+            let listing = DDSListing(domain: domain, topics: topics, cameras: cameras.map { Camera(namespace: $0.namespace, source: $0.source) })
+            print(String(decoding: try enc.encode(listing), as: UTF8.self))
             return
         }
         print("DDS image topics on domain \(domain):")
         if topics.isEmpty { print("  none heard in \(listen) s") }
-        for t in topics { print("  \(t.topic)  \(t.type), \(t.reliability)  --source \(t.source)") }
-        for n in namespaces where !n.isEmpty { print("  camera namespace \(n)  --source dds:\(n)\(suffix)") }
+        for t in topics { print("  \(t.topic)  \(t.type), \(t.summary), \(t.reliability)  --source \(t.source)") }
+        for c in cameras { print("  camera namespace \(c.namespace)  --source \(c.source)") }
     }
 }

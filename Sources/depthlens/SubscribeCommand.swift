@@ -10,8 +10,10 @@ struct SubscribeCommand: ParsableCommand {
         abstract: "Receive a dds: source for a while and report how it arrived: frames, rate, losses, latency (no window).",
         discussion: "Latency is from the publisher's DDS source timestamp (when it wrote the color sample) to the frame in "
             + "depthlens' hands (nextFrame), so it needs the two machines' clocks in agreement (it is exact on one machine). "
-            + "Lost counts samples Cyclone DDS saw missing (gaps in the writers' sequences, e.g. a frame with a lost fragment). "
-            + "--json prints {frames, seconds, fps, lost_samples, overrun, dropped, latency_ms: {median, p90, p99, max}, stamps}."
+            + "Received counts image samples (color and depth); lost counts those missing on the way (gaps in each writer's "
+            + "sequence numbers: a sample with a lost fragment, one the kernel or the reader's history dropped; or Cyclone DDS's "
+            + "sample-lost count when higher). --json prints {frames, seconds, fps, received_samples, lost_samples, overrun, "
+            + "dropped, latency_ms: {median, p90, p99, max}, stamps}."
     )
 
     @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N] or dds:/NAMESPACE).")
@@ -31,6 +33,7 @@ struct SubscribeCommand: ParsableCommand {
         var frames: Int
         var seconds: Double
         var fps: Double
+        var received_samples: Int
         var lost_samples: Int
         var overrun: Int
         var dropped: [String: Int]
@@ -63,14 +66,15 @@ struct SubscribeCommand: ParsableCommand {
                 if stamps { frameStamps.append(f.timestamp) }
             } else {
                 if let idle, now - last > idle { break }
-                Thread.sleep(forTimeInterval: 0.0005)
+                // Woken by the receive thread when a frame is ready (no polling interval in the latency).
+                src.waitForFrame(seconds: 0.05)
             }
         }
         let frames = count
         let elapsed = last - t0
         let l = src.latencies.suffix(frames).sorted()
         func q(_ p: Double) -> Double { l.isEmpty ? 0 : (l[min(l.count - 1, Int(Double(l.count) * p))] * 1e6).rounded() / 1e3 }
-        let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, lost_samples: src.samplesLost,
+        let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, received_samples: src.samplesReceived, lost_samples: src.samplesLost,
                             overrun: src.framesOverrun, dropped: src.droppedSamples,
                             latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stamps: stamps ? frameStamps : nil)
         if json {
@@ -78,8 +82,8 @@ struct SubscribeCommand: ParsableCommand {
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try enc.encode(report), as: UTF8.self))
         } else {
-            print(String(format: "%d frames in %.1f s (%.2f fps), %d samples lost, %d overrun; latency median %.2f ms, p90 %.2f, p99 %.2f, max %.2f",
-                         frames, elapsed, report.fps, report.lost_samples, report.overrun, q(0.5), q(0.9), q(0.99), q(1)))
+            print(String(format: "%d frames in %.1f s (%.2f fps), %d images received, %d lost, %d overrun; latency median %.2f ms, p90 %.2f, p99 %.2f, max %.2f",
+                         frames, elapsed, report.fps, report.received_samples, report.lost_samples, report.overrun, q(0.5), q(0.9), q(0.99), q(1)))
             for (t, n) in report.dropped.sorted(by: { $0.key < $1.key }) { print("  \(n) bad samples dropped on \(t)") }
         }
     }

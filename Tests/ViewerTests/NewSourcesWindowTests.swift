@@ -175,12 +175,23 @@ final class NewSourcesWindowTests: WindowTestCase {
         let x = try XServer.start()
         defer { x.stop() }
         let v = try ViewerRun(x: x, args: ["--source", source, "--mode", "jet", "--mix", "1", "--no-panel",
-                                           "--log-ui", "--size", "640x480"], extraEnv: env)
+                                           "--log-ui", "--stats", "--size", "640x480"], extraEnv: env)
         defer { if v.process.isRunning { v.process.terminate() } }
         try v.waitForLine("ui: ready", timeout: 60)
         let s = try state(v, after: 0)
         XCTAssertNil(s["frame"], "a live stream has no frame index")
         XCTAssertTrue(try title(v, naming: source).contains(source), "the window title names \(source)")
+        // The window opens at once (the source does not wait for its publisher); --stats says what
+        // arrived once a second: wait until images did.
+        var received = 0, statsLine = ""
+        let deadline = Date().addingTimeInterval(60)
+        while received == 0, Date() < deadline {
+            statsLine = try v.waitForLine("stats: ", after: v.lines.count, timeout: 20)
+            let part = try XCTUnwrap(statsLine.components(separatedBy: " | ").first { $0.hasPrefix("dds: ") }, statsLine)
+            received = Int(part.dropFirst("dds: ".count).prefix { $0.isNumber }) ?? 0
+            XCTAssertTrue(part.contains(" images received, ") && part.contains(" lost") && part.hasSuffix(" overrun"), part)
+        }
+        XCTAssertGreaterThan(received, 0, statsLine)
         try v.waitForFrames(10)
         try assertPicture(x, "dds")
         assertNoErrorNotice(v)

@@ -159,7 +159,7 @@ final class ViewerExportWindowTests: WindowTestCase {
         }
 
         // The MCAP: ros2: reopens it with the six frames.
-        let info = try runTool(Depthlens.executable, ["info", "--source", "ros2:\(path("out.mcap"))"])
+        let info = try runTool(Repo.depthlens, ["info", "--source", "ros2:\(path("out.mcap"))"])
         XCTAssertEqual(info.0, 0, info.2)
         XCTAssertTrue(info.1.contains("6 frames"), info.1)
     }

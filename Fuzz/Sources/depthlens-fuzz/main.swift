@@ -157,7 +157,13 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // type, checked and converted as the receiver does (image → rgba8 or meters, JPEG, camera_info, TF).
     "dds": { b in
         let sample = Array(b)
-        if let m = try? ROS2Message.image(sample, file: "dds:/t", topic: "/t"), (try? DDSImages.check(m, topic: "/t")) != nil {
+        let image = try? ROS2Message.image(sample, file: "dds:/t", topic: "/t")
+        // What the source decodes: the fields from the first bytes, the pixels where they lie; it
+        // must agree with the whole-message decoder.
+        let view = try? ROS2Message.imageView(b, file: "dds:/t", topic: "/t")
+        precondition((view == nil) == (image == nil) && view?.pixels.count == image?.data.count
+                     && view.map { $0.pixels.baseAddress! - b.baseAddress! } == image?.data.startIndex, "imageView and image disagree")
+        if let m = view, (try? DDSImages.check(m, topic: "/t")) != nil {
             _ = ROSImageDecoding.isDepthEncoding(m.encoding) ? ROSImageDecoding.depthMeters(m, units: 0.001) : ROSImageDecoding.rgba(m)
         }
         if let m = try? ROS2Message.compressedImage(sample, file: "dds:/t", topic: "/t") { _ = try? DDSImages.decompress(m, topic: "/t") }

@@ -33,6 +33,11 @@ typedef struct dl_dds_sample {
     uint32_t size;
     /// Source timestamp (ns since the Unix epoch) the writer stamped it with.
     int64_t source_timestamp_ns;
+    /// The writer's sequence number (RTPS writerSN) when the sample came over the network, else 0:
+    /// a gap between two samples of one writer is samples lost on the way.
+    int64_t sequence;
+    /// The writer (its instance handle on this participant).
+    uint64_t writer;
     void *handle;
 } dl_dds_sample;
 

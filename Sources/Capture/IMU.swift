@@ -135,12 +135,13 @@ public struct IMUSamples: Sendable, Equatable {
         }
     }
 
-    /// `imu.csv`: `csvHeader`, then `rows(within:)`, the stamp with 9 decimals, values as the
+    /// `imu.csv`: `csvHeader`, then `rows(within:)`, the stamp in seconds with 6 decimals (as
+    /// convert's rgb.txt and depth.txt: a Double of epoch seconds holds no more), values as the
     /// shortest decimal that reads back to the same Double, empty fields for a missing sensor.
     public func csv(within range: ClosedRange<Double>? = nil) -> String {
         var text = Self.csvHeader + "\n"
         for r in rows(within: range) {
-            text += String(format: "%.9f", r.timestamp)
+            text += String(format: "%.6f", r.timestamp)
             for v in [r.accelerometer, r.gyroscope] {
                 if let v { text += ",\(v.x),\(v.y),\(v.z)" } else { text += ",,," }
             }

@@ -301,8 +301,8 @@ final class IMUTests: XCTestCase {
         XCTAssertEqual(rows.map(\.accelerometer), [SIMD3(0, 0, 10), SIMD3(0.5, 0, 10), SIMD3(2, 2, 10), SIMD3(2, 4, 10)])
         XCTAssertEqual(rows.map(\.gyroscope), [SIMD3(1, 0, 0), SIMD3(2, 0, 0), SIMD3(3, 0, 0), SIMD3(4, 0, 0)])
         let csv = IMUSamples(accelerometer: a, gyroscope: g).csv(within: 1.1...2.6)
-        XCTAssertEqual(csv, IMUSamples.csvHeader + "\n1.250000000,0.5,0.0,10.0,2.0,0.0,0.0\n2.500000000,2.0,2.0,10.0,3.0,0.0,0.0\n")
-        XCTAssertEqual(IMUSamples(gyroscope: g).csv(within: 0...0.6), IMUSamples.csvHeader + "\n0.500000000,,,,0.0,0.0,0.0\n")
+        XCTAssertEqual(csv, IMUSamples.csvHeader + "\n1.250000,0.5,0.0,10.0,2.0,0.0,0.0\n2.500000,2.0,2.0,10.0,3.0,0.0,0.0\n")
+        XCTAssertEqual(IMUSamples(gyroscope: g).csv(within: 0...0.6), IMUSamples.csvHeader + "\n0.500000,,,,0.0,0.0,0.0\n")
         // Unsorted stamps are sorted with their values.
         let u = IMUStream(kind: .gyroscope, name: "u", timestamps: [2, 1], values: [SIMD3(2, 2, 2), SIMD3(1, 1, 1)])
         XCTAssertEqual(u.timestamps, [1, 2])

@@ -173,6 +173,7 @@ extension ViewerApp {
             // Around the frame shown (its timestamp: the clock the recording stamps IMU samples with).
             if let frame = depth.current {
                 ui.imuPlot.draw(imu, at: frame.timestamp)
+                log("imu")
             } else {
                 UI.text("no frame shown yet")
             }

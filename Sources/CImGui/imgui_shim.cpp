@@ -204,4 +204,43 @@ void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, floa
     dl->AddCircleFilled(ImVec2(x1, y1), 4.0f, c);
 }
 
+void dl_imgui_plot_series(const char *label, const char *unit, const double *current, const float *values,
+                          int series, int count, float vmin, float vmax, float height, float marker) {
+    static const ImU32 colors[] = { IM_COL32(240, 90, 80, 255), IM_COL32(110, 220, 110, 255), IM_COL32(100, 150, 255, 255) };
+    if (current && series == 3)
+        ImGui::Text("%s  x %.3f  y %.3f  z %.3f %s", label, current[0], current[1], current[2], unit);
+    else
+        ImGui::TextUnformatted(label);
+    ImVec2 p0 = ImGui::GetCursorScreenPos();
+    float w = ImGui::GetContentRegionAvail().x;
+    if (w < 10) w = 10;
+    ImVec2 p1 = ImVec2(p0.x + w, p0.y + height);
+    ImGui::Dummy(ImVec2(w, height));
+    ImDrawList *dl = ImGui::GetWindowDrawList();
+    dl->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+    float span = vmax - vmin;
+    if (!(span > 0)) span = 1;
+    if (vmin < 0 && vmax > 0) {
+        float y0 = p1.y - (0 - vmin) / span * height;
+        dl->AddLine(ImVec2(p0.x, y0), ImVec2(p1.x, y0), IM_COL32(128, 128, 128, 120));
+    }
+    if (count >= 2) {
+        float dx = w / (float)(count - 1);
+        for (int s = 0; s < series; s++) {
+            const float *v = values + (size_t)s * (size_t)count;
+            ImU32 c = colors[s % 3];
+            for (int i = 1; i < count; i++) {
+                float a = v[i - 1], b = v[i];
+                if (a != a || b != b) continue;  // NaN: a gap
+                dl->AddLine(ImVec2(p0.x + dx * (float)(i - 1), p1.y - (a - vmin) / span * height),
+                            ImVec2(p0.x + dx * (float)i, p1.y - (b - vmin) / span * height), c, 1.5f);
+            }
+        }
+    }
+    if (marker >= 0 && marker <= 1) {
+        float x = p0.x + marker * w;
+        dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 160, 200));
+    }
+}
+
 }  // extern "C"

@@ -35,13 +35,18 @@ import Foundation
 ///
 /// **Streams on their own clocks** (`RecordedStreams`, what `convert` writes): the color, depth and
 /// infrared streams playback uses, each with every frame once under its own header stamp.
-public final class BagSource: FrameSource, RecordedStreams {
+///
+/// **IMU** (`IMURecording`): the `sensor_msgs/Imu` topics `ROSIMUTopics` picks (librealsense's
+/// Accel_N and Gyro_N streams, else the first Imu topic), each sample under its header stamp.
+public final class BagSource: FrameSource, RecordedStreams, IMURecording {
     public let path: String
     /// Pause, step, seek, loop and rate (valid after `start()`).
     public let recording: RecordingPlayback
     public var playback: PlaybackControl? { recording }
     /// The color, depth and infrared streams, each on its own clock (what `convert` writes).
     public var recordedStreams: RecordedStreams? { self }
+    /// The accelerometer and gyroscope topics, when the bag has any.
+    public var imu: IMURecording? { imuTopics.isEmpty ? nil : self }
     public var name: String { "bag:\(path)" }
     /// Intrinsics of the color frames (the color camera's, from the recording when it has them).
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
@@ -87,6 +92,8 @@ public final class BagSource: FrameSource, RecordedStreams {
     private var recorded: [RecordedStream]?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
+    private var imuTopics = ROSIMUTopics(picks: [])
+    private var imuRead: IMUSamples?
 
     public init(path: String) {
         self.path = path
@@ -120,6 +127,12 @@ public final class BagSource: FrameSource, RecordedStreams {
             throw CaptureError.file(path: path, problem: "no depth or color image topic with a supported encoding")
         }
         self.bag = bag
+        let imuNames = Set(bag.connections.filter { $0.type == "sensor_msgs/Imu" }.map(\.topic))
+        imuTopics = ROSIMUTopics(imuTopics: Array(imuNames)) { topic in
+            guard let ref = bag.messages(onTopic: topic).first,
+                  let m = try? ROSMessage.imu(try bag.data(of: ref), bag: path, topic: topic) else { return (false, false) }
+            return (m.linearAccelerationCovariance.first != -1, m.angularVelocityCovariance.first != -1)
+        }
         // Depth units: the depth sensor's option, else any, else millimeters.
         var units: Float = 0.001
         var unitsKnown = false
@@ -245,6 +258,8 @@ public final class BagSource: FrameSource, RecordedStreams {
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
+        imuTopics = ROSIMUTopics(picks: [])
+        imuRead = nil
     }
 
     /// Meters per unit → units per meter, snapped to a whole number when within 1e-5 of one
@@ -578,6 +593,31 @@ extension BagSource {
             case .depth: return .depth(try decodeDepth(image, index: index))
             case .color, .infrared: return .image(try decodeColor(s, index: index, image: image))
             }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
+}
+
+// MARK: IMURecording
+
+extension BagSource {
+    public func imuSamples() throws -> IMUSamples {
+        if let imuRead { return imuRead }
+        guard let bag else { throw CaptureError.invalidState("\(name): imuSamples before start()") }
+        do {
+            let samples = try imuTopics.samples(path: path, read: { pick in
+                try bag.messages(onTopic: pick.topic).map { ref in
+                    let m = try ROSMessage.imu(try bag.data(of: ref), bag: path, topic: pick.topic)
+                    return ROSIMUTopics.Message(stamp: m.header.stamp.seconds, linearAcceleration: m.linearAcceleration, angularVelocity: m.angularVelocity)
+                }
+            }, rate: { prefix in
+                guard let ref = bag.messages(onTopic: "\(prefix)/info").first,
+                      let si = try? ROSMessage.streamInfo(try bag.data(of: ref), bag: path, topic: "\(prefix)/info"), si.fps > 0 else { return nil }
+                return Double(si.fps)
+            })
+            imuRead = samples
+            return samples
         } catch {
             throw CaptureError.wrapping(error, path: path)
         }

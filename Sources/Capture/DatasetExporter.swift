@@ -102,6 +102,8 @@ public struct ExportSummary: Sendable {
     /// Frames that could not be read or decoded: skipped, each said in `warnings` (`convert` then exits 1).
     public var skippedFrames = 0
     public var warnings: [String]
+    /// Rows of imu.csv, when the source has IMU samples (nil: no imu.csv).
+    public var imuRows: Int?
 
     /// Frames exported, as a person counts them: the most frames any one stream got when written
     /// stream by stream (5 color and 5 depth images are 5 frames), else the pairs written.
@@ -113,7 +115,11 @@ public struct ExportSummary: Sendable {
 /// `calibration.json` (the `info --json` calibration) and, with `ply`, `ply/T.ply` per depth frame
 /// with the real intrinsics and colors — that `tum:DIR` reopens with the same frames; a source with
 /// poses also gets `groundtruth.txt` (TUM's trajectory format: a line per frame written, at its
-/// stamp), which `tum:` reads back.
+/// stamp), which `tum:` reads back. A source with IMU samples (`FrameSource.imu`) also gets
+/// `imu.csv` (`IMUSamples.csv`: a row per gyroscope sample with the accelerometer interpolated at
+/// its stamp, units in the header; with `selection.time` only the rows stamped within it, else
+/// every sample); the samples are read before any frame, so an unreadable IMU stream fails the
+/// export before it writes anything.
 ///
 /// **Streams on their own clocks.** A source that offers `recordedStreams` (bag, mkv, tum, ros2) is
 /// written stream by stream: every color frame once under its own stamp, every depth frame once
@@ -190,6 +196,7 @@ public final class DatasetExporter {
             reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
         }
         defer { if recorded != nil { source.stop() } }
+        let imu = try source.imu?.imuSamples()
         let units = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale
         let writer: TUMWriter
         do { writer = try TUMWriter(directory: directory, depthScale: units) } catch { throw CaptureError.wrapping(error, path: directory) }
@@ -217,6 +224,15 @@ public final class DatasetExporter {
             var seen = Set<String>()
             let lines = listing.poseLines.prefix(framesListed).compactMap { $0 }.filter { seen.insert($0).inserted }
             do { try writeGroundTruth(lines) } catch { if failure == nil { failure = error } }
+        }
+        if let imu, !imu.isEmpty {
+            let text = imu.csv(within: selection.time)
+            do {
+                try wrapped { try FileSupport.atomicWrite(Array(text.utf8), to: directory + "/imu.csv") }
+                summary.imuRows = text.utf8.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } - 1
+            } catch {
+                if failure == nil { failure = error }
+            }
         }
         summary.warnings = source.warnings + summary.warnings
         if let failure { throw failure }

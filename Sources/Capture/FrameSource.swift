@@ -37,7 +37,7 @@ public let framesHeldByConsumer = 5
 /// description; the caller shows them and keeps calling.
 ///
 /// What a source can do beyond frames is a capability it offers (`playback`, `depthRate`,
-/// `cameraControls`, `reconnection`; nil when it cannot): a consumer asks the source, never casts
+/// `cameraControls`, `reconnection`, `imu`; nil when it cannot): a consumer asks the source, never casts
 /// it to a concrete type, so a new source kind adopts what it has and every consumer follows.
 public protocol FrameSource: AnyObject {
     /// Human-readable name ("synthetic", "tum:/data/fr1_desk", "v4l2:/dev/video0").
@@ -91,6 +91,9 @@ public protocol FrameSource: AnyObject {
     /// Every frame of each recorded stream on its own clock, unpaired (what `convert` writes); nil
     /// for sources that only play pairs. Valid after `start()`.
     var recordedStreams: RecordedStreams? { get }
+    /// The accelerometer and gyroscope samples a recording holds (bag, ros2, mkv, a Stray Scanner
+    /// scan); nil when it has none. Valid after `start()`.
+    var imu: IMURecording? { get }
 }
 
 /// Defaults for sources that know nothing more: no calibration, no warnings.
@@ -112,6 +115,7 @@ public extension FrameSource {
     var reconnection: CameraReconnection? { nil }
     var delivery: DeliveryCounting? { nil }
     var recordedStreams: RecordedStreams? { nil }
+    var imu: IMURecording? { nil }
 }
 
 public extension FrameSource {

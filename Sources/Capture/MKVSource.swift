@@ -27,13 +27,21 @@ import Foundation
 ///   demand, reading forward for playback and seeking (libavformat's cue index) for jumps.
 /// - Streams on their own clocks (`RecordedStreams`, what `convert` writes): the COLOR, DEPTH and IR
 ///   tracks, each with every frame once in presentation order, stamped as above.
-public final class MKVSource: FrameSource, RecordedStreams {
+/// - IMU (`IMURecording`): the track titled IMU or marked by K4A_IMU_TRACK (codec `S_K4A/IMU`, the
+///   recorder's samples laced into block groups; libavformat hands each out as a packet). Each
+///   sample is the SDK's packed little-endian `matroska_imu_sample_t` (matroska_common.h), 40
+///   bytes: accelerometer device timestamp (u64, ns), accelerometer x y z (float32, m/s²), gyroscope
+///   timestamp (u64, ns), gyroscope x y z (float32, rad/s); the stamps in seconds as the SDK reports
+///   them (whole microseconds). Its packets are kept while indexing and decoded by `imuSamples()`.
+public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     public let path: String
     /// Pause, step, seek, loop and rate (valid after `start()`).
     public let recording: RecordingPlayback
     public var playback: PlaybackControl? { recording }
     /// Every COLOR, DEPTH and IR frame on its own clock (what `convert` writes).
     public var recordedStreams: RecordedStreams? { self }
+    /// The Azure Kinect IMU track, when the recording has one.
+    public var imu: IMURecording? { imuTrack == nil ? nil : self }
     public var name: String { "mkv:\(path)" }
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
@@ -59,6 +67,9 @@ public final class MKVSource: FrameSource, RecordedStreams {
     private var startOffsetNS: Int64 = 0
     /// Decoders apart from the file per intra-only track (`payload`: decoded on `convert`'s workers).
     private var frameDecoders: [Int32: FrameDecoders] = [:]
+    /// The IMU track (its title or index) and its packets, in file order.
+    private var imuTrack: (name: String, packets: [[UInt8]])?
+    private var imuRead: IMUSamples?
     /// Tracks read for `decodeFrame` besides the displayed and the depth track: their packets are
     /// kept (and inter-coded ones fed) while reading forward, as those two tracks' are.
     private var wanted: Set<Int32> = []
@@ -217,6 +228,13 @@ public final class MKVSource: FrameSource, RecordedStreams {
             for (k, v) in f.tags(stream: s.index) where k.hasPrefix("K4A_") && tags[k] == nil { tags[k] = v }
         }
 
+        // The IMU track (any kind: libavformat makes S_K4A/IMU a subtitle stream of no codec).
+        let imuStream = f.streams.first { s in
+            s.kind != DL_MEDIA_VIDEO && s.kind != DL_MEDIA_ATTACHMENT
+                && (s.titleString == "IMU" || f.tags(stream: s.index).contains { $0.key == "K4A_IMU_TRACK" })
+        }
+        var imuPackets: [[UInt8]] = []
+
         // Index every packet.
         let used = Array(byRole.values)
         var byStream: [Int32: Track] = [:]
@@ -224,6 +242,7 @@ public final class MKVSource: FrameSource, RecordedStreams {
         var unstamped = 0, duplicate = 0
         do {
             while let p = try f.readPacket() {
+                if p.stream == imuStream?.index { imuPackets.append(p.bytes); continue }
                 guard let t = byStream[p.stream] else { continue }
                 guard let pts = p.pts, let ns = p.ptsNS else { unstamped += 1; continue }
                 guard t.byPTS[pts] == nil else { duplicate += 1; continue }
@@ -324,6 +343,8 @@ public final class MKVSource: FrameSource, RecordedStreams {
         tracks = byStream
         streamTracks = [Role.color, .depth, .ir].compactMap { byRole[$0] }
         self.startOffsetNS = startOffsetNS
+        imuTrack = imuStream.map { s in (s.titleString.isEmpty ? "track \(s.index)" : s.titleString, imuPackets) }
+        imuRead = nil
         wanted.removeAll()
         display = shown
         depthTrack = depth
@@ -863,5 +884,48 @@ extension MKVSource {
         func sendEOF() throws {}
         func receive() throws -> MediaFile.Received { .end }
         func convert(into dst: PixelBuffer) throws {}
+    }
+}
+
+// MARK: IMURecording
+
+extension MKVSource {
+    /// Size of the SDK's packed `matroska_imu_sample_t`.
+    static let imuSampleSize = 40
+
+    public func imuSamples() throws -> IMUSamples {
+        if let imuRead { return imuRead }
+        guard let imuTrack else { return IMUSamples() }
+        let samples = try Self.imuSamples(imuTrack.packets, track: imuTrack.name, path: path)
+        imuRead = samples
+        return samples
+    }
+
+    /// Decodes the IMU track's packets (each one sample or several laced together: a multiple of
+    /// 40 bytes). A packet of another size or a value that is not finite is a `CaptureError.file`
+    /// naming `path`.
+    static func imuSamples(_ packets: [[UInt8]], track: String, path: String) throws -> IMUSamples {
+        var accT: [Double] = [], acc: [SIMD3<Double>] = [], gyroT: [Double] = [], gyro: [SIMD3<Double>] = []
+        for (i, p) in packets.enumerated() {
+            guard !p.isEmpty, p.count % imuSampleSize == 0 else {
+                throw CaptureError.file(path: path, problem: "\(track) track: packet \(i) holds \(p.count) bytes, not whole \(imuSampleSize)-byte IMU samples")
+            }
+            var r = ByteReader(bytes: p, name: path, what: "\(track) packet \(i)")
+            for k in 0..<(p.count / imuSampleSize) {
+                let at = try r.u64()
+                let a = SIMD3(Double(try r.f32()), Double(try r.f32()), Double(try r.f32()))
+                let gt = try r.u64()
+                let g = SIMD3(Double(try r.f32()), Double(try r.f32()), Double(try r.f32()))
+                try IMUSamples.checkFinite(a, path: path, what: "\(track) packet \(i) sample \(k): the accelerometer")
+                try IMUSamples.checkFinite(g, path: path, what: "\(track) packet \(i) sample \(k): the gyroscope")
+                accT.append(Double(at / 1000) / 1e6)
+                acc.append(a)
+                gyroT.append(Double(gt / 1000) / 1e6)
+                gyro.append(g)
+            }
+        }
+        guard !accT.isEmpty else { return IMUSamples() }
+        return IMUSamples(accelerometer: IMUStream(kind: .accelerometer, name: track, timestamps: accT, values: acc),
+                          gyroscope: IMUStream(kind: .gyroscope, name: track, timestamps: gyroT, values: gyro))
     }
 }

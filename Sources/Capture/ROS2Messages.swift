@@ -98,7 +98,7 @@ public enum ROS2Message {
         }
     }
 
-    /// sensor_msgs/msg/Imu (kept for later use; not shown yet).
+    /// sensor_msgs/msg/Imu (`ROS2Source`'s IMU samples; see `ROSMessage.Imu`).
     public struct Imu: Sendable, Equatable {
         public var header: Header
         /// x, y, z, w.

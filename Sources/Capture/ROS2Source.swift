@@ -39,7 +39,10 @@ import Foundation
 /// **Streams on their own clocks** (`RecordedStreams`, what `convert` writes): the depth and color
 /// topics playback uses, each with every message once under its own stamp (as its frames carry it
 /// when they lead: librealsense's metadata timestamp, else the header stamp).
-public final class ROS2Source: FrameSource, RecordedStreams {
+///
+/// **IMU** (`IMURecording`): the `sensor_msgs/msg/Imu` topics `ROSIMUTopics` picks (librealsense's
+/// Accel_N and Gyro_N streams, else the first Imu topic), each sample under its header stamp.
+public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
     public let path: String
     /// Topics chosen by the user (nil: automatic).
     public let depthTopic: String?
@@ -93,6 +96,10 @@ public final class ROS2Source: FrameSource, RecordedStreams {
     public var playback: PlaybackControl? { playbackState }
     /// The depth and color topics, each on its own clock (what `convert` writes).
     public var recordedStreams: RecordedStreams? { self }
+    /// The accelerometer and gyroscope topics, when the recording has any.
+    public var imu: IMURecording? { imuTopics.isEmpty ? nil : self }
+    private var imuTopics = ROSIMUTopics(picks: [])
+    private var imuRead: IMUSamples?
     private var cachedColor: (index: Int, buffer: PixelBuffer)?
     /// The streams `RecordedStreams` offers (color, then depth: those played) and their stamps once read.
     private var exportable: [(stream: Stream, kind: StreamKind)] = []
@@ -128,6 +135,11 @@ public final class ROS2Source: FrameSource, RecordedStreams {
     private func open() throws {
         let rec = try ROS2Recording(path: path)
         recording = rec
+        imuTopics = ROSIMUTopics(imuTopics: rec.topics.filter { $0.type == "sensor_msgs/msg/Imu" }.map(\.name)) { topic in
+            guard let ref = rec.messages(onTopic: topic).first,
+                  let m = try? ROS2Message.imu(try rec.data(of: ref), file: path, topic: topic) else { return (false, false) }
+            return (m.linearAccelerationCovariance.first != -1, m.angularVelocityCovariance.first != -1)
+        }
         let inspected = imageStreams(rec)
         var all = inspected.streams
         let problems = inspected.problems
@@ -276,6 +288,8 @@ public final class ROS2Source: FrameSource, RecordedStreams {
         blackColor = nil
         streamsCache = nil
         playedStreams = []
+        imuTopics = ROSIMUTopics(picks: [])
+        imuRead = nil
     }
 
     /// The index in `refs` (sorted by log time) nearest `t`; the earlier one on a tie.
@@ -857,6 +871,27 @@ extension ROS2Source {
             case .depth: return .depth(try decodeDepth(e.stream, index: index).depth)
             case .color, .ir: return .image(try decodeColor(e.stream, index: index).buffer)
             }
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
+    }
+}
+
+// MARK: IMURecording
+
+extension ROS2Source {
+    public func imuSamples() throws -> IMUSamples {
+        if let imuRead { return imuRead }
+        guard let rec = recording else { throw CaptureError.invalidState("\(name): imuSamples before start()") }
+        do {
+            let samples = try imuTopics.samples(path: path, read: { pick in
+                try rec.messages(onTopic: pick.topic).map { ref in
+                    let m = try ROS2Message.imu(try rec.data(of: ref), file: path, topic: pick.topic)
+                    return ROSIMUTopics.Message(stamp: m.header.stamp.seconds, linearAcceleration: m.linearAcceleration, angularVelocity: m.angularVelocity)
+                }
+            }, rate: { streamFPS(rec, $0) })
+            imuRead = samples
+            return samples
         } catch {
             throw CaptureError.wrapping(error, path: path)
         }

@@ -63,6 +63,19 @@ public enum ROSMessage {
         public var value: String
     }
 
+    /// sensor_msgs/Imu: orientation (x, y, z, w), angular velocity (rad/s), linear acceleration
+    /// (m/s²), each with its 3×3 covariance (row-major; element 0 is -1 when the field is not
+    /// given, by ROS's convention).
+    public struct Imu: Sendable, Equatable {
+        public var header: Header
+        public var orientation: SIMD4<Double>
+        public var orientationCovariance: [Double]
+        public var angularVelocity: SIMD3<Double>
+        public var angularVelocityCovariance: [Double]
+        public var linearAcceleration: SIMD3<Double>
+        public var linearAccelerationCovariance: [Double]
+    }
+
     /// realsense_msgs/StreamInfo (librealsense's per-stream fps and encoding).
     public struct StreamInfo: Sendable, Equatable {
         public var fps: UInt32
@@ -122,6 +135,17 @@ public enum ROSMessage {
         var r = reader(bytes, bag: bag, topic: topic, type: "geometry_msgs/Transform")
         let t = try r.f64s(3), q = try r.f64s(4)
         return Transform(translation: SIMD3(t[0], t[1], t[2]), rotation: SIMD4(q[0], q[1], q[2], q[3]))
+    }
+
+    public static func imu(_ bytes: [UInt8], bag: String, topic: String) throws -> Imu {
+        var r = reader(bytes, bag: bag, topic: topic, type: "sensor_msgs/Imu")
+        let h = try header(&r)
+        let o = try r.f64s(4), oc = try r.f64s(9)
+        let w = try r.f64s(3), wc = try r.f64s(9)
+        let a = try r.f64s(3), ac = try r.f64s(9)
+        return Imu(header: h, orientation: SIMD4(o[0], o[1], o[2], o[3]), orientationCovariance: oc,
+                   angularVelocity: SIMD3(w[0], w[1], w[2]), angularVelocityCovariance: wc,
+                   linearAcceleration: SIMD3(a[0], a[1], a[2]), linearAccelerationCovariance: ac)
     }
 
     public static func keyValue(_ bytes: [UInt8], bag: String, topic: String) throws -> KeyValue {

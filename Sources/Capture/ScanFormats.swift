@@ -94,6 +94,46 @@ public enum ScanFormats {
         return out
     }
 
+    /// Standard gravity, m/s² per g.
+    public static let standardGravity = 9.80665
+
+    /// `imu.csv`: a header (`timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z`), then a row per
+    /// sample: Core Motion's timestamp (seconds since boot, the clock of odometry.csv's ARKit
+    /// timestamps), the accelerometer and the gyroscope (rad/s) in the device's axes. Stray
+    /// Scanner's writer pairs the latest raw CMAccelerometerData and CMGyroData, stamped with the
+    /// later of the two (its DatasetEncoder.swift); the accelerometer is in g there (older versions
+    /// wrote (userAcceleration + gravity) · 9.81, m/s²): the median magnitude tells them apart —
+    /// below 3 the values are g and are scaled by `standardGravity`. Axes and signs as Core Motion
+    /// gives them (at rest the gravity reads as −1 g along the axis pointing up). Both streams
+    /// share the rows' stamps. A field that is not a finite number is an error naming the line.
+    public static func strayIMU(_ bytes: [UInt8], path: String) throws -> IMUSamples {
+        var stamps: [Double] = [], accel: [SIMD3<Double>] = [], gyro: [SIMD3<Double>] = []
+        var sawHeader = false
+        for l in lines(bytes) where !l.text.isEmpty {
+            if !sawHeader {
+                sawHeader = true
+                if l.text.lowercased().hasPrefix("timestamp") { continue }
+            }
+            let fields = l.text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard fields.count >= 7 else {
+                throw CaptureError.file(path: path, problem: "line \(l.number): expected 'timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z', got \(fields.count) fields")
+            }
+            var v: [Double] = []
+            for f in fields.prefix(7) {
+                guard let d = Double(f), d.isFinite else { throw CaptureError.file(path: path, problem: "line \(l.number): '\(f)' is not a number") }
+                v.append(d)
+            }
+            stamps.append(v[0])
+            accel.append(SIMD3(v[1], v[2], v[3]))
+            gyro.append(SIMD3(v[4], v[5], v[6]))
+        }
+        guard !stamps.isEmpty else { return IMUSamples() }
+        let magnitudes = accel.map { ($0 * $0).sum().squareRoot() }.sorted()
+        if magnitudes[magnitudes.count / 2] < 3 { accel = accel.map { $0 * standardGravity } }
+        return IMUSamples(accelerometer: IMUStream(kind: .accelerometer, name: "imu.csv", timestamps: stamps, values: accel),
+                          gyroscope: IMUStream(kind: .gyroscope, name: "imu.csv", timestamps: stamps, values: gyro))
+    }
+
     // MARK: Polycam
 
     /// One `keyframes/cameras/NAME.json`.

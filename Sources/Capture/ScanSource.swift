@@ -10,7 +10,9 @@ import Foundation
 ///
 /// A folder whose frames have no pose (poses missing or not matched) plays without them and says
 /// so once in `warnings`; a malformed index or pose file is one `CaptureError.file` from `start()`.
-public final class ScanSource: FrameSource {
+/// A Stray Scanner folder's `imu.csv` gives the IMU samples (`ScanFormats.strayIMU`), read by
+/// `imuSamples()`.
+public final class ScanSource: FrameSource, IMURecording {
     public let directory: String
     /// Depth pixels whose confidence (0 low, 1 medium, 2 high) is below this are dropped.
     public let minConfidence: Int
@@ -26,6 +28,10 @@ public final class ScanSource: FrameSource {
     public var depthUnitsPerMeter: Float? { 1000 }
     public private(set) var warnings: [String] = []
     public var onWarning: ((String) -> Void)?
+    /// A Stray Scanner folder's imu.csv, when it has one.
+    public var imu: IMURecording? { imuFile == nil ? nil : self }
+    private var imuFile: String?
+    private var imuRead: IMUSamples?
 
     /// One frame as the folder lists it.
     struct Frame {
@@ -75,8 +81,11 @@ public final class ScanSource: FrameSource {
         layout = found.layout
         frames = found.frames
         for w in found.warnings { warn(w) }
+        imuRead = nil
+        imuFile = nil
         if case .strayScanner = found.layout {
             video = try VideoFrames(path: dir + "/rgb.mp4")
+            if FileManager.default.fileExists(atPath: dir + "/imu.csv") { imuFile = dir + "/imu.csv" }
         }
         let withPose = frames.filter { $0.pose != nil }.count
         if withPose == 0 {
@@ -103,6 +112,17 @@ public final class ScanSource: FrameSource {
     public func stop() {
         recording.close()
         video = nil
+        imuRead = nil
+    }
+
+    public func imuSamples() throws -> IMUSamples {
+        if let imuRead { return imuRead }
+        guard let imuFile else { return IMUSamples() }
+        let bytes: [UInt8]
+        do { bytes = try FileSupport.readAll(imuFile) } catch { throw CaptureError.wrapping(error, path: imuFile) }
+        let samples = try ScanFormats.strayIMU(bytes, path: imuFile)
+        imuRead = samples
+        return samples
     }
 
     public func nextFrame(now: Double) throws -> FrameSet? {

@@ -49,6 +49,9 @@ final class SourceSession {
         var firstTimestamp: Double?
         /// The recording's duration in seconds, read once when the source opens (nil: unknown).
         var durationSeconds: Double?
+        /// The recording's accelerometer and gyroscope samples, read once when the source opens
+        /// (nil: it has none, or they could not be read, which a notice said).
+        var imu: IMUSamples?
     }
 
     /// The camera source's reconnection, when it has one: its last state change seen and the line
@@ -88,8 +91,14 @@ final class SourceSession {
 
     /// Starts the source's thread (and a PLY sequence's loading thread).
     func start() {
+        // Read here, before the source's thread starts (a source is used from one thread at a time).
+        var imu: IMUSamples?
+        if let r = source?.imu {
+            do { imu = try r.imuSamples() } catch { log.notice("IMU samples not shown: \(error)", isError: true) }
+        }
         timeline = Timeline(framesReceived: timeline.framesReceived,
-                            durationSeconds: ply.sequence?.durationSeconds ?? source?.metadata.durationSeconds)
+                            durationSeconds: ply.sequence?.durationSeconds ?? source?.metadata.durationSeconds,
+                            imu: imu.flatMap { $0.isEmpty ? nil : $0 })
         reconnect = ReconnectWatch(reconnection: source?.reconnection, seen: source?.reconnection?.stateChanges ?? 0)
         ply.start()
         // The prefetcher sets the source's warning callback before its thread starts.

@@ -169,6 +169,15 @@ extension ViewerApp {
             UI.sameLine()
             UI.checkbox("RGB-D as mkv", &capture.recordsRGBD)
         }
+        if let imu = session.timeline.imu, UI.header("IMU") {
+            // Around the frame shown (its timestamp: the clock the recording stamps IMU samples with).
+            if let frame = depth.current {
+                ui.imuPlot.draw(imu, at: frame.timestamp)
+                log("imu")
+            } else {
+                UI.text("no frame shown yet")
+            }
+        }
         buildExportSection()
         if UI.header("Cameras") { buildCameraList() }
         if UI.header("Status") {

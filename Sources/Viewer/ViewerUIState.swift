@@ -15,6 +15,8 @@ struct ViewerUIState {
     var texts = ViewerTexts()
     /// The "Camera controls" section's labels (ViewerCameraControls.swift).
     var cameraControls = CameraControlsPanel()
+    /// The "IMU" section's plot buffers (IMUPlot.swift).
+    var imuPlot = IMUPlot()
     /// The status line at the bottom of the window, rebuilt when the figures change (once a second).
     var statusText = ""
     /// The last `state:` line printed (`--log-ui`).

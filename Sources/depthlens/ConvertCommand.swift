@@ -15,11 +15,13 @@ struct ConvertCommand: ParsableCommand {
         own stamp, every depth frame once under its own; associations.txt pairs each depth frame with
         the color frame nearest in time. --time keeps each stream's frames stamped within it, --frames
         A:B each stream's frames nearest in time to playback frames A..B, --every N every N-th frame
-        of each stream. `tum:DIR` reopens the folder with the same frames. Ctrl+C, SIGTERM and SIGHUP
-        stop cleanly: what was written is complete and listed. A frame that cannot be read is one
-        line (the recording, the frame, the problem); the others are written and listed, and the
-        exit status is 1. --jobs N: N threads decode, align, encode and write (the frames are
-        written in order, the same bytes for any N).
+        of each stream. `tum:DIR` reopens the folder with the same frames. A source with IMU samples
+        (bag, ros2, mkv, a Stray Scanner scan) also gets imu.csv: timestamp, ax ay az (m/s^2), gx gy gz
+        (rad/s), a row per gyroscope sample with the accelerometer interpolated at its stamp (--time
+        keeps the rows within it). Ctrl+C, SIGTERM and SIGHUP stop cleanly: what was written is
+        complete and listed. A frame that cannot be read is one line (the recording, the frame, the
+        problem); the others are written and listed, and the exit status is 1. --jobs N: N threads
+        decode, align, encode and write (the frames are written in order, the same bytes for any N).
         --video FILE.mp4|FILE.mkv (instead of --out) writes a video (H.264; FFV1 with --lossless, .mkv
         only) of --what depth (default; through --colormap and --range, as the view colors it), color,
         side-by-side or blend (by --mix), each frame at its own stamp (microseconds from the first).
@@ -122,7 +124,7 @@ struct ConvertCommand: ParsableCommand {
         if src.metadata.tags["depth_accuracy"] == DepthData.Accuracy.relative.rawValue {
             warn("\(src.name): the depth is relative (not metric): the depth images' millimeters are not real distances")
         }
-        let plys = ply ? ", \(summary.plyWritten) PLY files" : ""
+        let plys = (ply ? ", \(summary.plyWritten) PLY files" : "") + (summary.imuRows.map { ", imu.csv (\($0) IMU rows)" } ?? "")
         if let s = summary.stoppedBy {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; \(out) lists every frame written")
             throw ExitCode(128 + s)

@@ -175,6 +175,18 @@ struct SourceDescription {
     let frameCount: Int?
     /// "N poses (origin)" when the source has camera poses.
     let poses: (count: Int, origin: String)?
+    /// The IMU streams (samples read; listed without them), when the source has any.
+    let imu: [IMUSummary]
+
+    /// One IMU stream as `info` lists it.
+    struct IMUSummary {
+        var kind: IMUKind
+        var name: String
+        var samples: Int
+        var rate: Double?
+        var first: Double?
+        var last: Double?
+    }
 
     init(_ spec: SourceSpec, depthScale: Float?) throws {
         self.spec = spec
@@ -184,6 +196,9 @@ struct SourceDescription {
         var meta = source.metadata
         frameCount = source.playback?.frameCount
         poses = source.poses.map { ($0.count, $0.origin) }
+        imu = try source.imu?.imuSamples().streams.map {
+            IMUSummary(kind: $0.kind, name: $0.name, samples: $0.count, rate: $0.rate, first: $0.timestamps.first, last: $0.timestamps.last)
+        } ?? []
         if meta.streams.isEmpty {
             let fps = source.nominalFrameRate
             meta.streams.append(.init(name: "color", width: first.color.width, height: first.color.height, fps: fps,
@@ -225,6 +240,11 @@ struct SourceDescription {
         // A photo's depth may be relative (iPhone portrait): not meters, said at the top level.
         if let a = metadata.tags["depth_accuracy"] { o["accuracy"] = a }
         o["poses"] = poses.map { ["count": $0.count, "origin": $0.origin, "frame": "optical (x right, y down, z forward), world from camera"] as [String: Any] } ?? NSNull()
+        let imuStreams = imu.map { s -> [String: Any] in
+            ["kind": s.kind.rawValue, "name": s.name, "samples": s.samples, "rate_hz": s.rate ?? NSNull(), "unit": s.kind.unit,
+             "first_s": s.first ?? NSNull(), "last_s": s.last ?? NSNull()]
+        }
+        o["imu"] = imuStreams.isEmpty ? NSNull() as Any : imuStreams as Any
         return o
     }
 
@@ -260,6 +280,10 @@ struct SourceDescription {
                      + calibration.depthToColor.rotation.map { String(format: "%.5f", $0) }.joined(separator: " "))
         lines.append("  depth scale \(calibration.depthScale) units/m; calibration: \(calibration.origin)")
         if let p = poses { lines.append("  poses: \(p.count) camera poses from \(p.origin) (world from the optical frame)") }
+        for s in imu {
+            lines.append("  imu \(s.kind.rawValue): \(s.name), \(s.samples) samples" + (s.rate.map { String(format: " @ %.2f Hz", $0) } ?? "")
+                         + " (\(s.kind.unit))")
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -1,6 +1,7 @@
 import TestSupport
 import Foundation
 import XCTest
+import TestSupport
 
 /// The render loop in steady state, in a real window: with `--stats` and `--exit-after-frames`, the
 /// viewer prints its heap allocations per frame (the loop thread's, counted by CPlatform's malloc
@@ -111,6 +112,19 @@ final class ViewerSteadyStateTests: WindowTestCase {
         for mode in ["mask", "comic", "greenscreen", "blur", "portrait"] {
             try assertSteady(["--mode", mode, "--backend", "cpu", "--no-panel"])
         }
+    }
+
+    /// A recording with an IMU, the panel shown: its IMU section resamples the samples around the
+    /// frame into buffers made once and draws them (IMUPlot), every frame. The bag is
+    /// Tests/Fixtures/imu_reference.py's (librealsense's Accel and Gyro topics, written by rosbags).
+    func testSteadyStateIMUPlot() throws {
+        try requireOptimized()
+        let python = try PythonReference.python(importing: ["rosbags", "numpy"])
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("steady-imu-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try TestProcess.run([python, Repo.fixture("imu_reference.py"), "make", dir], timeout: 300)
+        XCTAssertEqual(made.status, 0, made.output)
+        try assertSteady(["--loop", "--mode", "jet"], source: ["--source", "bag:\(dir)/rs.bag"])
     }
 
     /// A loaded PLY cloud in the 3D view (not a depth frame).

@@ -124,6 +124,7 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         guard (try? s.start()) != nil, let n = s.recording.frameCount else { return }
         for i in 0..<min(n, 64) { _ = try? s.frame(i) }
         if n > 1 { _ = try? s.frame(0) }
+        _ = (try? s.imu?.imuSamples())?.csv()
     },
     // Depth photos (photo:FILE): the HEIF item walk (ftyp, meta, iinf, iloc, iref, iprp), every
     // item's extents, then the whole decode (HEVC items and grids through libavcodec, Apple's XMP).
@@ -181,6 +182,7 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         _ = try? ScanFormats.pincam(bytes, path: "frame.pincam")
         _ = try? ScanFormats.arkitScenesTrajectory(bytes, path: "lowres_wide.traj")
         _ = try? ScanFormats.scannerAppFrame(bytes, path: "frame_00000.json")
+        _ = (try? ScanFormats.strayIMU(bytes, path: "imu.csv"))?.csv()
         _ = try? PoseTrack.parseTUM(bytes, path: "groundtruth.txt")
     },
     // The viewer snapshot's NAME.json, through the decoder `process --snapshot` and `info` use.
@@ -203,6 +205,7 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
                 case "std_msgs/String": _ = try? ROSMessage.string(data, bag: "in.bag", topic: c.topic)
                 case "std_msgs/UInt32": _ = try? ROSMessage.uint32(data, bag: "in.bag", topic: c.topic)
                 case "realsense_msgs/StreamInfo": _ = try? ROSMessage.streamInfo(data, bag: "in.bag", topic: c.topic)
+                case "sensor_msgs/Imu": _ = try? ROSMessage.imu(data, bag: "in.bag", topic: c.topic)
                 default: break
                 }
             }
@@ -216,6 +219,7 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         }
         _ = try? source.recording.seek(toTime: 0.5)
         _ = source.metadata
+        _ = (try? source.imu?.imuSamples())?.csv()
     },
     // MCAP (ROS 2 recordings) from memory: the summary's chunk and message indexes, or the scan of
     // a file without a usable summary (chunks decompressed: zstd, lz4, none), then every message's

@@ -105,6 +105,13 @@ void dl_imgui_window_rect(float *out4);
 void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g, float b);
 /// A line and a dot in window pixels, over everything (3D distance picks). Why: ImDrawList is C++.
 void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b);
+/// A plot the panel's width wide and `height` px high: `series` lines of `count` values each
+/// (series i at values[i * count], drawn red, green, blue…), scaled so that [vmin, vmax] fills
+/// it; a NaN value leaves a gap; a vertical marker at `marker` (0…1 across; outside: none). Above
+/// it a line: `label`, then, when `current` is not NULL, its `series` values with 3 decimals and
+/// `unit`. Nothing is allocated but ImGui's own draw buffers. Why: ImDrawList and ImGui::Text are C++.
+void dl_imgui_plot_series(const char *label, const char *unit, const double *current, const float *values,
+                          int series, int count, float vmin, float vmax, float height, float marker);
 
 #ifdef __cplusplus
 }

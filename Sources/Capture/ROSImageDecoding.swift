@@ -178,6 +178,8 @@ public struct LibrealsenseZstdImage: RawROSImage, Sendable {
     public var isBigEndian: Bool { false }
     public var step: Int
     public var data: ArraySlice<UInt8>
+    public var dataCount: Int { data.count }
+    public func withData<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R { try data.withUnsafeBytes(body) }
 }
 
 extension ROSImageDecoding {

@@ -274,7 +274,7 @@ final class IMUTests: XCTestCase {
     /// A Stray Scanner folder with imu.csv offers it through `FrameSource.imu`; one without, none.
     func testScanSourceOffersImuCsv() throws {
         let dir = try makeTemporaryDirectory(self)
-        try runTool(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=gray:s=16x16:d=0.1:r=30",
+        try runChecked(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "color=c=gray:s=16x16:d=0.1:r=30",
                      "-c:v", "mpeg4", dir + "/rgb.mp4"])
         try FileManager.default.createDirectory(atPath: dir + "/depth", withIntermediateDirectories: true)
         try "timestamp, frame, x, y, z, qx, qy, qz, qw\n51234.5, 0, 0, 0, 0, 0, 0, 0, 1\n".write(toFile: dir + "/odometry.csv", atomically: true, encoding: .utf8)

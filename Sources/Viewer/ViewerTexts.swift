@@ -84,7 +84,9 @@ extension ViewerApp {
         let calibration = depth.calibration.map { c in
             c.origin.hasPrefix("default") ? "assumed intrinsics (525·W/640, center)" : "calibration: \(c.origin)"
         }
+        // A portrait photo's depth separates near from far but is not meters (docs/PHOTOS.md).
+        let relative = depth.current?.depth?.accuracy == .relative ? "  | relative depth: near/far only, not meters" : ""
         return status + "  | dropped \(stats.dropped)  | \(session.thermal.status)" + (calibration.map { "  | \($0)" } ?? "")
-            + "  | \(swapchain.context.name)"
+            + relative + "  | \(swapchain.context.name)"
     }
 }

@@ -47,6 +47,9 @@ final class PresentComposer {
     /// The 3D view's pictures and point layers (nil when the point-cloud renderer cannot be made on
     /// this device); its camera and input are the window's (`ViewerApp.input3D`).
     let scene3D: Scene3D?
+    /// Where the 3D view puts a posed source's frames: world coordinates, the camera path, the
+    /// accumulated cloud (Scene3DWorld.swift; key W). Its points are `scene3D`'s point list then.
+    let world = SceneWorld()
     private let pictureCopy = PictureCopy()
     /// Whether this device copies CPU pictures in (`PictureCopy.enabled(on:)`).
     private let copiesPictures: Bool
@@ -78,6 +81,9 @@ final class PresentComposer {
         scene3D?.drawing = options.points ?? (context.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? .cpu : .compute)
         scene3D?.edlChoice = options.edl
     }
+
+    /// A PLY point list is shown in 3D (not the world view's points of a frame source).
+    var showsPLY: Bool { scene3D?.pointList != nil && !world.ownsPointList }
 
     /// Shader errors of everything that draws (`--watch-shaders`), one per program.
     var shaderErrors: [String] { processor.shaderErrors + [present.lastError, scene3D?.shaderError].compactMap { $0 } }

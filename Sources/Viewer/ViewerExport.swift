@@ -435,7 +435,7 @@ final class ViewerExport {
 
 extension ViewerApp {
     private var exportAvailability: ViewerExport.Availability {
-        ViewerExport.availability(source: session.source, playback: playback, isPointList: composer.scene3D?.pointList != nil)
+        ViewerExport.availability(source: session.source, playback: playback, isPointList: composer.showsPLY)
     }
 
     /// The panel's "Export..." section (collapsed at first unless `--export-dir` was given).

@@ -23,7 +23,9 @@ extension ViewerApp {
             if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
         } else if let s = composer.scene3D {
             input3D.drawOverlay()
+            composer.world.drawPath(input3D)
             s.withOverlayLines { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
+            if let l = composer.world.line { UI.overlay(l, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let r = s.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
         }
         if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
@@ -95,7 +97,7 @@ extension ViewerApp {
                 var size = s.pointSize
                 if UI.slider("point size", &size, Limits.pointSize, format: "%.0f px") { s.pointSize = size }
             }
-            if let s = composer.scene3D { s.panel() }
+            if let s = composer.scene3D { s.panel(world: composer.world) }
         }
         if UI.header("Filter") {
             UI.checkbox("filter on", &settings.filterOn)

@@ -163,6 +163,50 @@ final class NewSourcesWindowTests: WindowTestCase {
         }
     }
 
+    /// Issue 26: the 3D view of a scan in world coordinates (W), then accumulating the frames
+    /// stepped through into the fused cloud (W again), drawn; W a third time returns to the camera
+    /// frame. No error notice on the way.
+    func testScanWorldViewAccumulates() throws {
+        let py = try PythonReference.python(importing: ["numpy", "PIL", "rosbags"])
+        let dir = path("scans")
+        let r = try TestProcess.run([py, Repo.fixture("make_scans.py"), Repo.fixture("realsense-d435-640x480.bag"), dir], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "scan:\(dir)/polycam", "--paused", "--view", "3d", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        var n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world world", after: n, timeout: 20)
+        n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world accumulate", after: n, timeout: 20)
+        _ = try v.waitForLine("ui: 3d accumulated 1 frames", after: n, timeout: 20)
+        for i in 1...2 {
+            n = v.lines.count
+            XCTAssertEqual(try frameAfter(v, key: "period"), "\(i)")
+            _ = try v.waitForLine("ui: 3d accumulated \(i + 1) frames", after: n, timeout: 20)
+        }
+        try v.waitForFrames(3)
+        let shot = try x.screenshot(saveAs: path("scan-world.png")) { s in
+            let l = lit(s, width: 640, height: 480)
+            return l.lit * 10 > l.total
+        }
+        keep(path("scan-world.png"), as: "newsources-scan-world")
+        let l = lit(shot, width: 640, height: 480)
+        XCTAssertGreaterThan(l.lit * 10, l.total, "the accumulated cloud is drawn (\(l.lit) of \(l.total) lit)")
+        XCTAssertGreaterThan(l.distinct, 20, "colored points, not a flat color")
+        n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world camera", after: n, timeout: 20)
+        try v.waitForFrames(3)
+        assertNoErrorNotice(v)
+        v.quit()
+    }
+
     /// Issue 26: the shared iPhone portrait HEIC opens as a still with depth.
     func testPhotoOpens() throws {
         let heic = Repo.fixture("iphone-portrait-pug.heic")

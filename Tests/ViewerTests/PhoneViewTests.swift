@@ -34,4 +34,99 @@ final class PhoneViewTests: XCTestCase {
         XCTAssertEqual(none.text, "(0, 0)  no depth")
     }
 
+    // MARK: World coordinates
+
+    /// The scan folders make_scans.py writes (three frames with known poses).
+    private func scans() throws -> String? {
+        let py = try PythonReference.python(importing: ["numpy", "PIL", "rosbags"])
+        let dir = folder.file("scans")
+        let r = try TestProcess.run([py, Repo.fixture("make_scans.py"), Repo.fixture("realsense-d435-640x480.bag"), dir], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        return r.status == 0 ? dir : nil
+    }
+
+    private func frames(_ source: FrameSource) throws -> [FrameSet] {
+        let reader = try FrameReader(source: source)
+        var out: [FrameSet] = []
+        while let f = try reader.next() { out.append(f) }
+        return out
+    }
+
+    /// W on a scan: the camera path is the scan's camera positions; world shows the frame's points
+    /// moved by its pose; accumulate shows the same cells as `export-ply --fuse` (CloudFuser, the
+    /// same voxel); back to the camera frame lets the point list go.
+    func testWorldPathAndAccumulatedCloud() throws {
+        guard let dir = try scans() else { return }
+        let e = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/expected.json"))) as? [String: Any]
+        let poses = try XCTUnwrap(e?["poses"] as? [[String: Any]])
+        let source = ScanSource(directory: dir + "/arkitscenes")
+        let fs = try frames(source)
+        XCTAssertEqual(fs.count, 3)
+
+        let context = try GPUContext()
+        let scene = try XCTUnwrap(Scene3D.make(context: context, factory: try GPUFilterFactory(context: context), input: Scene3DInput()))
+        let world = SceneWorld()
+        // Camera frame (the default): nothing is made.
+        try world.update(fs[0], source: source, generation: 1, calibration: source.calibration, scene: scene, now: 0, playing: false)
+        XCTAssertNil(scene.pointList)
+        XCTAssertEqual(world.path.count, 3)
+        for (i, p) in poses.enumerated() {
+            let t = try XCTUnwrap(p["t"] as? [Double])
+            for c in 0..<3 { XCTAssertEqual(Double(world.path[i][c]), t[c], accuracy: 1e-6, "path point \(i)") }
+        }
+
+        // World: frame 1's points, each moved by its pose (R p + t of numpy's pose).
+        world.set(.world)
+        try world.update(fs[1], source: source, generation: 1, calibration: source.calibration, scene: scene, now: 0, playing: false)
+        let list = try XCTUnwrap(scene.pointList)
+        XCTAssertTrue(world.ownsPointList)
+        let camera = PointCloud.unproject(depth: try XCTUnwrap(fs[1].depth), color: ImageIO.toEightBit(fs[1].color))
+        XCTAssertEqual(list.positions.count, camera.count)
+        let rows = try XCTUnwrap(poses[1]["R"] as? [[Double]]), t = try XCTUnwrap(poses[1]["t"] as? [Double])
+        var worst = 0.0
+        for i in Swift.stride(from: 0, to: camera.count, by: 37) {
+            let p = camera.positions[i]
+            for r in 0..<3 {
+                let w = rows[r][0] * Double(p.x) + rows[r][1] * Double(p.y) + rows[r][2] * Double(p.z) + t[r]
+                worst = max(worst, abs(w - Double(list.positions[i][r])))
+            }
+        }
+        XCTAssertLessThan(worst, 1e-5, "world point vs R·p + t")
+        XCTAssertEqual(world.line, "world: frame 1, camera path of 3 poses")
+
+        // Accumulate: every frame shown once into the grid, the same cells as CloudFuser's.
+        world.set(.accumulate)
+        for (i, f) in fs.enumerated() {
+            try world.update(f, source: source, generation: 1, calibration: source.calibration, scene: scene, now: Double(i), playing: false)
+        }
+        try world.update(fs[2], source: source, generation: 1, calibration: source.calibration, scene: scene, now: 9, playing: false)   // shown again: not added twice
+        let fused = try CloudFuser(source: ScanSource(directory: dir + "/arkitscenes"), voxelSize: world.voxelSize).run(shouldStop: { nil })
+        let shown = try XCTUnwrap(scene.pointList)
+        XCTAssertEqual(shown.positions.count, fused.cloud.count)
+        func key(_ p: SIMD3<Float>) -> SIMD3<Int32> { SIMD3<Int32>(SIMD3<Double>(p) / world.voxelSize, rounding: .down) }
+        let mine = Set(shown.positions.map(key)), theirs = Set(fused.cloud.positions.map(key))
+        XCTAssertGreaterThan(Double(mine.intersection(theirs).count), 0.995 * Double(theirs.count), "the same cells as export-ply --fuse")
+        XCTAssertEqual(world.line?.hasPrefix("accumulated: \(shown.positions.count) cells of 2 cm from 3 frames"), true, world.line ?? "")
+
+        // Back to the camera frame: the world's list goes, a PLY's would stay.
+        world.set(.camera)
+        try world.update(fs[2], source: source, generation: 1, calibration: source.calibration, scene: scene, now: 10, playing: false)
+        XCTAssertNil(scene.pointList)
+        XCTAssertFalse(world.ownsPointList)
+    }
+
+    /// A source without poses: world mode says so and shows nothing of its own.
+    func testWorldWithoutPosesSaysSo() throws {
+        let context = try GPUContext()
+        let scene = try XCTUnwrap(Scene3D.make(context: context, factory: try GPUFilterFactory(context: context), input: Scene3DInput()))
+        let source = SyntheticSource(width: 64, height: 48)
+        try source.start()
+        defer { source.stop() }
+        let f = try XCTUnwrap(try source.nextFrame(now: 0))
+        let world = SceneWorld()
+        world.set(.world)
+        try world.update(f, source: source, generation: 1, calibration: nil, scene: scene, now: 0, playing: false)
+        XCTAssertNil(scene.pointList)
+        XCTAssertEqual(world.line?.contains("no camera poses"), true, world.line ?? "")
+    }
 }

@@ -34,6 +34,97 @@ final class PhoneViewTests: XCTestCase {
         XCTAssertEqual(none.text, "(0, 0)  no depth")
     }
 
+    // MARK: Mattes
+
+    /// An iPhone portrait JPEG with a portrait effects matte (Tests/Fixtures/photo_reference.py:
+    /// 160×120 color, an 80×60 matte): the frame carries the matte, the mask mode shows it scaled
+    /// to the color image (bilinear at pixel centers, computed here from Pillow's decode of the
+    /// matte), and portrait and the effects take it as their mask instead of the depth's.
+    func testPhotoMatteIsTheMask() throws {
+        let python = try PythonReference.python(importing: ["numpy", "PIL"])
+        let path = folder.file("iphone.jpg"), out = folder.file("iphone")
+        let r = try TestProcess.run([python, Repo.fixture("photo_reference.py"), "iphone-jpeg", path, out], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        let source = PhotoSource(path: path)
+        try source.start()
+        let frame = try XCTUnwrap(try source.nextFrame(now: 0))
+        let matte = try XCTUnwrap(frame.matte, "the portrait effects matte rides with the frame")
+        XCTAssertEqual([matte.width, matte.height], [80, 60])
+        let ref = try raw(out + "/matte.u8")
+        XCTAssertEqual(ref.count, 80 * 60)
+
+        // The reference mask at the color size: bilinear between Pillow's matte pixels.
+        let w = frame.color.width, h = frame.color.height
+        XCTAssertEqual([w, h], [160, 120])
+        func refAt(_ x: Int, _ y: Int) -> Float {
+            func axis(_ i: Int, _ n: Int, _ m: Int) -> (Int, Int, Float) {
+                let s = max(0, (Float(i) + 0.5) * Float(m) / Float(n) - 0.5)
+                let i0 = min(Int(s), m - 1)
+                return (i0, min(i0 + 1, m - 1), s - Float(i0))
+            }
+            let (x0, x1, fx) = axis(x, w, 80), (y0, y1, fy) = axis(y, h, 60)
+            func p(_ u: Int, _ v: Int) -> Float { Float(ref[v * 80 + u]) }
+            return ((p(x0, y0) * (1 - fx) + p(x1, y0) * fx) * (1 - fy) + (p(x0, y1) * (1 - fx) + p(x1, y1) * fx) * fy)
+        }
+
+        let context = try GPUContext()
+        let processor = FrameProcessor(factory: try GPUFilterFactory(context: context))
+        let color = ImageIO.toRGBA8(frame.color)
+        let depth = try XCTUnwrap(frame.depth).depthFloat32()
+        let mask = try processor.cpuEffect(stage: .mask, color: color, depth: depth, focus: 0.5, matte: matte)
+        XCTAssertEqual([mask.width, mask.height], [w, h])
+        var worst: Float = 0
+        for y in 0..<h {
+            let row = mask.row(y, as: UInt8.self)
+            for x in 0..<w {
+                // JPEG decoders may differ by 1 (PhotoSourceTests), the rounding by ½.
+                worst = max(worst, abs(Float(row[4 * x]) - refAt(x, y)))
+                XCTAssertEqual(row[4 * x], row[4 * x + 1]); XCTAssertEqual(row[4 * x], row[4 * x + 2])
+            }
+        }
+        XCTAssertLessThanOrEqual(worst, 1.5, "mask mode vs the matte's pixels")
+
+        // Portrait (a blur outside the subject) and green screen take the matte as their mask:
+        // they equal the effect renderer given the reference matte, not the depth mask's result.
+        for (stage, kind) in [(PreviewMode.Stage.portrait, DepthEffectKind.blur), (.effect(.greenscreen), .greenscreen)] {
+            let got = try processor.cpuEffect(stage: stage, color: color, depth: depth, focus: 0.5, matte: matte)
+            let renderer = DepthEffectRenderer(kind: kind)
+            try renderer.prepare(image: color.frameFormat, outputRetainedBufferCountHint: 1)
+            let want = try renderer.render(image: color, mask: DepthMask(width: 80, height: 60, values: ref.map { Float($0) / 255 }))
+            let fromDepth = try processor.cpuEffect(stage: stage, color: color, depth: depth, focus: 0.5)
+            var off = 0, differsFromDepth = 0
+            for y in 0..<h {
+                let g = got.row(y, as: UInt8.self), e = want.row(y, as: UInt8.self), d = fromDepth.row(y, as: UInt8.self)
+                for i in 0..<(w * 4) {
+                    if abs(Int(g[i]) - Int(e[i])) > 3 { off += 1 }
+                    if g[i] != d[i] { differsFromDepth += 1 }
+                }
+            }
+            XCTAssertEqual(off, 0, "\(kind): with the matte as its mask")
+            XCTAssertGreaterThan(differsFromDepth, 0, "\(kind): not the depth mask's picture")
+        }
+    }
+
+    /// The subject matte of a photo: the portrait effects matte when there is one, else the
+    /// maximum of the person's semantic mattes (the sky left out).
+    func testSubjectMattePrefersThePortraitMatte() {
+        func gray(_ v: [UInt8]) -> PixelBuffer {
+            let b = PixelBuffer(width: v.count, height: 1, format: .gray8)
+            for (i, x) in v.enumerated() { b.row(0, as: UInt8.self)[i] = x }
+            return b
+        }
+        let portrait = gray([1, 2, 3]), skin = gray([200, 0, 10]), hair = gray([0, 90, 20]), sky = gray([255, 255, 255])
+        XCTAssertTrue(PhotoSource.subjectMatte([("urn:com:apple:photo:2019:aux:semanticskinmatte", skin),
+                                                ("urn:com:apple:photo:2018:aux:portraiteffectsmatte", portrait)]) === portrait)
+        let union = PhotoSource.subjectMatte([("urn:com:apple:photo:2019:aux:semanticskinmatte", skin),
+                                              ("urn:com:apple:photo:2019:aux:semantichairmatte", hair),
+                                              ("urn:com:apple:photo:2023:aux:semanticskymatte", sky)])
+        XCTAssertEqual((0..<3).map { union?.row(0, as: UInt8.self)[$0] }, [200, 90, 20])
+        XCTAssertNil(PhotoSource.subjectMatte([("urn:com:apple:photo:2023:aux:semanticskymatte", sky)]))
+        XCTAssertNil(PhotoSource.subjectMatte([]))
+    }
+
     // MARK: World coordinates
 
     /// The scan folders make_scans.py writes (three frames with known poses).

@@ -34,8 +34,8 @@ extension Scene3D {
     /// with its host copy).
     var drawsOnCPU: Bool { usesCPU && (pointList == nil || pointList?.host != nil) }
 
-    /// Panel rows under the 2D / 3D choice (`world`: the window's, for the "3D frame" choice).
-    func panel(world: SceneWorld) {
+    /// Panel rows under the 2D / 3D choice.
+    func panel() {
         var m = PanelLists.pointDrawingCases.firstIndex(of: drawing) ?? 0
         if UI.combo("3D points", &m, joined: PanelLists.pointDrawings), PanelLists.pointDrawingCases[m] != drawing {
             drawing = PanelLists.pointDrawingCases[m]
@@ -45,15 +45,6 @@ extension Scene3D {
         if UI.combo("3D color by", &c, joined: PanelLists.colorBys) {
             renderer.colorBy = PanelLists.colorByCases[c]
             if renderer.colorBy != .color { renderer.method = .compute }
-        }
-        var w = PanelLists.worldViewCases.firstIndex(of: world.mode) ?? 0
-        if UI.combo("3D frame (W)", &w, joined: PanelLists.worldViews), PanelLists.worldViewCases[w] != world.mode {
-            world.set(PanelLists.worldViewCases[w])
-            log?("3d world \(world.mode.rawValue)")
-        }
-        if world.mode == .accumulate {
-            var v = SceneWorld.voxelSizes.firstIndex(of: world.voxelSize) ?? 0
-            if UI.combo("voxel", &v, joined: PanelLists.voxelSizes) { world.setVoxelSize(SceneWorld.voxelSizes[v]) }
         }
     }
 

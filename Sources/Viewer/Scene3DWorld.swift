@@ -201,6 +201,19 @@ final class SceneWorld {
         }
     }
 
+    /// The panel's last section, "3D world" (last, so its rows move nothing above them): the
+    /// frame choice (as W) and, accumulating, the voxel.
+    func panel(log: (String) -> Void) {
+        guard UI.header("3D world") else { return }
+        var w = PanelLists.worldViewCases.firstIndex(of: mode) ?? 0
+        if UI.combo("3D frame (W)", &w, joined: PanelLists.worldViews), PanelLists.worldViewCases[w] != mode {
+            set(PanelLists.worldViewCases[w])
+            log("3d world \(mode.rawValue)")
+        }
+        var v = Self.voxelSizes.firstIndex(of: voxelSize) ?? 0
+        if UI.combo("voxel (accumulate)", &v, joined: PanelLists.voxelSizes) { setVoxelSize(Self.voxelSizes[v]) }
+    }
+
     /// The camera path as lines on screen, and the shown frame's camera: a short line along its
     /// view (its optical z axis). Nothing allocated.
     func drawPath(_ input: Scene3DInput) {

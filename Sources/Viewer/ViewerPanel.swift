@@ -97,7 +97,7 @@ extension ViewerApp {
                 var size = s.pointSize
                 if UI.slider("point size", &size, Limits.pointSize, format: "%.0f px") { s.pointSize = size }
             }
-            if let s = composer.scene3D { s.panel(world: composer.world) }
+            if let s = composer.scene3D { s.panel() }
         }
         if UI.header("Filter") {
             UI.checkbox("filter on", &settings.filterOn)
@@ -178,6 +178,7 @@ extension ViewerApp {
             for line in ui.texts.panelStatus { UI.text(line) }
         }
         if let s = composer.scene3D { s.shadingPanel() }
+        if composer.scene3D != nil { composer.world.panel(log: logUI) }
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))

@@ -32,6 +32,10 @@ final class PhoneViewTests: XCTestCase {
         XCTAssertEqual(metric.text, "(1, 1)  500 mm  x 0.000 y 0.250 z 0.500 m")
         let none = try XCTUnwrap(DepthReadout(depth: DepthData(map: map, accuracy: .relative, intrinsics: k), x: 0, y: 0))
         XCTAssertEqual(none.text, "(0, 0)  no depth")
+        // The status line's note, right after the frame rate.
+        XCTAssertEqual(ViewerTexts.depthNote(DepthData(map: map, accuracy: .relative)), "  | relative depth: near/far only, not meters")
+        XCTAssertEqual(ViewerTexts.depthNote(DepthData(map: map)), "")
+        XCTAssertEqual(ViewerTexts.depthNote(nil), "")
     }
 
     // MARK: Mattes

@@ -230,6 +230,32 @@ final class NewSourcesWindowTests: WindowTestCase {
         assertNoErrorNotice(v)
         v.quit()
     }
+    /// Issue 26: an iPhone portrait JPEG with a portrait effects matte (photo_reference.py) in the
+    /// mask and portrait modes: the matte is the mask (PhoneViewTests compares its pixels); here
+    /// the window shows it on either backend without an error.
+    func testPhotoMatteModes() throws {
+        let python = try PythonReference.python(importing: ["numpy", "PIL"])
+        let jpeg = path("iphone.jpg")
+        let r = try TestProcess.run([python, Repo.fixture("photo_reference.py"), "iphone-jpeg", jpeg, path("iphone")], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "photo:\(jpeg)", "--mode", "mask", "--backend", "gpu", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        try v.waitForFrames(3)
+        try assertPicture(x, "photo-matte-mask")
+        let n = v.lines.count
+        try v.key("9")
+        XCTAssertEqual(try state(v, after: n)["mode"], "portrait")
+        try v.waitForFrames(3)
+        try assertPicture(x, "photo-matte-portrait")
+        assertNoErrorNotice(v)
+        v.quit()
+    }
+
     /// Issue 25: a `dds:` stream that `depthlens publish` sends on this machine only (Cyclone DDS
     /// kept on the loopback interface, as Tests/depthlensTests/DDSTests.swift does) shows live in
     /// the window; the publisher stops by itself after its frames.

@@ -4,12 +4,13 @@
 #include <stdio.h>
 
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
-                      float z, float px, float py, float pz) {
+                      float z, float px, float py, float pz, int relative) {
     if (!has_depth) return snprintf(out, size, "%s(%ld, %ld)  no depth", prefix, x, y);
     char depth[32];
     if (z < 1) snprintf(depth, sizeof depth, "%.0f mm", (double)z * 1000);
     else snprintf(depth, sizeof depth, "%.3f m", (double)z);
-    return snprintf(out, size, "%s(%ld, %ld)  %s  x %.3f y %.3f z %.3f m", prefix, x, y, depth, (double)px, (double)py, (double)pz);
+    return snprintf(out, size, "%s(%ld, %ld)  %s  x %.3f y %.3f z %.3f m%s", prefix, x, y, depth, (double)px, (double)py, (double)pz,
+                    relative ? "  (relative depth, not meters)" : "");
 }
 
 int dl_format_point_readout(char *out, size_t size, const char *prefix, long index, float depth,

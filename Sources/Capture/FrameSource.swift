@@ -14,13 +14,18 @@ public struct FrameSet: Sendable {
     public var index: Int
     /// The frame's own name in its recording (a color/ + depth/ folder's file name), if it has one.
     public var name: String?
+    /// A subject matte (gray8, 255 the subject … 0 the background, any size: scaled to the color
+    /// image), when the source has one: a portrait photo's portrait effects or semantic mattes
+    /// (`PhotoSource`). The viewer's depth-mask and portrait modes use it as their mask.
+    public var matte: PixelBuffer?
 
-    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int, name: String? = nil) {
+    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int, name: String? = nil, matte: PixelBuffer? = nil) {
         self.color = color
         self.depth = depth
         self.timestamp = timestamp
         self.index = index
         self.name = name
+        self.matte = matte
     }
 }
 

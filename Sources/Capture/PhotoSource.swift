@@ -47,7 +47,29 @@ public final class PhotoSource: FrameSource {
         guard let photo else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
         guard !delivered else { return nil }
         delivered = true
-        return FrameSet(color: photo.color, depth: photo.depth, timestamp: 0, index: 0)
+        return FrameSet(color: photo.color, depth: photo.depth, timestamp: 0, index: 0, matte: Self.subjectMatte(photo.mattes))
+    }
+
+    /// The photo's subject as one matte: the portrait effects matte (the person, soft edges) when
+    /// there is one, else the per-pixel maximum of the semantic mattes that are parts of a person
+    /// (skin, hair, teeth, glasses; not sky), those of the first one's size; nil without either.
+    public static func subjectMatte(_ mattes: [(type: String, image: PixelBuffer)]) -> PixelBuffer? {
+        let gray = mattes.filter { $0.image.format == .gray8 }
+        if let p = gray.first(where: { $0.type.lowercased().hasSuffix("portraiteffectsmatte") }) { return p.image }
+        let parts = gray.filter { m in
+            let t = m.type.lowercased()
+            return t.contains("semantic") && ["skin", "hair", "teeth", "glasses"].contains { t.contains($0) }
+        }.map(\.image)
+        guard let first = parts.first else { return nil }
+        let same = parts.filter { $0.width == first.width && $0.height == first.height }
+        if same.count == 1 { return first }
+        let out = PixelBuffer(width: first.width, height: first.height, format: .gray8)
+        for y in 0..<first.height {
+            let o = out.row(y, as: UInt8.self)
+            for x in 0..<first.width { o[x] = same.reduce(0) { max($0, $1.row(y, as: UInt8.self)[x]) } }
+        }
+        out.markModified()
+        return out
     }
 
     /// Streams (color, depth as stored, mattes) and tags: container, depth encoding and range,

@@ -9,12 +9,15 @@ public struct DepthReadout: Equatable, Sendable {
     /// Meters, nil when the pixel has no valid depth.
     public let depth: Float?
     public let position: SIMD3<Float>?
+    /// The depth is relative (a portrait photo's: near/far only, not meters); the text says so.
+    public let relative: Bool
 
     /// Reads pixel (x, y) of a depthFloat32 map; nil outside the map.
     public init?(depth map: DepthData, x: Int, y: Int) {
         let d = map.depthFloat32()
         guard x >= 0, y >= 0, x < d.width, y < d.height else { return nil }
         self.x = x; self.y = y
+        relative = map.accuracy == .relative
         let z = d.row(y, as: Float.self)[x]
         if isValidDepth(z) {
             depth = z
@@ -25,7 +28,8 @@ public struct DepthReadout: Equatable, Sendable {
         }
     }
 
-    /// "(320, 240)  1.234 m  x -0.012 y 0.034 z 1.234 m"; millimeters under 1 m, meters above.
+    /// "(320, 240)  1.234 m  x -0.012 y 0.034 z 1.234 m"; millimeters under 1 m, meters above;
+    /// relative depth adds "  (relative depth, not meters)".
     public var text: String { withText(prefix: "") { String(cString: $0) } }
 
     /// The text, after `prefix`, as a C string formatted on the stack: the overlay draws it every
@@ -35,7 +39,7 @@ public struct DepthReadout: Equatable, Sendable {
             let p = position ?? .zero
             withCString(prefix) { pre in
                 _ = dl_format_readout(buf.baseAddress, buf.count, pre, x, y, depth == nil || position == nil ? 0 : 1,
-                                      depth ?? 0, p.x, p.y, p.z)
+                                      depth ?? 0, p.x, p.y, p.z, relative ? 1 : 0)
             }
             return try body(buf.baseAddress!)
         }

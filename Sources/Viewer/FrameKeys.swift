@@ -29,6 +29,8 @@ struct CPUEffectKey: Equatable {
     var color: ObjectIdentifier, colorGeneration: UInt64
     var depth: ObjectIdentifier, depthGeneration: UInt64
     var mode: String, focus: Float
+    /// The frame's subject matte, when it has one (the mask then).
+    var matte: ObjectIdentifier?
 }
 
 /// What the CPU colormap filter's cache key is made from ("colormap-jet-…").

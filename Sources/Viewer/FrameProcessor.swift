@@ -244,26 +244,29 @@ final class FrameProcessor {
 
         case .mask, .effect, .portrait:
             let d = depthMap!
-            if onGPU {
+            // A photo's subject matte is the mask (MatteMask); the CPU kernels take it, whatever the
+            // backend (a still: made once and cached below).
+            if onGPU, frame.matte == nil {
                 let t = try gpuEffects.record(cb, stage: stage, name: s.mode.name, color: color, depth: d, focus: s.focus,
                                               timed: { name, body in try timed(name, body) }, mark: mark)
                 return Output(texture: t, width: color.width, height: color.height, label: outputLabel(s.mode.name, gpu: true), note: nil)
             }
             let key = CPUEffectKey(color: ObjectIdentifier(color), colorGeneration: color.generation, depth: ObjectIdentifier(d),
-                                   depthGeneration: d.generation, mode: s.mode.name, focus: s.focus)
+                                   depthGeneration: d.generation, mode: s.mode.name, focus: s.focus,
+                                   matte: frame.matte.map { ObjectIdentifier($0) })
             let buffer: PixelBuffer, label: String
             if let c = cpuCache, c.key == key {
                 buffer = c.buffer; label = c.label
             } else {
                 let result: PixelBuffer = try timed(s.mode.name) {
-                    try cpuEffect(stage: stage, color: color, depth: d, focus: s.focus)
+                    try cpuEffect(stage: stage, color: color, depth: d, focus: s.focus, matte: frame.matte)
                 }
                 let keep = cpuCache?.buffer.width == result.width && cpuCache?.buffer.height == result.height
                     ? cpuCache!.buffer : PixelBuffer(width: result.width, height: result.height, format: .rgba8)
                 keep.copy(from: result)
                 keep.markModified()
                 buffer = keep
-                label = outputLabel(s.mode.name, gpu: false)
+                label = outputLabel(frame.matte == nil ? s.mode.name : s.mode.name + ", photo matte", gpu: false)
                 cpuCache = (key, keep, label)
             }
             let t = try pictureTexture(cb, buffer, mark: mark)
@@ -359,8 +362,10 @@ final class FrameProcessor {
     }
 
     /// The CPU kernels of the depth-mask modes (DepthKit), rgba8 at the color size: the same
-    /// filters `DepthEffect.apply` would make, prepared once instead of every frame.
-    func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float) throws -> PixelBuffer {
+    /// filters `DepthEffect.apply` would make, prepared once instead of every frame. With a
+    /// `matte` (a photo's subject), the matte is the mask instead of the depth's (`MatteMask`).
+    func cpuEffect(stage: PreviewMode.Stage, color: PixelBuffer, depth: PixelBuffer, focus: Float,
+                   matte: PixelBuffer? = nil) throws -> PixelBuffer {
         let slope = stage == .portrait ? DepthMaskFilter.sharpSlope : DepthMaskFilter.softSlope
         let mask: DepthMaskFilter
         if let m = cpuEffects.mask, m.focus == focus, m.slope == slope, m.outputWidth == color.width, m.outputHeight == color.height {
@@ -372,7 +377,7 @@ final class FrameProcessor {
         }
         if mask.inputFormat != depth.frameFormat { try mask.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 1) }
         func effect(_ kind: DepthEffectKind) throws -> PixelBuffer {
-            let values = try mask.floatMask(depth)
+            let values = try matte.map(MatteMask.values) ?? mask.floatMask(depth)
             let r = cpuEffects.renderers[kind] ?? DepthEffectRenderer(kind: kind)
             cpuEffects.renderers[kind] = r
             if r.inputFormat != color.frameFormat {
@@ -382,7 +387,7 @@ final class FrameProcessor {
             return try r.render(image: color, mask: values)
         }
         switch stage {
-        case .mask: return try mask.renderRGBA8(depth)
+        case .mask: return try matte.map { MatteMask.picture($0, width: color.width, height: color.height) } ?? mask.renderRGBA8(depth)
         case .effect(let kind): return try effect(kind)
         case .portrait: return try effect(.blur)
         case .original, .rosy, .grayscale, .colormap: return color

@@ -14,6 +14,7 @@ public enum ViewerAction: Hashable, Sendable {
     case resetView, zoomIn, zoomOut, pointSizeDown, pointSizeUp
     case orbitLeft, orbitRight, orbitUp, orbitDown
     case cycleColorBy, togglePointMethod, toggleEDL
+    case cycleWorld
 }
 
 /// One row of the key table: GLFW key codes (any of them), the label people read, and per view
@@ -96,6 +97,8 @@ public enum KeyBindings {
             KeyBinding(keys: [GLFW_KEY_T], label: "T", action2D: nil, action3D: .togglePointMethod, help: "3D: draw points by compute / raster"),
             KeyBinding(keys: [GLFW_KEY_N], label: "N", action2D: nil, action3D: .toggleEDL,
                        help: "3D: eye-dome lighting on / off (compute and cpu points)"),
+            KeyBinding(keys: [GLFW_KEY_W], label: "W", action2D: nil, action3D: .cycleWorld,
+                       help: "3D, sources with poses: camera frame / world coordinates with the camera path / world, accumulating the fused cloud"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
             KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit (during a long PLY load: cancel it)"),

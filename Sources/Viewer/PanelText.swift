@@ -17,6 +17,9 @@ enum PanelLists {
     static let pointDrawings = UI.joined(PointDrawing.allCases.map(\.rawValue))
     static let colorByCases = PointCloudColorBy.allCases
     static let colorBys = UI.joined(PointCloudColorBy.allCases.map(\.rawValue))
+    static let worldViewCases = WorldView.allCases
+    static let worldViews = UI.joined(WorldView.allCases.map(\.label))
+    static let voxelSizes = UI.joined(SceneWorld.voxelSizes.map(SceneWorld.centimeters))
 }
 
 /// Calls `body` with "prefix" + the decimal digits of `n` + "suffix" as a C string built on the

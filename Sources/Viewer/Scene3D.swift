@@ -29,8 +29,9 @@ final class Scene3D {
     var options = Options()
     var target: PixelBuffer?
     var output: GPUTexture?
-    /// The last depth frame's points (meters, intrinsics at their size), for picking.
-    var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
+    /// The last depth frame's points (meters, intrinsics at their size; relative: a portrait
+    /// photo's depth, not meters), for picking.
+    var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics, relative: Bool)?
     /// A PLY point list shown instead of the frame's depth (`--source ply:FILE`), see Scene3DPointList.swift.
     var pointList: PointListState?
     let cpuRenderer = CPUPointRenderer()
@@ -188,7 +189,7 @@ final class Scene3D {
         let far = max(100, 4 * (camera.distance + 20))
         let (proj, f) = projection(k, width: width, height: height, far: far)
         input.frame(viewProjection: proj * camera.viewMatrix, width: width, height: height, focal: f)
-        cloud = (depth, k)
+        cloud = (depth, k, depthData.accuracy == .relative)
         let s = min(Float(width) / Float(k.width), Float(height) / Float(k.height))
         renderer.pointSize = input.userPointSize ?? (adaptiveSize ? AdaptivePointSize.defaultLargest : max(1, s.rounded(.up)))
         renderer.adaptiveSizeScale = adaptiveSize ? AdaptivePointSize.scale(outputFocal: f, depthFocal: k.fx) : 0
@@ -202,7 +203,7 @@ final class Scene3D {
         if let list = pointList {   // a PLY point list (Scene3DPicking.swift)
             return PointPicker.nearest(list.positions, viewProjection: viewProjection, width: extent.width, height: extent.height, x: x, y: y)
         }
-        guard let (d, k) = cloud else { return nil }
+        guard let (d, k, _) = cloud else { return nil }
         var best: (score: Float, p: SIMD3<Float>)?
         let tx = Float(x), ty = Float(y), w = Float(extent.width), h = Float(extent.height)
         let r2 = PointPicker.radius * PointPicker.radius
@@ -227,6 +228,7 @@ final class Scene3D {
         var method: PointCloudMethod, atomicBits: Int, colorBy: PointCloudColorBy, onCPU: Bool
         var measured: Float?
         var picks: Int
+        var relative: Bool
     }
     private var overlayMemo: (parts: OverlayParts, points: String, picks: String?)?
 
@@ -235,9 +237,12 @@ final class Scene3D {
     /// camera or the points drawn change (a moving view).
     func withOverlayLines(_ body: (UnsafePointer<CChar>) -> Void) {
         let parts = OverlayParts(method: renderer.method, atomicBits: renderer.atomicBits, colorBy: renderer.colorBy,
-                                 onCPU: drawsOnCPU, measured: input.measuredDistance, picks: input.picks.count)
+                                 onCPU: drawsOnCPU, measured: input.measuredDistance, picks: input.picks.count,
+                                 relative: pointList == nil && cloud?.relative == true)
         if overlayMemo?.parts != parts {
-            let picksLine: String? = input.measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) }
+            // Relative depth (a portrait photo's) measures in its own arbitrary scale.
+            let unit = parts.relative ? " (relative depth: not a real distance)" : ""
+            let picksLine: String? = input.measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) + unit }
                 ?? (input.picks.count == 1 ? "picked 1 point; click a second one to measure" : nil)
             overlayMemo = (parts, pointsLine, picksLine)
         }
@@ -289,7 +294,7 @@ final class Scene3D {
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
              .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
-             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport:
+             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld:
             return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
     }

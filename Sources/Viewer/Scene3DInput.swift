@@ -164,7 +164,7 @@ final class Scene3DInput {
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
              .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
-             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport:
+             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld:
             return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
         camera = cam

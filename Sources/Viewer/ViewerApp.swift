@@ -159,6 +159,7 @@ public final class ViewerApp {
         depth.sync(&settings, session: session)
         if let f = session.poll(stats: &stats.perSecond) { depth.take(f, from: session, alignDepth: settings.alignDepth) }
         pollPointLists()
+        updateWorld(now: now)
         stats.lap("source")
         if ahead {
             imgui.newFrame()

@@ -594,7 +594,7 @@ final class ViewerExport {
 
 extension ViewerApp {
     private var exportAvailability: ViewerExport.Availability {
-        ViewerExport.availability(source: session.source, playback: playback, isPointList: view3D.scene?.pointList != nil)
+        ViewerExport.availability(source: session.source, playback: playback, isPointList: view3D.showsPLY)
     }
 
     /// A video export's colors: the view's colormap, range and blend factor.

@@ -99,7 +99,7 @@ extension ViewerApp {
             case .toggleView:
                 view = view == .twoD ? .threeD : .twoD
                 if view == .threeD && view3D.scene == nil { notice("the 3D view is not available in this build") }
-                if view == .twoD, view3D.scene?.pointList != nil { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
+                if view == .twoD, view3D.showsPLY { notice("2D: a PLY point list has no color or depth image; Tab returns to 3D") }
                 logUI("view \(view.rawValue)")
             case .quit: if !session.cancelLoad() { window.shouldClose = true }   // Esc during a long PLY load cancels it
             case .fullscreen: window.toggleFullscreen(); swapchain.needsRecreate = true
@@ -132,6 +132,12 @@ extension ViewerApp {
             case .toggleEDL:
                 view3D.scene?.perform(action)
                 if let s = view3D.scene { logUI("3d eye-dome lighting \(s.renderer.eyeDomeLighting.enabled ? "on" : "off")") }
+            case .cycleWorld:
+                let world = view3D.world
+                world.set(world.mode.next)
+                let posed = session.source?.poses != nil
+                notice("3D: \(world.mode.label)" + (posed || world.mode == .camera ? "" : " (\(session.name) has no camera poses)"))
+                logUI("3d world \(world.mode.rawValue)")
             case .cycleColorBy, .togglePointMethod:
                 view3D.scene?.perform(action)
                 if let s = view3D.scene { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }

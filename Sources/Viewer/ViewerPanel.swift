@@ -23,7 +23,9 @@ extension ViewerApp {
             if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
         } else if let s = view3D.scene {
             view3D.input.drawOverlay()
+            view3D.world.drawPath(view3D.input)
             s.withOverlayLines { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
+            if let l = view3D.world.line { UI.overlay(l, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let r = s.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
         }
         if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
@@ -185,6 +187,7 @@ extension ViewerApp {
             for line in ui.texts.panelStatus { UI.text(line) }
         }
         if let s = view3D.scene { s.shadingPanel() }
+        if view3D.scene != nil { view3D.world.panel(log: logUI) }
         if options.logUI && !ui.loggedLayout && stats.framesShown >= 2 {
             let r = UI.windowRect
             print(String(format: "layout: panel %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))

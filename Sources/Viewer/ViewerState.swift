@@ -22,7 +22,8 @@ extension ViewerApp {
               ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
         if let s = view3D.scene {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
-                  ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled))]
+                  ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled)),
+                  ("world", view3D.world.mode.rawValue)]
             if let c = view3D.input.camera {
                 f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
                       ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]

@@ -18,6 +18,11 @@ struct ViewerTexts {
     var sourceLive = TextMemo<Int>()
     /// The panel's Status section, made once a second with the figures (`makePanelStatusLines`).
     var panelStatus: [String] = []
+
+    /// The status line's note on the shown depth: relative depth (a portrait photo's) is not meters.
+    static func depthNote(_ depth: DepthData?) -> String {
+        depth?.accuracy == .relative ? "  | relative depth: near/far only, not meters" : ""
+    }
 }
 
 /// The window's texts: the overlay's top line and the title (rebuilt when what they show
@@ -76,7 +81,9 @@ extension ViewerApp {
     /// The window's status line from the last second's figures: FPS, stages, GPU times, dropped frames, device.
     func makeStatusText() -> String {
         let stats = self.stats.perSecond
-        var status = String(format: "%.0f fps", stats.fps)
+        // A portrait photo's depth separates near from far but is not meters (docs/PHOTOS.md):
+        // said first, so a narrow window shows it too.
+        var status = String(format: "%.0f fps", stats.fps) + ViewerTexts.depthNote(depth.current?.depth)
         status += "  " + stats.stageMs.filter { $0.1 > 0.005 }.map { String(format: "%@ %.1f", $0.0, $0.1) }.joined(separator: "  ")
         if !stats.gpuMs.isEmpty {
             status += "  | GPU " + stats.gpuMs.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: " ")

@@ -124,9 +124,15 @@ final class ScanSourceTests: XCTestCase {
         }
     }
 
-    /// min-confidence 0 keeps every pixel, 2 only the high ones (the map is (7x + 3y) mod 3).
+    /// min-confidence 0 keeps every pixel, 2 only the high ones (make_scans.py's map has each
+    /// level in regions: mostly high, a medium disc, a low disc and bottom band).
     func testConfidenceThreshold() throws {
         let dir = try fixtures()
+        let confidence = try ImageIO.read(dir + "/arkitscenes/confidence/41069025_6997.771.png")
+        XCTAssertEqual(confidence.format, .gray8)
+        var levels = [0, 0, 0]
+        for y in 0..<confidence.height { for x in 0..<confidence.width { levels[Int(min(confidence.row(y, as: UInt8.self)[x], 2))] += 1 } }
+        XCTAssertTrue(levels.allSatisfy { $0 > 100 }, "every level in the map: \(levels)")
         for level in 0...2 {
             let spec = try SourceSpec(parsing: "scan:\(dir)/arkitscenes,min-confidence=\(level)")
             XCTAssertEqual(spec, .scan(directory: dir + "/arkitscenes", minConfidence: level))
@@ -136,7 +142,7 @@ final class ScanSourceTests: XCTestCase {
             for y in 0..<d.height {
                 for x in 0..<d.width {
                     let mm = raw.row(y, as: UInt16.self)[x]
-                    let want: Float = (x * 7 + y * 3) % 3 >= level ? Float(mm) / 1000 : 0
+                    let want: Float = Int(confidence.row(y, as: UInt8.self)[x]) >= level ? Float(mm) / 1000 : 0
                     if d.row(y, as: Float.self)[x] != want { XCTFail("level \(level) (\(x),\(y))"); return }
                 }
             }

@@ -164,6 +164,35 @@ final class DepthAlignmentTests: XCTestCase {
         XCTAssertEqual(try align(makeDepth(8, 6, v), cal), expected)
     }
 
+    /// A phone scan's depth (Stray Scanner: 256×192 beside a 1920×1440 video, 7.5 color pixels a
+    /// depth pixel, the same camera scaled) aligned up to the color size (`--align color`): each
+    /// depth pixel fills its whole footprint, so depth with no hole leaves no color pixel empty —
+    /// no stripes of zeros between the depth columns or rows — and every color pixel holds the
+    /// depth of the depth pixel over it (or, on a shared border column or row, a neighbor's).
+    func testLowResolutionDepthFillsTheColorImage() throws {
+        let c = CameraIntrinsics(fx: 1590.5, fy: 1590.5, cx: 959.3, cy: 721.8, width: 1920, height: 1440)
+        let d = c.scaled(toWidth: 256, height: 192)
+        XCTAssertTrue(DepthAligner.usesBothCorners(depth: d, color: c))
+        let cal = RGBDCalibration(depth: CameraModel(intrinsics: d), color: CameraModel(intrinsics: c), origin: "test")
+        var v = [Float](repeating: 0, count: 256 * 192)
+        for y in 0..<192 { for x in 0..<256 { v[y * 256 + x] = 1 + Float((x * 13 + y * 7) % 50) / 100 } }
+        let out = try align(makeDepth(256, 192, v), cal)
+        XCTAssertEqual(out.count, 1920 * 1440)
+        XCTAssertEqual(out.filter { $0 == 0 }.count, 0, "color pixels no depth pixel reached")
+        var far = 0
+        for y in stride(from: 0, to: 1440, by: 7) {
+            for x in stride(from: 0, to: 1920, by: 5) {
+                // The depth pixels whose footprint (u·7.5 … (u + 1)·7.5) may reach this color pixel.
+                let us = max(0, (x - 1) * 2 / 15)...min(255, (x + 1) * 2 / 15)
+                let rows = max(0, (y - 1) * 2 / 15)...min(191, (y + 1) * 2 / 15)
+                var near: [Float] = []
+                for r in rows { for u in us { near.append(v[r * 256 + u]) } }
+                if !near.contains(out[y * 1920 + x]) { far += 1 }
+            }
+        }
+        XCTAssertEqual(far, 0, "color pixels holding another place's depth")
+    }
+
     /// A pure x translation t moves a point at depth z by fx·t/z pixels: 4·0.5/1 = 2 at 1 m,
     /// 1 at 2 m, 4 at 0.5 m.
     func testTranslationShiftsByFxTOverZ() throws {

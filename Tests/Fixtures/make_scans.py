@@ -104,8 +104,16 @@ def poses():
 
 
 def confidence_map():
+    """ARKit-like confidence in regions, not a pixel pattern: high (2) over most of the frame,
+    medium (1) in a disc, low (0) in a smaller disc and along the bottom edge. (The map was
+    (7x + 3y) mod 3, which is x mod 3: every third depth column dropped at the default
+    min-confidence 1, shown by the viewer as regular vertical black stripes.)"""
     y, x = np.mgrid[0:DEPTH_H, 0:DEPTH_W]
-    return ((x * 7 + y * 3) % 3).astype(np.uint8)
+    c = np.full((DEPTH_H, DEPTH_W), 2, dtype=np.uint8)
+    c[(x - 110) ** 2 + (y - 40) ** 2 < 28 ** 2] = 1
+    c[(x - 40) ** 2 + (y - 85) ** 2 < 18 ** 2] = 0
+    c[y >= DEPTH_H - 4] = 0
+    return c
 
 
 def png16(a, path):

@@ -126,6 +126,8 @@ final class KeyTableWindowTests: WindowTestCase {
             "N": (nothing, Effect(check: { b, a in
                 a["edl"] != b["edl"] && a["pointsby"] == "compute" ? nil : "edl \(b["edl"] ?? "-") → \(a["edl"] ?? "-"), points by \(a["pointsby"] ?? "-")"
             }, picture: .image)),
+            // Camera frame → world → accumulate (the TUM folder has no poses: the mode changes, with a notice).
+            "W": (nothing, cycles("world")),
             "R": (nothing, Effect(setup: ["Left", "Up"], check: { b, a in
                 guard let y = a["yaw"].flatMap(Double.init), let p = a["pitch"].flatMap(Double.init) else { return "no camera" }
                 return abs(y) < 0.05 && abs(p) < 0.05 ? nil : "yaw \(y), pitch \(p) after reset (before: \(b["yaw"] ?? "-"), \(b["pitch"] ?? "-"))"

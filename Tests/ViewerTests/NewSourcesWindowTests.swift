@@ -65,9 +65,28 @@ final class NewSourcesWindowTests: WindowTestCase {
         return (litCount, total, colors.count)
     }
 
+    /// Runs of black pixels along rows of the middle of the picture, per row on average. A depth
+    /// view with every third depth column dropped (make_scans.py's confidence map was x mod 3)
+    /// shows regular vertical black stripes: some 50 runs a row at 640 pixels; real holes a few.
+    private func blackRunsPerRow(_ s: PixelBuffer, width: Int, height: Int) -> Double {
+        var runs = 0, rows = 0
+        for y in stride(from: height / 5, to: height * 4 / 5, by: 8) {
+            rows += 1
+            var inBlack = false
+            for x in 8..<(width - 8) {
+                let p = s.rgb(x, y)
+                let black = p.x + p.y + p.z <= 30
+                if black && !inBlack { runs += 1 }
+                inBlack = black
+            }
+        }
+        return Double(runs) / Double(max(rows, 1))
+    }
+
     /// Screenshots until most of the window is lit, keeps it, and asserts a real picture.
+    @discardableResult
     private func assertPicture(_ x: XServer, _ name: String, width: Int = 640, height: Int = 480,
-                               file: StaticString = #filePath, line: UInt = #line) throws {
+                               file: StaticString = #filePath, line: UInt = #line) throws -> PixelBuffer {
         let shot = try x.screenshot(saveAs: path("\(name).png")) { s in
             let l = lit(s, width: width, height: height)
             return l.lit * 2 > l.total
@@ -77,10 +96,12 @@ final class NewSourcesWindowTests: WindowTestCase {
         XCTAssertGreaterThan(l.lit * 2, l.total, "\(name): most of the window is not black (\(l.lit) of \(l.total) lit)",
                              file: file, line: line)
         XCTAssertGreaterThan(l.distinct, 20, "\(name): a picture, not a flat color", file: file, line: line)
+        return shot
     }
 
     /// Opens `source` paused at frame 0, steps forward with `.` and Right and back with `,` and Left.
-    private func stepThrough(_ source: String, frames: Int, shot: String) throws {
+    /// `noStripes`: the depth view has no regular black stripes (a phone scan's low-resolution depth).
+    private func stepThrough(_ source: String, frames: Int, shot: String, noStripes: Bool = false) throws {
         let x = try XServer.start()
         defer { x.stop() }
         let v = try ViewerRun(x: x, args: ["--source", source, "--paused", "--mode", "jet", "--mix", "1", "--no-panel",
@@ -107,7 +128,11 @@ final class NewSourcesWindowTests: WindowTestCase {
         try v.key("space")
         XCTAssertEqual(try state(v, after: n)["paused"], "1", "Space pauses again")
 
-        try assertPicture(x, shot)
+        let picture = try assertPicture(x, shot)
+        if noStripes {
+            let runs = blackRunsPerRow(picture, width: 640, height: 480)
+            XCTAssertLessThan(runs, 8, "\(shot): black runs per row of the depth view (stripes?)")
+        }
         assertNoErrorNotice(v)
         v.quit()
     }
@@ -124,7 +149,8 @@ final class NewSourcesWindowTests: WindowTestCase {
         try stepThrough("ros2:\(out)/synthetic-zstd.mcap", frames: 6, shot: "ros2-mcap")
     }
 
-    /// Issue 26: a phone LiDAR scan folder (Stray Scanner's layout) opens and steps.
+    /// Issue 26: a phone LiDAR scan folder of each layout (Stray Scanner, Polycam, ARKitScenes,
+    /// 3D Scanner App) opens and steps, its depth view without stripes.
     func testScanOpensAndSteps() throws {
         let py = try PythonReference.python(importing: ["numpy", "PIL", "rosbags"])
         let dir = path("scans")
@@ -132,7 +158,53 @@ final class NewSourcesWindowTests: WindowTestCase {
         XCTAssertEqual(r.status, 0, r.output)
         guard r.status == 0 else { return }
         // make_scans.py writes three frames per layout.
-        try stepThrough("scan:\(dir)/stray", frames: 3, shot: "scan-stray")
+        for layout in ["stray", "polycam", "arkitscenes", "scanner3d"] {
+            try stepThrough("scan:\(dir)/\(layout)", frames: 3, shot: "scan-\(layout)", noStripes: true)
+        }
+    }
+
+    /// Issue 26: the 3D view of a scan in world coordinates (W), then accumulating the frames
+    /// stepped through into the fused cloud (W again), drawn; W a third time returns to the camera
+    /// frame. No error notice on the way.
+    func testScanWorldViewAccumulates() throws {
+        let py = try PythonReference.python(importing: ["numpy", "PIL", "rosbags"])
+        let dir = path("scans")
+        let r = try TestProcess.run([py, Repo.fixture("make_scans.py"), Repo.fixture("realsense-d435-640x480.bag"), dir], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "scan:\(dir)/polycam", "--paused", "--view", "3d", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        var n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world world", after: n, timeout: 20)
+        n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world accumulate", after: n, timeout: 20)
+        _ = try v.waitForLine("ui: 3d accumulated 1 frames", after: n, timeout: 20)
+        for i in 1...2 {
+            n = v.lines.count
+            XCTAssertEqual(try frameAfter(v, key: "period"), "\(i)")
+            _ = try v.waitForLine("ui: 3d accumulated \(i + 1) frames", after: n, timeout: 20)
+        }
+        try v.waitForFrames(3)
+        let shot = try x.screenshot(saveAs: path("scan-world.png")) { s in
+            let l = lit(s, width: 640, height: 480)
+            return l.lit * 10 > l.total
+        }
+        keep(path("scan-world.png"), as: "newsources-scan-world")
+        let l = lit(shot, width: 640, height: 480)
+        XCTAssertGreaterThan(l.lit * 10, l.total, "the accumulated cloud is drawn (\(l.lit) of \(l.total) lit)")
+        XCTAssertGreaterThan(l.distinct, 20, "colored points, not a flat color")
+        n = v.lines.count
+        try v.key("w")
+        _ = try v.waitForLine("ui: 3d world camera", after: n, timeout: 20)
+        try v.waitForFrames(3)
+        assertNoErrorNotice(v)
+        v.quit()
     }
 
     /// Issue 26: the shared iPhone portrait HEIC opens as a still with depth.
@@ -158,6 +230,32 @@ final class NewSourcesWindowTests: WindowTestCase {
         assertNoErrorNotice(v)
         v.quit()
     }
+    /// Issue 26: an iPhone portrait JPEG with a portrait effects matte (photo_reference.py) in the
+    /// mask and portrait modes: the matte is the mask (PhoneViewTests compares its pixels); here
+    /// the window shows it on either backend without an error.
+    func testPhotoMatteModes() throws {
+        let python = try PythonReference.python(importing: ["numpy", "PIL"])
+        let jpeg = path("iphone.jpg")
+        let r = try TestProcess.run([python, Repo.fixture("photo_reference.py"), "iphone-jpeg", jpeg, path("iphone")], timeout: 300)
+        XCTAssertEqual(r.status, 0, r.output)
+        guard r.status == 0 else { return }
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "photo:\(jpeg)", "--mode", "mask", "--backend", "gpu", "--no-panel",
+                                           "--log-ui", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        try v.waitForFrames(3)
+        try assertPicture(x, "photo-matte-mask")
+        let n = v.lines.count
+        try v.key("9")
+        XCTAssertEqual(try state(v, after: n)["mode"], "portrait")
+        try v.waitForFrames(3)
+        try assertPicture(x, "photo-matte-portrait")
+        assertNoErrorNotice(v)
+        v.quit()
+    }
+
     /// Issue 25: a `dds:` stream that `depthlens publish` sends on this machine only (Cyclone DDS
     /// kept on the loopback interface, as Tests/depthlensTests/DDSTests.swift does) shows live in
     /// the window; the publisher stops by itself after its frames.

@@ -81,10 +81,11 @@ uint64_t dl_alloc_count_driver(void);
 void dl_alloc_trace(int limit, int driver_too);
 
 /// The viewer's depth readout, "(320, 240)  1.234 m  x -0.012 y 0.034 z 1.234 m" (millimeters
-/// under 1 m) or "(320, 240)  no depth", after `prefix`, into `out` (readout_text.c). Returns
-/// snprintf's length.
+/// under 1 m) or "(320, 240)  no depth", after `prefix`, into `out` (readout_text.c); with
+/// `relative` (a portrait photo's depth, `DepthData.Accuracy.relative`) a depth and position end in
+/// "  (relative depth, not meters)". Returns snprintf's length.
 int dl_format_readout(char *out, size_t size, const char *prefix, long x, long y, int has_depth,
-                      float z, float px, float py, float pz);
+                      float z, float px, float py, float pz, int relative);
 /// The viewer's readout of a point of a loaded cloud (the 3D view's hover on a PLY point list):
 /// "point 12  2.000 m  x -0.300 y 0.050 z 2.000 m  rgb 255 0 0" — its index in the file, its depth
 /// along the view (millimeters under 1 m), its position, and its color when the cloud has colors

@@ -55,19 +55,25 @@ public struct VoxelFusion: Sendable {
     }
 
     /// The fused cloud: one point per cell, the mean position (as Float) and the mean color
-    /// (rounded to nearest), in ascending cell order.
-    public func cloud() -> PointCloud {
-        let keys = cellIndex.sorted { a, b in
-            a.key.x != b.key.x ? a.key.x < b.key.x : (a.key.y != b.key.y ? a.key.y < b.key.y : a.key.z < b.key.z)
-        }
+    /// (rounded to nearest), in ascending cell order — or, with `sorted` false, in the order the
+    /// cells were first occupied (no sort: the viewer shows a grid that is still growing).
+    public func cloud(sorted: Bool = true) -> PointCloud {
         var positions: [SIMD3<Float>] = [], colors: [SIMD3<UInt8>] = []
-        positions.reserveCapacity(keys.count); colors.reserveCapacity(keys.count)
-        for (_, k) in keys {
+        positions.reserveCapacity(counts.count); colors.reserveCapacity(counts.count)
+        func append(_ k: Int) {
             let n = Double(counts[k])
             let m = sums[k] / n
             positions.append(SIMD3(Float(m.x), Float(m.y), Float(m.z)))
             let c = colorSums[k], h = counts[k] / 2
             colors.append(SIMD3(UInt8((c.x + h) / counts[k]), UInt8((c.y + h) / counts[k]), UInt8((c.z + h) / counts[k])))
+        }
+        if sorted {
+            let keys = cellIndex.sorted { a, b in
+                a.key.x != b.key.x ? a.key.x < b.key.x : (a.key.y != b.key.y ? a.key.y < b.key.y : a.key.z < b.key.z)
+            }
+            for (_, k) in keys { append(k) }
+        } else {
+            for k in counts.indices { append(k) }
         }
         return PointCloud(positions: positions, colors: colors)
     }

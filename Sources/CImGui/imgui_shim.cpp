@@ -7,6 +7,8 @@
 #include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
+#include <cfloat>
+#include <cmath>
 
 // ImGui 1.86 reads keys as a key-down table sampled at NewFrame, so a press and its release
 // between two frames (a quick tap, xdotool) would never be seen. A release of a key pressed
@@ -203,5 +205,22 @@ void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, floa
     dl->AddCircleFilled(ImVec2(x0, y0), 4.0f, c);
     dl->AddCircleFilled(ImVec2(x1, y1), 4.0f, c);
 }
+
+void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, float g, float b) {
+    ImDrawList *dl = ImGui::GetForegroundDrawList();
+    dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), ImGui::GetColorU32(ImVec4(r, g, b, 1)), 0.0f, 0, 2.0f);
+}
+
+void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
+                         float height) {
+    ImGui::PlotLines(label, values, count, 0, overlay, std::isnan(min) ? FLT_MAX : min, std::isnan(max) ? FLT_MAX : max,
+                     ImVec2(-1.0f, height));
+}
+
+int dl_imgui_input_float(const char *label, float *value, const char *format) {
+    return ImGui::InputFloat(label, value, 0.0f, 0.0f, format) ? 1 : 0;
+}
+
+void dl_imgui_set_next_open(int open) { ImGui::SetNextItemOpen(open != 0, ImGuiCond_Always); }
 
 }  // extern "C"

@@ -30,12 +30,15 @@ extension ViewerApp {
                             s.pick(x: $0, y: $1)
                         }
                     }
-                } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
-                    ui.pinnedReadout = readout(atWindowX: x, y: y)
-                    if let r = ui.pinnedReadout, options.logReadout {
-                        print("readout: \(r.text)")
-                        fflush(nil)
+                } else if button == GLFW_MOUSE_BUTTON_LEFT {
+                    if pressed {
+                        ui.pinnedReadout = readout(atWindowX: x, y: y)
+                        if let r = ui.pinnedReadout, options.logReadout {
+                            print("readout: \(r.text)")
+                            fflush(nil)
+                        }
                     }
+                    qualityMouse(pressed: pressed, x: x, y: y)
                 }
             case let .scroll(_, dy, x, y):
                 guard !imguiMouse else { continue }
@@ -132,6 +135,13 @@ extension ViewerApp {
             case .toggleEDL:
                 composer.scene3D?.perform(action)
                 if let s = composer.scene3D { logUI("3d eye-dome lighting \(s.renderer.eyeDomeLighting.enabled ? "on" : "off")") }
+            case .toggleQuality:
+                ui.quality.toggle()
+                if ui.quality.isOpen { ui.showPanel = true }
+                logUI("quality \(ui.quality.isOpen ? "open" : "closed")")
+            case .saveQualityCSV: saveQualityCSV()
+            case .cyclePickTool, .measurePicks:
+                composer.scene3D?.perform(action)
             case .cycleColorBy, .togglePointMethod:
                 composer.scene3D?.perform(action)
                 if let s = composer.scene3D { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }

@@ -19,10 +19,11 @@ extension ViewerApp {
                   ("fps", p.fps.map { String(format: "%.1f", $0) } ?? "recorded")]
         }
         f += [("panel", flag(ui.showPanel)), ("help", flag(ui.showHelp)), ("vsync", flag(swapchain.vsync)),
-              ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
+              ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput)), ("quality", flag(ui.quality.isOpen))]
         if let s = composer.scene3D {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
-                  ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled))]
+                  ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled)),
+                  ("picktool", input3D.measure.tool.rawValue)]
             if let c = input3D.camera {
                 f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
                       ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]

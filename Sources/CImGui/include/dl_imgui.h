@@ -106,6 +106,19 @@ void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g,
 /// A line and a dot in window pixels, over everything (3D distance picks). Why: ImDrawList is C++.
 void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b);
 
+/// A rectangle outline (x0, y0)–(x1, y1) in window pixels, over everything (the quality ROI).
+/// Why: ImDrawList is C++.
+void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, float g, float b);
+/// A small line plot of `count` values over the panel's width, `height` pixels tall, scaled to
+/// min…max (both NaN: from the values), `overlay` text on it (may be NULL). Why: ImGui::PlotLines (C++).
+void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
+                         float height);
+/// A number field (typed; Enter or leaving it applies); 1 when the value changed.
+/// Why: ImGui::InputFloat (C++, default arguments).
+int dl_imgui_input_float(const char *label, float *value, const char *format);
+/// Opens (1) or closes (0) the next collapsing header or tree node. Why: ImGui::SetNextItemOpen (C++).
+void dl_imgui_set_next_open(int open);
+
 #ifdef __cplusplus
 }
 #endif

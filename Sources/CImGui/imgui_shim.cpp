@@ -214,7 +214,7 @@ void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, floa
 void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
                          float height) {
     ImGui::PlotLines(label, values, count, 0, overlay, std::isnan(min) ? FLT_MAX : min, std::isnan(max) ? FLT_MAX : max,
-                     ImVec2(-1.0f, height));
+                     ImVec2(ImGui::GetContentRegionAvail().x, height));   // 1.86's PlotEx takes no negative width
 }
 
 int dl_imgui_input_float(const char *label, float *value, const char *format) {

@@ -122,7 +122,8 @@ final class QualityPanel {
         push(&history.rms, Float(m.planeRMSMM ?? .nan))
         func f(_ v: Double?, _ fmt: String, _ none: String) -> String { v.map { String(format: fmt, $0) } ?? none }
         history.lines = [
-            "frame \(r.index), ROI \(m.roi) (x,y,w,h), \(m.validPixels) valid pixels",
+            "frame \(r.index), ROI \(m.roi) (x,y,w,h)",
+            "valid pixels     \(m.validPixels) of \(m.roi.area)",
             String(format: "fill rate        %.2f %%", 100 * m.fillRate),
             "distance         " + f(m.distanceMM, "%.2f mm", "- (no plane)") + ", angle " + f(m.angleDeg, "%.2f deg", "-"),
             "plane-fit RMS    " + f(m.planeRMSMM, "%.3f mm", "-") + " (" + f(m.planeRMSPercent, "%.3f %%", "-") + ")",
@@ -153,7 +154,9 @@ final class QualityPanel {
         _ = UI.radio("drag", isRect)
         if !isRect { UI.text("(or drag a rectangle on the 2D image)") }
         var gt = groundTruthMM
-        if "ground truth mm (0: none)".withCString({ l in "%.1f".withCString { dl_imgui_input_float(l, &gt, $0) != 0 } }) {
+        UI.text("ground truth, mm (0: none)")
+        UI.sameLine()
+        if "##gt".withCString({ l in "%.1f".withCString { dl_imgui_input_float(l, &gt, $0) != 0 } }) {
             let v = gt.isFinite ? max(0, gt) : 0
             if v != groundTruthMM { groundTruthMM = v; restart() }
         }

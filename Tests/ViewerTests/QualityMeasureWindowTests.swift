@@ -223,4 +223,43 @@ final class QualityMeasureWindowTests: WindowTestCase {
         keep(path("box.png"), as: "measure-box")
         v.quit()
     }
+    /// On a PLY point list (no depth pixels) the area tool measures the picked points' polygon on
+    /// their own plane: four corners of a 0.5 × 0.3 m rectangle tilted 30° about x, 2 m away.
+    func testPickedAreaOnAPointList() throws {
+        let x = try XServer.start()
+        defer { x.stop() }
+        let t = Float.pi / 6
+        let corners = [(-0.25, -0.15), (0.25, -0.15), (0.25, 0.15), (-0.25, 0.15)].map { (a: Float, b: Float) in
+            SIMD3<Float>(a, b * cos(t), 2 + b * sin(t))
+        }
+        let colors: [SIMD3<UInt8>] = [SIMD3(255, 0, 0), SIMD3(0, 0, 255), SIMD3(0, 255, 0), SIMD3(255, 255, 0)]
+        let ply = path("corners.ply")
+        try PLYWriter.write(PointCloud(positions: corners, colors: colors), to: ply)
+        let v = try ViewerRun(x: x, args: ["--source", "ply:\(ply)", "--no-panel", "--log-ui", "--log-readout", "--size", "640x480"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        try v.waitForFrames(5)
+        var spots: [(Int, Int)] = []
+        _ = try x.screenshot(saveAs: path("corners.png")) { s in
+            spots = colors.compactMap { c in
+                for yy in 0..<480 { for xx in 0..<640 where s.rgb(xx, yy) == SIMD3<Int>(truncatingIfNeeded: c) { return (xx, yy) } }
+                return nil
+            }
+            return spots.count == 4
+        }
+        XCTAssertEqual(spots.count, 4, "the four corners are drawn")
+        var n = v.lines.count
+        try v.key("a")
+        XCTAssertEqual(try v.waitForLine("pick tool ", after: n, timeout: 10), "pick tool area")
+        for spot in spots {
+            n = v.lines.count
+            try v.click(spot.0, spot.1)
+            _ = try v.waitForLine("pick:", after: n, timeout: 10)
+        }
+        n = v.lines.count
+        try v.key("Return")
+        let line = try v.waitForLine("measure: area ", after: n, timeout: 30)
+        XCTAssertTrue(line.hasPrefix("measure: area 0.150000 m² on the plane through the 4 picked points"), line)
+        v.quit()
+    }
 }

@@ -10,7 +10,8 @@ extension ViewerApp {
         let q = ui.quality
         guard q.build(save: { saveQualityCSV() }) else { return }
         let log: ((String) -> Void)? = options.logReadout ? { print($0); fflush(nil) } : nil
-        q.update(frame: depth.current, calibration: depth.calibration, baselineMeters: session.source?.stereoBaselineMeters,
+        // The depth camera's own pixels (before alignment to color), as `depthlens quality` reads them.
+        q.update(frame: depth.unaligned, calibration: depth.recordedCalibration, baselineMeters: session.source?.stereoBaselineMeters,
                  sourceGeneration: session.generation, log: log)
     }
 
@@ -19,7 +20,7 @@ extension ViewerApp {
 
     /// The depth pixel under a window point of the 2D image, nil on the bars.
     func depthPixel(atWindowX x: Double, y: Double) -> (x: Int, y: Int)? {
-        guard let out = composer.lastOutput, let d = depth.current?.depth,
+        guard let out = composer.lastOutput, let d = depth.unaligned?.depth,
               let p = imageBox(out).imagePixel(windowX: x, windowY: y) else { return nil }
         return Letterbox.rescale(p, from: (out.width, out.height), to: (d.map.width, d.map.height))
     }
@@ -38,7 +39,7 @@ extension ViewerApp {
 
     /// The ROI on the 2D image (green), and the rectangle being dragged (yellow).
     func drawQualityROI() {
-        guard view == .twoD, qualityActive, let out = composer.lastOutput, let d = depth.current?.depth else { return }
+        guard view == .twoD, qualityActive, let out = composer.lastOutput, let d = depth.unaligned?.depth else { return }
         let box = imageBox(out), mw = Float(d.map.width), mh = Float(d.map.height)
         func wx(_ u: Int) -> Float { box.rect.x + Float(u) / mw * box.rect.width }
         func wy(_ v: Int) -> Float { box.rect.y + Float(v) / mh * box.rect.height }

@@ -93,6 +93,25 @@ final class QualityMeasureWindowTests: WindowTestCase {
         v.quit()
     }
 
+    /// A RealSense recording (its stereo baseline gives the sub-pixel RMS), paused on frame 1:
+    /// the section's row is `quality --frames 1:1`'s, every column.
+    func testQualitySectionOnARealSenseBagWithItsBaseline() throws {
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
+        let x = try XServer.start()
+        defer { x.stop() }
+        let v = try ViewerRun(x: x, args: ["--source", "bag:\(bag)", "--paused", "--frame", "1", "--log-ui", "--log-readout",
+                                           "--size", "1000x600"])
+        defer { if v.process.isRunning { v.process.terminate() } }
+        try v.waitForLine("ui: ready", timeout: 60)
+        let n = v.lines.count
+        try v.key("y")
+        let row = try v.waitForLine("quality: roi ", after: n, timeout: 60)
+        let expected = try cli(["quality", "--source", "bag:\(bag)", "--frames", "1:1"]).split(separator: "\n")[0]
+        XCTAssertEqual(row, "quality: roi 192,144,256,192  \(expected)")
+        XCTAssertFalse(expected.contains("subpixel - px"), "the bag has a baseline: \(expected)")
+        v.quit()
+    }
+
     // MARK: Pick tools
 
     /// The box scene of MeasureCommandTests: a 0.4 × 0.3 × 0.25 m box on a tilted floor 1.2 m below

@@ -23,7 +23,10 @@ extension ViewerApp {
                 keys += 1
                 logUI("key \(key) -> panel")
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
-                guard !imguiMouse else { continue }
+                guard !imguiMouse else {
+                    if !pressed { ui.quality.dragStart = nil }   // a ROI drag let go over the panel is dropped
+                    continue
+                }
                 if view == .threeD {
                     if let s = composer.scene3D {
                         input3D.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch) {

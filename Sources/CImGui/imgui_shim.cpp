@@ -218,9 +218,11 @@ void dl_imgui_plot_lines(const char *label, const float *values, int count, cons
 }
 
 int dl_imgui_input_float(const char *label, float *value, const char *format) {
-    return ImGui::InputFloat(label, value, 0.0f, 0.0f, format) ? 1 : 0;
+    return ImGui::InputFloat(label, value, 0.0f, 0.0f, format, ImGuiInputTextFlags_EnterReturnsTrue) ? 1 : 0;
 }
 
 void dl_imgui_set_next_open(int open) { ImGui::SetNextItemOpen(open != 0, ImGuiCond_Always); }
+
+void dl_imgui_set_scroll_here_y(float ratio) { ImGui::SetScrollHereY(ratio); }
 
 }  // extern "C"

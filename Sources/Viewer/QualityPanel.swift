@@ -42,6 +42,11 @@ final class QualityPanel {
     /// What the last job was made from (the generation, the source's, the frame's index and time).
     private var lastJob: JobKey?
     private var sourceGeneration: Int?
+    /// The ground-truth field's place as last printed (`--log-ui`, for tests that type into it).
+    private var loggedLayout: SIMD4<Float>?
+    /// Y opened the section: the panel scrolls to it. Frames it has been open (its layout settles after a scroll).
+    private var scrollDue = false
+    private var openFrames = 0
 
     private struct JobKey: Equatable {
         var generation: Int, source: Int, index: Int, timestamp: Double
@@ -59,6 +64,7 @@ final class QualityPanel {
     func toggle() {
         isOpen.toggle()
         pendingOpen = isOpen
+        scrollDue = isOpen
     }
 
     /// The ROI of the last row (what the metrics used), for the rectangle on the image.
@@ -135,14 +141,20 @@ final class QualityPanel {
         history.rmsText = f(m.planeRMSMM, "RMS %.3f mm", "RMS -")
     }
 
-    /// The section's widgets (the header itself included); true while it is open. `save` writes the CSV.
-    func build(save: () -> Void) -> Bool {
+    /// The section's widgets (the header itself included); true while it is open. `save` writes the
+    /// CSV; with `logLayout` the ground-truth field's rectangle is printed when it moves (`layout: quality-gt`).
+    func build(logLayout: Bool, save: () -> Void) -> Bool {
         if let p = pendingOpen {
             dl_imgui_set_next_open(p ? 1 : 0)
             pendingOpen = nil
         }
         isOpen = UI.header("Quality", open: false)
+        openFrames = isOpen ? openFrames + 1 : 0
         guard isOpen else { return false }
+        if scrollDue {
+            dl_imgui_set_scroll_here_y(0)
+            scrollDue = false
+        }
         UI.text("ROI")
         for (i, p) in Self.fractions.enumerated() {
             UI.sameLine()
@@ -159,6 +171,14 @@ final class QualityPanel {
         if "##gt".withCString({ l in "%.1f".withCString { dl_imgui_input_float(l, &gt, $0) != 0 } }) {
             let v = gt.isFinite ? max(0, gt) : 0
             if v != groundTruthMM { groundTruthMM = v; restart() }
+        }
+        if logLayout && openFrames >= 3 {
+            let r = UI.lastItemRect, rect = SIMD4(r.x, r.y, r.w, r.h)
+            if rect != loggedLayout {
+                loggedLayout = rect
+                print(String(format: "layout: quality-gt %.0f %.0f %.0f %.0f", r.x, r.y, r.w, r.h))
+                fflush(nil)
+            }
         }
         for line in history.lines { UI.text(line) }
         UI.plot("##fill", history.fill, overlay: history.fillText, range: 0...100)

@@ -8,7 +8,7 @@ extension ViewerApp {
     /// The section and, while it is open, this frame's metrics (`--log-readout` prints each row as `quality:`).
     func buildQualitySection() {
         let q = ui.quality
-        guard q.build(save: { saveQualityCSV() }) else { return }
+        guard q.build(logLayout: options.logUI, save: { saveQualityCSV() }) else { return }
         let log: ((String) -> Void)? = options.logReadout ? { print($0); fflush(nil) } : nil
         // The depth camera's own pixels (before alignment to color), as `depthlens quality` reads them.
         q.update(frame: depth.unaligned, calibration: depth.recordedCalibration, baselineMeters: session.source?.stereoBaselineMeters,

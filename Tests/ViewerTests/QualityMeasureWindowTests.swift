@@ -82,13 +82,30 @@ final class QualityMeasureWindowTests: WindowTestCase {
         }) { green += 1 }
         XCTAssertGreaterThan(green, 20, "the ROI rectangle is drawn on the image")
 
+        // A ground truth typed into the section's field (Enter applies it): Z accuracy, as `--gt-mm`.
+        try v.waitForFrames(5)
+        _ = try v.waitForLine("layout: quality-gt ", timeout: 10)
+        let gtRect = try XCTUnwrap(v.lines.last { $0.hasPrefix("layout: quality-gt ") }).split(separator: " ").compactMap { Double($0) }
+        XCTAssertEqual(gtRect.count, 4)
+        n = v.lines.count
+        try v.click(Int(gtRect[0] + gtRect[2] / 2), Int(gtRect[1] + gtRect[3] / 2))
+        try v.waitForFrames(3)
+        for k in ["ctrl+a", "9", "5", "0", "Return"] {
+            try x.xdotool(["key", k])
+            try v.waitForFrames(2)
+        }
+        let withGT = try v.waitForLine("quality: roi ", after: n, timeout: 30)
+        let expectedGT = try cli(["quality", "--source", "snapshot:\(json)", "--roi", roi, "--gt-mm", "950"]).split(separator: "\n")[0]
+        XCTAssertEqual(withGT, "quality: roi \(roi)  \(expectedGT)")
+        XCTAssertFalse(expectedGT.contains("z-accuracy - %"), String(expectedGT))
+
         // W writes the rows as `quality --csv` does.
         n = v.lines.count
         try v.key("w")
         let wrote = try v.waitForLine("notice: quality: wrote 1 row to ", after: n, timeout: 30)
         let file = String(wrote.dropFirst("notice: quality: wrote 1 row to ".count))
         let reference = path("reference.csv")
-        _ = try cli(["quality", "--source", "snapshot:\(json)", "--roi", roi, "--csv", reference])
+        _ = try cli(["quality", "--source", "snapshot:\(json)", "--roi", roi, "--gt-mm", "950", "--csv", reference])
         XCTAssertEqual(try String(contentsOfFile: file, encoding: .utf8), try String(contentsOfFile: reference, encoding: .utf8))
         v.quit()
     }

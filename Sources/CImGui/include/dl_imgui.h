@@ -113,11 +113,14 @@ void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, floa
 /// min…max (both NaN: from the values), `overlay` text on it (may be NULL). Why: ImGui::PlotLines (C++).
 void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
                          float height);
-/// A number field (typed; Enter or leaving it applies); 1 when the value changed.
+/// A number field: typed, applied by Enter (leaving it without Enter keeps the old value); 1 then.
 /// Why: ImGui::InputFloat (C++, default arguments).
 int dl_imgui_input_float(const char *label, float *value, const char *format);
 /// Opens (1) or closes (0) the next collapsing header or tree node. Why: ImGui::SetNextItemOpen (C++).
 void dl_imgui_set_next_open(int open);
+/// Scrolls the current window so the last item is at `ratio` of its height (0: top), from the next
+/// frame. Why: ImGui::SetScrollHereY (C++).
+void dl_imgui_set_scroll_here_y(float ratio);
 
 #ifdef __cplusplus
 }

@@ -224,5 +224,7 @@ int dl_imgui_input_float(const char *label, float *value, const char *format) {
 void dl_imgui_set_next_open(int open) { ImGui::SetNextItemOpen(open != 0, ImGuiCond_Always); }
 
 void dl_imgui_set_scroll_here_y(float ratio) { ImGui::SetScrollHereY(ratio); }
+float dl_imgui_scroll_y(void) { return ImGui::GetScrollY(); }
+void dl_imgui_set_scroll_y(float y) { ImGui::SetScrollY(y); }
 
 }  // extern "C"

@@ -44,8 +44,10 @@ final class QualityPanel {
     private var sourceGeneration: Int?
     /// The ground-truth field's place as last printed (`--log-ui`, for tests that type into it).
     private var loggedLayout: SIMD4<Float>?
-    /// Y opened the section: the panel scrolls to it. Frames it has been open (its layout settles after a scroll).
+    /// Y opened the section: the panel scrolls to it, and back to where it was (`returnScroll`) when Y closes it.
+    /// Frames it has been open (its layout settles after a scroll).
     private var scrollDue = false
+    private var returnScroll: Float?
     private var openFrames = 0
 
     private struct JobKey: Equatable {
@@ -147,6 +149,8 @@ final class QualityPanel {
         if let p = pendingOpen {
             dl_imgui_set_next_open(p ? 1 : 0)
             pendingOpen = nil
+            if !p, let y = returnScroll { dl_imgui_set_scroll_y(y) }
+            returnScroll = p ? dl_imgui_scroll_y() : nil
         }
         isOpen = UI.header("Quality", open: false)
         openFrames = isOpen ? openFrames + 1 : 0

@@ -121,6 +121,9 @@ void dl_imgui_set_next_open(int open);
 /// Scrolls the current window so the last item is at `ratio` of its height (0: top), from the next
 /// frame. Why: ImGui::SetScrollHereY (C++).
 void dl_imgui_set_scroll_here_y(float ratio);
+/// The current window's scroll position, and setting it (from the next frame). Why: ImGui::GetScrollY / SetScrollY (C++).
+float dl_imgui_scroll_y(void);
+void dl_imgui_set_scroll_y(float y);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,8 @@
 #include <imgui.h>
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_vulkan.h>
+#include <cfloat>
+#include <cmath>
 
 // ImGui 1.86 reads keys as a key-down table sampled at NewFrame, so a press and its release
 // between two frames (a quick tap, xdotool) would never be seen. A release of a key pressed
@@ -242,5 +244,26 @@ void dl_imgui_plot_series(const char *label, const char *unit, const double *cur
         dl->AddLine(ImVec2(x, p0.y), ImVec2(x, p1.y), IM_COL32(255, 255, 160, 200));
     }
 }
+
+void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, float g, float b) {
+    ImDrawList *dl = ImGui::GetForegroundDrawList();
+    dl->AddRect(ImVec2(x0, y0), ImVec2(x1, y1), ImGui::GetColorU32(ImVec4(r, g, b, 1)), 0.0f, 0, 2.0f);
+}
+
+void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
+                         float height) {
+    ImGui::PlotLines(label, values, count, 0, overlay, std::isnan(min) ? FLT_MAX : min, std::isnan(max) ? FLT_MAX : max,
+                     ImVec2(ImGui::GetContentRegionAvail().x, height));   // 1.86's PlotEx takes no negative width
+}
+
+int dl_imgui_input_float(const char *label, float *value, const char *format) {
+    return ImGui::InputFloat(label, value, 0.0f, 0.0f, format, ImGuiInputTextFlags_EnterReturnsTrue) ? 1 : 0;
+}
+
+void dl_imgui_set_next_open(int open) { ImGui::SetNextItemOpen(open != 0, ImGuiCond_Always); }
+
+void dl_imgui_set_scroll_here_y(float ratio) { ImGui::SetScrollHereY(ratio); }
+float dl_imgui_scroll_y(void) { return ImGui::GetScrollY(); }
+void dl_imgui_set_scroll_y(float y) { ImGui::SetScrollY(y); }
 
 }  // extern "C"

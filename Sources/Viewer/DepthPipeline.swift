@@ -19,6 +19,9 @@ final class DepthPipeline {
     /// defaults (its `origin` says which; the status line shows it). After alignment it is the
     /// aligned one.
     private(set) var calibration: RGBDCalibration?
+    /// `current` before alignment: its depth in the depth camera's own pixels and intrinsics (what
+    /// the Quality section measures, as `depthlens quality` does); `current` itself when nothing is aligned.
+    private(set) var unaligned: FrameSet?
     /// The calibration before alignment (what `info` would print).
     private(set) var recordedCalibration: RGBDCalibration?
     /// What `recordedCalibration` was resolved for: the source's generation and the frame sizes.
@@ -35,6 +38,7 @@ final class DepthPipeline {
     /// Another source was opened: nothing of the last one is shown or carried over.
     func reset() {
         current = nil
+        unaligned = nil
         smoothing?.reset()
         calibration = nil
         recordedCalibration = nil
@@ -119,6 +123,7 @@ final class DepthPipeline {
             resolvedFor = (generation, key)
         }
         options.calibration.apply(resolved, to: &frame)
+        unaligned = frame
         if !saidCalibration {
             saidCalibration = true
             log.notice("calibration: \(resolved.origin)" + (resolved.needsAlignment ? "; depth and color are different cameras" : ""))

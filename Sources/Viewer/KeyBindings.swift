@@ -15,6 +15,7 @@ public enum ViewerAction: Hashable, Sendable {
     case orbitLeft, orbitRight, orbitUp, orbitDown
     case cycleColorBy, togglePointMethod, toggleEDL
     case cycleWorld
+    case toggleQuality, saveQualityCSV, cyclePickTool, measurePicks
 }
 
 /// One row of the key table: GLFW key codes (any of them), the label people read, and per view
@@ -88,6 +89,8 @@ public enum KeyBindings {
             KeyBinding([GLFW_KEY_E], "E", .toggleRange, "colormap range: equalized / min-max"),
             KeyBinding([GLFW_KEY_L], "L", .toggleLoop, "loop playback on / off"),
             KeyBinding([GLFW_KEY_Z], "Z", .toggleSmoothing, "depth smoothing on / off (temporal, hole filling, spatial fill)"),
+            KeyBinding([GLFW_KEY_Y], "Y", .toggleQuality, "the panel's Quality section open / closed (depth quality of the ROI, live)"),
+            KeyBinding([GLFW_KEY_J], "J", .saveQualityCSV, "write the Quality section's rows as CSV (the Depth Quality Tool's) into --snapshot-dir"),
             KeyBinding(keys: [GLFW_KEY_R], label: "R", action2D: nil, action3D: .resetView, help: "3D: reset the view (also double-click)"),
             KeyBinding(keys: [GLFW_KEY_EQUAL, GLFW_KEY_KP_ADD], label: "+", action2D: nil, action3D: .zoomIn, help: "3D: zoom in"),
             KeyBinding(keys: [GLFW_KEY_MINUS, GLFW_KEY_KP_SUBTRACT], label: "-", action2D: nil, action3D: .zoomOut, help: "3D: zoom out"),
@@ -99,6 +102,10 @@ public enum KeyBindings {
                        help: "3D: eye-dome lighting on / off (compute and cpu points)"),
             KeyBinding(keys: [GLFW_KEY_W], label: "W", action2D: nil, action3D: .cycleWorld,
                        help: "3D, sources with poses: camera frame / world coordinates with the camera path / world, accumulating the fused cloud"),
+            KeyBinding(keys: [GLFW_KEY_A], label: "A", action2D: nil, action3D: .cyclePickTool,
+                       help: "3D: pick tool: distance / polygon area / volume above the floor / box"),
+            KeyBinding(keys: [GLFW_KEY_ENTER, GLFW_KEY_KP_ENTER], label: "Enter", action2D: nil, action3D: .measurePicks,
+                       help: "3D: measure the picks (area: their polygon; volume, box: the floor through them, none picked: RANSAC's)"),
             KeyBinding([GLFW_KEY_F1, GLFW_KEY_H], "F1 / H", .togglePanel, "control panel on / off"),
             KeyBinding([GLFW_KEY_SLASH], "?", .toggleHelp, "this key list", shift: true),
             KeyBinding([GLFW_KEY_ESCAPE, GLFW_KEY_Q], "Esc / Q", .quit, "quit (during a long PLY load: cancel it)"),
@@ -126,6 +133,8 @@ public enum KeyBindings {
         ("scroll", "3D: zoom toward the cursor"),
         ("double-click", "3D: reset the view"),
         ("click two points", "3D: distance between them in mm"),
+        ("click points, Enter", "3D, pick tool area / volume / box (A): the polygon or the floor, then measure"),
+        ("left-drag on the image", "2D, Quality section open: the ROI rectangle"),
     ]
 
     /// The key table as Markdown (docs/VIEWER.md's "Keys" section is exactly this text; a test).

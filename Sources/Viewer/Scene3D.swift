@@ -229,8 +229,10 @@ final class Scene3D {
         var measured: Float?
         var picks: Int
         var relative: Bool
+        var tool: PickTool
+        var measurement: Int
     }
-    private var overlayMemo: (parts: OverlayParts, points: String, picks: String?)?
+    private var overlayMemo: (parts: OverlayParts, points: String, picks: [String])?
 
     /// The overlay's lines in order, each as a C string: the camera, how points are drawn, how many
     /// of a point list (while a camera is set), then the picks. Nothing is allocated while only the
@@ -238,13 +240,16 @@ final class Scene3D {
     func withOverlayLines(_ body: (UnsafePointer<CChar>) -> Void) {
         let parts = OverlayParts(method: renderer.method, atomicBits: renderer.atomicBits, colorBy: renderer.colorBy,
                                  onCPU: drawsOnCPU, measured: input.measuredDistance, picks: input.picks.count,
-                                 relative: pointList == nil && cloud?.relative == true)
+                                 relative: pointList == nil && cloud?.relative == true,
+                                 tool: input.measure.tool, measurement: input.measure.generation)
         if overlayMemo?.parts != parts {
             // Relative depth (a portrait photo's) measures in its own arbitrary scale.
             let unit = parts.relative ? " (relative depth: not a real distance)" : ""
-            let picksLine: String? = input.measuredDistance.map { String(format: "distance between the picks: %.0f mm", $0 * 1000) + unit }
-                ?? (input.picks.count == 1 ? "picked 1 point; click a second one to measure" : nil)
-            overlayMemo = (parts, pointsLine, picksLine)
+            var picksLines: [String] = []
+            if let d = input.measuredDistance { picksLines.append(String(format: "distance between the picks: %.0f mm", d * 1000) + unit) }
+            else if input.measure.result.isEmpty, let hint = input.measure.tool.hint(picks: input.picks.count) { picksLines.append(hint) }
+            picksLines += input.measure.result.map { $0 + unit }
+            overlayMemo = (parts, pointsLine, picksLines)
         }
         guard let memo = overlayMemo else { return }
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 160) { buf in
@@ -259,7 +264,7 @@ final class Scene3D {
                     body(buf.baseAddress!)
                 }
             }
-            memo.picks?.withCString(body)
+            for line in memo.picks { line.withCString(body) }
         }
     }
 
@@ -291,10 +296,17 @@ final class Scene3D {
             renderer.eyeDomeLighting.enabled.toggle()
             if renderer.eyeDomeLighting.enabled && drawing == .raster { drawing = .compute }   // raster does not shade
             log?(renderer.eyeDomeLighting.enabled ? "3D eye-dome lighting on" : "3D eye-dome lighting off")
+        case .cyclePickTool:
+            input.measure.tool = input.measure.tool.next
+            input.picks.removeAll()
+            input.measure.clear()
+            log?("pick tool \(input.measure.tool.rawValue)")
+        case .measurePicks:
+            if !input.measure.measure(picks: input.picks, cloud: pointList == nil ? cloud.map { ($0.depth, $0.intrinsics) } : nil) { log?("measure: still measuring") }
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
              .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
-             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld:
+             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld, .toggleQuality, .saveQualityCSV:
             return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
     }

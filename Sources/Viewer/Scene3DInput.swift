@@ -15,8 +15,10 @@ final class Scene3DInput {
     var viewProjection = Matrix4.identity
     var extent = (width: 1, height: 1)
     var focal: Float = 500
-    /// Picked points (world, meters), at most two.
+    /// Picked points (world, meters): at most two for a distance, a polygon's corners for the other tools.
     var picks: [SIMD3<Float>] = []
+    /// The pick tool (A) and its last area, volume or box (Scene3DMeasure.swift).
+    let measure = MeasureTool()
     /// The point size set by keys or the panel (nil: the fitted one); see `Scene3D.pointSize`.
     var userPointSize: Float?
     private(set) var press: (button: Int32, mods: Int32, x: Double, y: Double, moved: Bool)?
@@ -64,16 +66,38 @@ final class Scene3DInput {
     }
 
     var measuredDistance: Float? {
-        guard picks.count == 2 else { return nil }
+        guard measure.tool == .distance, picks.count == 2 else { return nil }
         let d = picks[0] - picks[1]
         return (d * d).sum().squareRoot()
     }
 
-    /// The picks as a line on screen.
+    /// The picks on screen: a line (distance), or a polygon closed once it has three corners.
     func drawOverlay() {
+        for shape in measure.shapes {   // what the last area or box found, in green
+            for i in shape.indices {
+                if let a = screen(shape[i]), let b = screen(shape[(i + 1) % shape.count]) { UI.line(from: a, to: b, color: [0.3, 1, 0.4]) }
+            }
+        }
+        guard !picks.isEmpty else { return }
         let pts = picks.compactMap { screen($0) }
-        if pts.count == 2 { UI.line(from: pts[0], to: pts[1]) }
-        else if pts.count == 1 { UI.line(from: pts[0], to: pts[0]) }
+        switch measure.tool {
+        case .distance:
+            if pts.count == 2 { UI.line(from: pts[0], to: pts[1]) }
+            else if pts.count == 1 { UI.line(from: pts[0], to: pts[0]) }
+        case .area, .volume, .box:
+            let color: SIMD3<Float> = measure.tool == .area ? [1, 1, 0] : [0.4, 0.8, 1]
+            for i in pts.indices {
+                if i + 1 < pts.count { UI.line(from: pts[i], to: pts[i + 1], color: color) }
+                else if pts.count >= 3 { UI.line(from: pts[i], to: pts[0], color: color) }
+                else if pts.count == 1 { UI.line(from: pts[i], to: pts[i], color: color) }
+            }
+        }
+    }
+
+    /// A measurement that finished (`MeasureTool`) goes to the overlay and, as `measure:` lines, to the log.
+    func pollMeasurement() {
+        guard let lines = measure.poll() else { return }
+        for line in lines { log?("measure: \(line)") }
     }
 
     /// True while a mouse drag is held (the view moves under the user).
@@ -104,7 +128,10 @@ final class Scene3DInput {
         lastPos = nil
         if button == GLFW_MOUSE_BUTTON_LEFT, !p.moved, p.mods & (GLFW_MOD_SHIFT | GLFW_MOD_CONTROL) == 0 {
             if let point = pick(x, y) {
-                if picks.count >= 2 { picks.removeAll() }
+                if measure.measured || picks.count >= measure.tool.maxPicks {
+                    picks.removeAll()
+                    measure.clear()
+                }
                 picks.append(point)
                 log?(String(format: "pick: x %.3f y %.3f z %.3f m", point.x, point.y, point.z))
                 if let d = measuredDistance { log?(String(format: "distance: %.0f mm", d * 1000)) }
@@ -142,6 +169,7 @@ final class Scene3DInput {
     func reset() {
         camera?.reset()
         picks.removeAll()
+        measure.clear()
         userPointSize = nil
         log?("reset")
     }
@@ -159,12 +187,12 @@ final class Scene3DInput {
         case .orbitRight: cam.orbit(yaw: -step, pitch: 0)
         case .orbitUp: cam.orbit(yaw: 0, pitch: -step)
         case .orbitDown: cam.orbit(yaw: 0, pitch: step)
-        case .pointSizeUp, .pointSizeDown, .cycleColorBy, .togglePointMethod, .toggleEDL:
+        case .pointSizeUp, .pointSizeDown, .cycleColorBy, .togglePointMethod, .toggleEDL, .cyclePickTool, .measurePicks:
             return   // the drawing's (Scene3D.perform)
         case .togglePause, .stepBackward, .stepForward, .seekBackward, .seekForward, .seekStart, .mode, .snapshot, .exportPLY,
              .toggleView, .quit, .fullscreen, .toggleVsync, .toggleRecord, .cycleColormap, .cycleBackend, .togglePanel,
              .toggleHelp, .toggleFilter, .toggleDepth, .toggleBlend, .toggleRosyMatrix, .toggleRange, .toggleLoop,
-             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld:
+             .mixUp, .mixDown, .toggleSmoothing, .markStart, .markEnd, .toggleExport, .cycleWorld, .toggleQuality, .saveQualityCSV:
             return   // the window's actions (ViewerApp.perform), not the 3D view's
         }
         camera = cam

@@ -23,19 +23,25 @@ extension ViewerApp {
                 keys += 1
                 logUI("key \(key) -> panel")
             case let .mouseButton(button, pressed, mods, x, y, time, batch):
-                guard !imguiMouse else { continue }
+                guard !imguiMouse else {
+                    if !pressed { ui.quality.dragStart = nil }   // a ROI drag let go over the panel is dropped
+                    continue
+                }
                 if view == .threeD {
                     if let s = view3D.scene {
                         view3D.input.mouseButton(button: button, pressed: pressed, mods: mods, x: x, y: y, now: time, batch: batch) {
                             s.pick(x: $0, y: $1)
                         }
                     }
-                } else if pressed && button == GLFW_MOUSE_BUTTON_LEFT {
-                    ui.pinnedReadout = readout(atWindowX: x, y: y)
-                    if let r = ui.pinnedReadout, options.logReadout {
-                        print("readout: \(r.text)")
-                        fflush(nil)
+                } else if button == GLFW_MOUSE_BUTTON_LEFT {
+                    if pressed {
+                        ui.pinnedReadout = readout(atWindowX: x, y: y)
+                        if let r = ui.pinnedReadout, options.logReadout {
+                            print("readout: \(r.text)")
+                            fflush(nil)
+                        }
                     }
+                    qualityMouse(pressed: pressed, x: x, y: y)
                 }
             case let .scroll(_, dy, x, y):
                 guard !imguiMouse else { continue }
@@ -138,6 +144,13 @@ extension ViewerApp {
                 let posed = session.source?.poses != nil
                 notice("3D: \(world.mode.label)" + (posed || world.mode == .camera ? "" : " (\(session.name) has no camera poses)"))
                 logUI("3d world \(world.mode.rawValue)")
+            case .toggleQuality:
+                ui.quality.toggle()
+                if ui.quality.isOpen { ui.showPanel = true }
+                logUI("quality \(ui.quality.isOpen ? "open" : "closed")")
+            case .saveQualityCSV: saveQualityCSV()
+            case .cyclePickTool, .measurePicks:
+                view3D.scene?.perform(action)
             case .cycleColorBy, .togglePointMethod:
                 view3D.scene?.perform(action)
                 if let s = view3D.scene { logUI("3d points \(s.renderer.method.rawValue), color by \(s.renderer.colorBy.rawValue)") }

@@ -22,12 +22,14 @@ extension ViewerApp {
             if let r = ui.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
             if let r = ui.pinnedReadout { r.withText(prefix: "clicked ") { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]) }; y += 22 }
         } else if let s = view3D.scene {
+            view3D.input.pollMeasurement()
             view3D.input.drawOverlay()
             view3D.world.drawPath(view3D.input)
             s.withOverlayLines { UI.overlay(cString: $0, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let l = view3D.world.line { UI.overlay(l, x: 8, y: y, color: [0.6, 1, 1]); y += 22 }
             if let r = s.hoverReadout { r.withText(prefix: "") { UI.overlay(cString: $0, x: 8, y: y, color: [1, 1, 0.6]) }; y += 22 }
         }
+        if view == .twoD { drawQualityROI() }
         if let note = composer.lastOutput?.note, view == .twoD { UI.overlay(note, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
         if let w = session.waitingText { UI.overlay(w, x: 8, y: y, color: [1, 0.7, 0.3]); y += 22 }
 
@@ -181,6 +183,7 @@ extension ViewerApp {
             }
         }
         buildExportSection()
+        buildQualitySection()
         if UI.header("Cameras") { buildCameraList() }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.

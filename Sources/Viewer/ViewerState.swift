@@ -19,11 +19,11 @@ extension ViewerApp {
                   ("fps", p.fps.map { String(format: "%.1f", $0) } ?? "recorded")]
         }
         f += [("panel", flag(ui.showPanel)), ("help", flag(ui.showHelp)), ("vsync", flag(swapchain.vsync)),
-              ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput))]
+              ("fullscreen", flag(window.isFullscreen)), ("text", flag(imgui.wantsTextInput)), ("quality", flag(ui.quality.isOpen))]
         if let s = view3D.scene {
             f += [("points", String(format: "%.0f", s.pointSize)), ("colorby", s.renderer.colorBy.rawValue),
                   ("pointsby", s.drawing.rawValue), ("edl", flag(s.renderer.eyeDomeLighting.enabled)),
-                  ("world", view3D.world.mode.rawValue)]
+                  ("world", view3D.world.mode.rawValue), ("picktool", view3D.input.measure.tool.rawValue)]
             if let c = view3D.input.camera {
                 f += [("zoom", String(format: "%.4f", c.distance)), ("yaw", String(format: "%.1f", c.pose.yaw * 180 / .pi)),
                       ("pitch", String(format: "%.1f", c.pose.pitch * 180 / .pi))]

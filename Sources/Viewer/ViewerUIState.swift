@@ -25,6 +25,8 @@ struct ViewerUIState {
     var loggedLayout = false
     /// The shader errors last reported (`--watch-shaders`).
     var lastShaderErrors: [String] = []
+    /// The "Quality" section: depth-quality metrics of the ROI, live (QualityPanel.swift).
+    let quality = QualityPanel()
 
     init(showPanel: Bool, sourceText: String) {
         self.showPanel = showPanel

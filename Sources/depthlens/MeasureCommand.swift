@@ -89,8 +89,7 @@ struct MeasureCommand: ParsableCommand {
             doc["area_m2"] = a.areaM2
             doc["area"] = ["polygon": polygon.vertices.map { [$0.x, $0.y] }, "plane": Self.json(a.plane), "pixels": a.pixels,
                            "points": a.points, "rms_mm": a.rms * 1000, "corners": a.corners.map { [$0.x, $0.y, $0.z] }]
-            lines.append(String(format: "area %.6f m² on the plane through %d of %d pixels (RMS %.2f mm from it)",
-                                a.areaM2, a.points, a.pixels, a.rms * 1000))
+            lines.append(a.line)
         }
         if wantVolume || wantBox {
             let fl = try measured { try DepthMeasure.floor(depth: map, settings: settings, region: floorPolygon) }
@@ -100,19 +99,14 @@ struct MeasureCommand: ParsableCommand {
             floorDoc["rms_mm"] = fl.rms * 1000
             floorDoc["tolerance_mm"] = fl.tolerance * 1000
             doc["floor"] = floorDoc
-            let n = fl.plane.normal
-            lines.append("floor: " + (fl.origin == .ransac ? "the dominant plane (RANSAC)" : "the --floor polygon")
-                + String(format: ", normal (%.4f, %.4f, %.4f), camera %.4f m above it, %d points, RMS %.2f mm, tolerance %.2f mm",
-                         n.x, n.y, n.z, fl.plane.d, fl.points, fl.rms * 1000, fl.tolerance * 1000))
+            lines.append(fl.line(named: fl.origin == .ransac ? "the dominant plane (RANSAC)" : "the --floor polygon"))
             if wantVolume {
                 let v = try measured { try DepthMeasure.volume(depth: map, settings: settings, floor: fl, region: region) }
                 doc["volume_m3"] = v.volumeM3
                 doc["volume_below_m3"] = v.volumeBelowM3
                 doc["volume"] = ["above_pixels": v.abovePixels, "below_pixels": v.belowPixels, "points": v.points,
                                  "region": region.map { $0.description as Any } ?? NSNull()]
-                lines.append(String(format: "volume %.6f m³ above the floor (%d pixels), %.6f m³ below it (%d pixels)",
-                                    v.volumeM3, v.abovePixels, v.volumeBelowM3, v.belowPixels)
-                             + (region.map { ", over --roi \($0)" } ?? ", over the largest clusters"))
+                lines.append(v.line + (region.map { ", over --roi \($0)" } ?? ", over the largest clusters"))
             }
             if wantBox {
                 let b = try measured { try DepthMeasure.box(depth: map, settings: settings, floor: fl, region: region) }
@@ -120,8 +114,7 @@ struct MeasureCommand: ParsableCommand {
                 doc["width_m"] = b.widthM
                 doc["height_m"] = b.heightM
                 doc["box"] = ["pixels": b.pixels, "corners": b.corners.map { [$0.x, $0.y, $0.z] }]
-                lines.append(String(format: "box %.4f × %.4f × %.4f m (length × width × height, %d pixels)",
-                                    b.lengthM, b.widthM, b.heightM, b.pixels))
+                lines.append(b.line)
             }
         }
         if json {

@@ -61,7 +61,7 @@ struct QualityCommand: ParsableCommand {
         let name = spec.path ?? spec.description
         let reader = try FrameReader(source: src, first: range.lowerBound)
         let baseline = baselineMM.map { $0 / 1000 } ?? src.stereoBaselineMeters
-        var noise = TemporalNoiseWindow(capacity: window)
+        var analyzer = QualityFrameAnalyzer(roi: roiSpec, groundTruthMM: gtMM, baselineMeters: baseline, window: window)
         var rows: [QualityRow] = []
         while let f = try reader.next() {
             if f.index > range.upperBound { break }
@@ -69,14 +69,7 @@ struct QualityCommand: ParsableCommand {
             if depth.accuracy == .relative, rows.isEmpty {
                 warn("\(name): depth of relative accuracy; distances and RMS are in its arbitrary scale")
             }
-            let map = depth.depthFloat32()
-            let r = try roiSpec.resolve(width: map.width, height: map.height)
-            let k = depth.intrinsics.width == map.width && depth.intrinsics.height == map.height
-                ? depth.intrinsics : (src.calibration?.depth.intrinsics ?? .default(width: map.width, height: map.height))
-            let settings = QualitySettings(intrinsics: k, roi: r, baselineMeters: baseline, groundTruthMM: gtMM)
-            let m = try DepthQuality.analyze(depth: map, settings: settings, backend: sums)
-            noise.add(depth: map, roi: r)
-            let row = QualityRow(index: f.index, timestamp: f.timestamp, metrics: m, temporalNoisePercent: noise.noisePercent())
+            let row = try analyzer.analyze(depth, index: f.index, timestamp: f.timestamp, calibration: src.calibration, backend: sums)
             rows.append(row)
             if !json { print(row.line()) }
         }
@@ -104,97 +97,5 @@ struct QualityCommand: ParsableCommand {
         } else {
             print(summary.text(roi: last.metrics.roi, baselineMM: baseline.map { $0 * 1000 }))
         }
-    }
-}
-
-/// One frame's metrics with its place in the recording.
-struct QualityRow {
-    var index: Int
-    var timestamp: Double
-    var metrics: QualityMetrics
-    var temporalNoisePercent: Double?
-
-    /// The metric values by their JSON keys (nil where not defined for this frame).
-    var values: [(key: String, value: Double?)] {
-        [("fill_rate", metrics.fillRate), ("distance_mm", metrics.distanceMM), ("angle_deg", metrics.angleDeg),
-         ("plane_rms_mm", metrics.planeRMSMM), ("plane_rms_percent", metrics.planeRMSPercent),
-         ("subpixel_rms_px", metrics.subpixelRMS), ("z_accuracy_percent", metrics.zAccuracyPercent),
-         ("temporal_noise_percent", temporalNoisePercent)]
-    }
-
-    func json() -> [String: Any] {
-        var d: [String: Any] = ["index": index, "timestamp": timestamp, "valid_pixels": metrics.validPixels,
-                                "trimmed_points": metrics.trimmedPoints]
-        for (k, v) in values { d[k] = v.map { $0 as Any } ?? NSNull() }
-        return d
-    }
-
-    func line() -> String {
-        func f(_ v: Double?, _ fmt: String) -> String { v.map { String(format: fmt, $0) } ?? "-" }
-        let m = metrics
-        return "frame \(index)  t=\(String(format: "%.4f", timestamp))  fill \(String(format: "%.2f", 100 * m.fillRate)) %"
-            + "  distance \(f(m.distanceMM, "%.2f")) mm  angle \(f(m.angleDeg, "%.2f")) deg"
-            + "  rms \(f(m.planeRMSMM, "%.3f")) mm (\(f(m.planeRMSPercent, "%.3f")) %)"
-            + "  subpixel \(f(m.subpixelRMS, "%.4f")) px  z-accuracy \(f(m.zAccuracyPercent, "%.3f")) %"
-            + "  temporal noise \(f(temporalNoisePercent, "%.3f")) %"
-    }
-}
-
-/// The mean of each metric over the frames where it is defined; temporal noise as of the last frame.
-struct QualitySummary {
-    var frames: Int
-    var means: [(key: String, value: Double?)]
-
-    init(_ rows: [QualityRow]) {
-        frames = rows.count
-        let keys = rows[0].values.map(\.key)
-        means = keys.enumerated().map { i, key in
-            if key == "temporal_noise_percent" { return (key, rows.last!.temporalNoisePercent) }
-            let vs = rows.compactMap { $0.values[i].value }
-            return (key, vs.isEmpty ? nil : vs.reduce(0, +) / Double(vs.count))
-        }
-    }
-
-    func json() -> [String: Any] {
-        var d: [String: Any] = ["frames": frames]
-        for (k, v) in means { d[k] = v.map { $0 as Any } ?? NSNull() }
-        return d
-    }
-
-    func text(roi: QualityROI, baselineMM: Float?) -> String {
-        var lines = ["summary over \(frames) frame\(frames == 1 ? "" : "s"), ROI \(roi) (x,y,w,h)"
-                     + (baselineMM.map { String(format: ", baseline %.3f mm", $0) } ?? ", no stereo baseline")]
-        for (k, v) in means {
-            let shown = k == "fill_rate" ? v.map { 100 * $0 } : v
-            let label = k == "fill_rate" ? "fill_rate_percent" : k
-            lines.append("  \(label.padding(toLength: 24, withPad: " ", startingAt: 0)) \(shown.map { String(format: "%.4f", $0) } ?? "-")")
-        }
-        return lines.joined(separator: "\n")
-    }
-}
-
-/// The Depth Quality Tool's CSV (`metrics_recorder::serialize_to_csv`): device and stream lines,
-/// the environment, then one row per frame with the tool's columns and depthlens's extra ones.
-enum QualityCSV {
-    static func text(rows: [QualityRow], metadata: SourceMetadata, groundTruthMM: Double?, distanceMM: Double?) -> String {
-        func q(_ s: String) -> String { s.contains(",") || s.contains("\"") ? "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : s }
-        var out = "Device Info:\nType:,\(q(metadata.device?.name ?? metadata.kind))\n"
-        out += "Serial Num:,\(q(metadata.device?.serial ?? "N/A"))\nFirmware Ver:,\(q(metadata.device?.firmware ?? "N/A"))\n"
-        out += "\nStreaming profile:\nStream,Format,Resolution,FPS\n"
-        for s in metadata.streams {
-            out += "\(q(s.name)),\(q(s.encoding)),\(s.width)x\(s.height),\(s.fps.map { String(format: "%g", $0) } ?? "N/A")\n"
-        }
-        out += "\nEnvironment:\nPlane-Fit_distance_mm,\(distanceMM.map { String(format: "%f", $0) } ?? "N/A")\n"
-        out += "Ground-Truth_Distance_mm,\(groundTruthMM.map { String(format: "%g", $0) } ?? "N/A")\n"
-        out += "\nSample Id,Frame #,Timestamp (ms),Fill-Rate %,Z Accuracy %,Plane Fit RMS Error %,Subpixel RMS Error (pixel),"
-            + "Plane Fit RMS Error mm,Distance mm,Angle deg,Temporal Noise %,\n"
-        for (i, r) in rows.enumerated() {
-            let m = r.metrics
-            let cells: [Double?] = [100 * m.fillRate, m.zAccuracyPercent, m.planeRMSPercent, m.subpixelRMS, m.planeRMSMM,
-                                    m.distanceMM, m.angleDeg, r.temporalNoisePercent]
-            out += "\(i),\(r.index),\(String(format: "%.4f", r.timestamp * 1000)),"
-                + cells.map { $0.map { String(format: "%.6f", $0) } ?? "" }.joined(separator: ",") + ",\n"
-        }
-        return out
     }
 }

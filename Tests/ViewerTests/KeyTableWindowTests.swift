@@ -114,6 +114,13 @@ final class KeyTableWindowTests: WindowTestCase {
             "E": (toggles("equalized", picture: .image, setup: ["4"]), toggles("equalized")),
             "L": (toggles("loop"), toggles("loop")),
             "Z": (toggles("smooth"), toggles("smooth")),
+            // The Quality section opens and closes (its metrics run on their thread; no --log-readout here).
+            "Y": (toggles("quality"), toggles("quality")),
+            // Writes the section's rows when it has some (a notice either way): nothing in the state changes.
+            "J": (nothing, nothing),
+            // The 3D pick tool; Enter with no picks says it cannot measure (the overlay), nothing else changes.
+            "A": (nothing, cycles("picktool")),
+            "Enter": (nothing, nothing),
             // Recording covers the 2D view; in 3D the key only says so.
             "Ctrl+R": (toggles("recording"), nothing),
             // The export marks take the frame shown; Ctrl+E starts an export of the marked frames.
@@ -340,7 +347,7 @@ final class KeyDriver {
         case 320...329: return "KP_\(code - 320)"
         default:
             let named: [Int32: String] = [32: "space", 44: "comma", 45: "minus", 46: "period", 61: "equal", 91: "bracketleft", 93: "bracketright", 47: "slash",
-                                          256: "Escape", 257: "Return", 258: "Tab", 262: "Right", 263: "Left", 264: "Down",
+                                          256: "Escape", 257: "Return", 258: "Tab", 335: "KP_Enter", 262: "Right", 263: "Left", 264: "Down",
                                           265: "Up", 268: "Home", 290: "F1", 333: "KP_Subtract", 334: "KP_Add"]
             return named[code]
         }

@@ -213,13 +213,7 @@ final class ConvertVideoTests: CLITestCase {
     func testStopSignalsFinishTheVideo() throws {
         for (sig, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             let video = path("sig-\(name).mp4")
-            let p = Process()
-            p.executableURL = CLI.executable
-            p.arguments = ["convert", "--source", "synthetic:160x120", "--video", video, "--what", "blend"]
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
+            let p = try CLI.start(["convert", "--source", "synthetic:160x120", "--video", video, "--what", "blend"])
             // Wait until the temporary file holds some frames, then signal.
             let deadline = Date().addingTimeInterval(30)
             func tempSize() -> Int {
@@ -229,11 +223,11 @@ final class ConvertVideoTests: CLITestCase {
                 }.max() ?? 0
             }
             while Date() < deadline && tempSize() < 20_000 { usleep(20_000) }
-            kill(p.processIdentifier, sig)
-            let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationReason, .exit, name)
-            XCTAssertEqual(p.terminationStatus, 128 + sig, "\(name): \(errText)")
+            p.send(sig)
+            let r = p.wait(timeout: 60)
+            let errText = r.stderr
+            XCTAssertTrue(r.exited, name)
+            XCTAssertEqual(r.status, 128 + sig, "\(name): \(errText)")
             let line = errText.split(separator: "\n").map(String.init).first { $0.contains("stopped by \(name) after ") } ?? ""
             let words = line.split(separator: " ")
             let n = words.firstIndex(of: "after").flatMap { Int(words[$0 + 1]) }

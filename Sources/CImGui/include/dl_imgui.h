@@ -113,6 +113,25 @@ void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, floa
 void dl_imgui_plot_series(const char *label, const char *unit, const double *current, const float *values,
                           int series, int count, float vmin, float vmax, float height, float marker);
 
+/// A rectangle outline (x0, y0)–(x1, y1) in window pixels, over everything (the quality ROI).
+/// Why: ImDrawList is C++.
+void dl_imgui_overlay_rect(float x0, float y0, float x1, float y1, float r, float g, float b);
+/// A small line plot of `count` values over the panel's width, `height` pixels tall, scaled to
+/// min…max (both NaN: from the values), `overlay` text on it (may be NULL). Why: ImGui::PlotLines (C++).
+void dl_imgui_plot_lines(const char *label, const float *values, int count, const char *overlay, float min, float max,
+                         float height);
+/// A number field: typed, applied by Enter (leaving it without Enter keeps the old value); 1 then.
+/// Why: ImGui::InputFloat (C++, default arguments).
+int dl_imgui_input_float(const char *label, float *value, const char *format);
+/// Opens (1) or closes (0) the next collapsing header or tree node. Why: ImGui::SetNextItemOpen (C++).
+void dl_imgui_set_next_open(int open);
+/// Scrolls the current window so the last item is at `ratio` of its height (0: top), from the next
+/// frame. Why: ImGui::SetScrollHereY (C++).
+void dl_imgui_set_scroll_here_y(float ratio);
+/// The current window's scroll position, and setting it (from the next frame). Why: ImGui::GetScrollY / SetScrollY (C++).
+float dl_imgui_scroll_y(void);
+void dl_imgui_set_scroll_y(float y);
+
 #ifdef __cplusplus
 }
 #endif

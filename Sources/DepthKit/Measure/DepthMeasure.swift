@@ -116,6 +116,27 @@ public enum DepthMeasure {
         return AreaMeasurement(areaM2: area, plane: plane, pixels: pixels, points: pts.count, rms: plane.rms(pts), corners: corners)
     }
 
+    /// The area of the polygon through `corners` (3D points in order, e.g. picked on a point list
+    /// that has no depth pixels) on their own least-squares plane: each corner projected onto it
+    /// along the plane's normal, |n · ½ Σ cᵢ × cᵢ₊₁|. `pixels` is 0, `points` the corners, `rms`
+    /// their distance from the plane.
+    public static func area(corners points: [SIMD3<Float>]) throws -> AreaMeasurement {
+        guard points.count >= 3 else {
+            throw DepthKitError.invalidArgument("an area needs 3 or more corners, got \(points.count)")
+        }
+        guard let plane = FittedPlane.leastSquares(points) else {
+            throw DepthKitError.invalidArgument("the \(points.count) corners lie on a line; they span no plane")
+        }
+        let corners = points.map { p -> SIMD3<Double> in
+            let q = SIMD3<Double>(p)
+            return q - plane.distance(p) * plane.normal
+        }
+        var s = SIMD3<Double>.zero
+        for i in corners.indices { s += PlaneRANSAC.cross(corners[i], corners[(i + 1) % corners.count]) }
+        return AreaMeasurement(areaM2: abs((s * plane.normal).sum()) / 2, plane: plane, pixels: 0, points: points.count,
+                               rms: plane.rms(points), corners: corners)
+    }
+
     /// The floor: the least-squares plane through the valid pixels of `region` when one is given,
     /// else the dominant plane of the whole frame by RANSAC.
     public static func floor(depth: PixelBuffer, settings s: MeasureSettings, region: PixelPolygon? = nil) throws -> MeasureFloor {

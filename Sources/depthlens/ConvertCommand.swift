@@ -88,16 +88,8 @@ struct ConvertCommand: ParsableCommand {
         }
         let what = self.what ?? "color,depth"
         if out.lowercased().hasSuffix(".mcap") { return try runMCAP(out: out, what: what) }
-        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         if let jobs, !(1...256).contains(jobs) { throw DepthKitError.invalidArgument("--jobs must be 1…256, got \(jobs)") }
-        var selection = ExportSelection(every: every)
-        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
-        if let time {
-            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
-                                                                        highest: Double.greatestFiniteMagnitude)
-            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
-            selection.time = r
-        }
+        let selection = try exportSelection()
         let contents = try ExportContents(parsing: what)
         let spec = try SourceSpec(parsing: source)
         let src = try spec.makeSource(depthScale: depthScale)
@@ -146,5 +138,21 @@ extension ProgressBar {
         total = p.total ?? 0
         detail = String(format: ", %.1f fps", p.framesPerSecond) + (p.secondsLeft.map { String(format: ", %.0f s left", $0) } ?? "")
         update(to: p.written)
+    }
+}
+
+extension ConvertCommand {
+    /// Which frames `--every`, `--frames` and `--time` keep (folders, MCAP and video alike).
+    func exportSelection() throws -> ExportSelection {
+        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
+        var selection = ExportSelection(every: every)
+        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
+        if let time {
+            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
+                                                                        highest: Double.greatestFiniteMagnitude)
+            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
+            selection.time = r
+        }
+        return selection
     }
 }

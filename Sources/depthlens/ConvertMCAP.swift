@@ -7,18 +7,10 @@ extension ConvertCommand {
     /// `convert --out FILE.mcap`: the recording as ROS 2 MCAP (`MCAPExporter`). Written whole or not
     /// at all: an error or a stop signal leaves no file.
     func runMCAP(out: String, what: String) throws {
-        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --out FILE.mcap") }
         guard align == "none" else { throw DepthKitError.invalidArgument("--align does not apply to --out FILE.mcap (depth is written as recorded)") }
         guard jobs == nil else { throw DepthKitError.invalidArgument("--jobs applies to a folder; --out FILE.mcap is written by one thread") }
-        var selection = ExportSelection(every: every)
-        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
-        if let time {
-            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
-                                                                        highest: Double.greatestFiniteMagnitude)
-            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
-            selection.time = r
-        }
+        let selection = try exportSelection()
         let contents = try ExportContents(parsing: what)
         try MCAPExporter.prepare(path: out, overwrite: overwrite)
         let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)

@@ -8,7 +8,6 @@ extension ConvertCommand {
     /// colored as the view colors it. An error leaves no file; a stop signal finishes the video with
     /// the frames written.
     func runVideo(_ path: String) throws {
-        guard every >= 1 else { throw DepthKitError.invalidArgument("--every must be at least 1, got \(every)") }
         guard !ply else { throw DepthKitError.invalidArgument("--ply writes into a folder; it does not apply to --video") }
         guard align == "none" else {
             throw DepthKitError.invalidArgument("--align does not apply to --video (side-by-side and blend align depth to color as the view does)")
@@ -21,14 +20,7 @@ extension ConvertCommand {
         guard (0...51).contains(crf) else { throw DepthKitError.invalidArgument("--crf must be within 0…51, got \(crf)") }
         let content = try VideoContent.named(what ?? VideoContent.depth.rawValue)
         let look = VideoLook(colormap: map, range: try VideoLook.parseRange(range), mix: mix)
-        var selection = ExportSelection(every: every)
-        if let frames { selection.frames = try ExportSelection.parseRange(frames, name: "--frames", lowest: 0, highest: Int.max) }
-        if let time {
-            let r: ClosedRange<Double> = try ExportSelection.parseRange(time, name: "--time", lowest: -Double.greatestFiniteMagnitude,
-                                                                        highest: Double.greatestFiniteMagnitude)
-            guard r.lowerBound.isFinite, r.upperBound.isFinite else { throw DepthKitError.invalidArgument("--time must be finite seconds") }
-            selection.time = r
-        }
+        let selection = try exportSelection()
         try VideoExporter.prepare(path: path, overwrite: overwrite, lossless: lossless)
         let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
         StopSignals.install()

@@ -473,6 +473,22 @@ final class MCAPReader: ROS2Storage {
         return out
     }
 
+    /// A message's first bytes; in an uncompressed chunk read where the file holds them (no copy of
+    /// the chunk, no CRC: `storedData` checks the chunk when the message itself is read).
+    func storedPrefix(of ref: ROS2MessageRef, count: Int) throws -> [UInt8] {
+        guard ref.chunk >= 0, Int(ref.chunk) < chunks.count, chunks[Int(ref.chunk)].compression.isEmpty else {
+            return Array(try storedData(of: ref).prefix(count))
+        }
+        let chunk = chunks[Int(ref.chunk)]
+        let inner = UnsafeRawBufferPointer(rebasing: bytes.raw[chunk.data])
+        guard ref.position >= 0, ref.position < Int64(inner.count),
+              let rec = Self.record(in: inner, at: Int(ref.position), end: inner.count), rec.op == 0x05 else {
+            throw fail("no Message record at offset \(ref.position) of the chunk at offset \(chunk.recordOffset)")
+        }
+        let m = try parseMessage(inner, rec, where: "of the chunk at offset \(chunk.recordOffset)")
+        return Array(UnsafeRawBufferPointer(rebasing: inner[m.data]).prefix(count))
+    }
+
     func storedData(of ref: ROS2MessageRef) throws -> [UInt8] {
         if ref.chunk < 0 {
             let buf = bytes.raw

@@ -53,6 +53,13 @@ protocol ROS2Storage: AnyObject {
     var notices: [String] { get }
     /// The stored bytes of a message (possibly still compressed per message by rosbag2).
     func storedData(of ref: ROS2MessageRef) throws -> [UInt8]
+    /// The first `count` (or fewer) stored bytes of a message, read as cheaply as the storage
+    /// allows (for its header: listing stamps must not read every frame whole).
+    func storedPrefix(of ref: ROS2MessageRef, count: Int) throws -> [UInt8]
+}
+
+extension ROS2Storage {
+    func storedPrefix(of ref: ROS2MessageRef, count: Int) throws -> [UInt8] { Array(try storedData(of: ref).prefix(count)) }
 }
 
 /// A ROS 2 recording: a rosbag2 folder (`metadata.yaml` + storage files, possibly split into
@@ -213,6 +220,21 @@ public final class ROS2Recording {
             throw CaptureError.file(path: file, problem: "metadata.yaml says every message is \(format)-compressed, but the message at \(ref.logTime) ns is not")
         }
         return stored
+    }
+
+    /// The header stamp of the message `ref` points at, in seconds, read from the first bytes of
+    /// its data where they are stored plainly (an uncompressed MCAP chunk is read in place, without
+    /// copying or checking the chunk: the frame's own read does that); from the whole message where
+    /// it is compressed, or its header is longer than the bytes read.
+    public func headerStamp(of ref: ROS2MessageRef, topic: String, type: String) throws -> Double {
+        if ref.file >= 0, Int(ref.file) < storages.count, perMessageCompression?.isEmpty ?? true {
+            let head = try storages[Int(ref.file)].storedPrefix(of: ref, count: 512)
+            if !head.starts(with: ROS2Compression.zstdMagic), !head.starts(with: ROS2Compression.lz4Magic),
+               let h = try? ROS2Message.header(head, file: path, topic: topic, type: type) {
+                return h.stamp.seconds
+            }
+        }
+        return try ROS2Message.header(try data(of: ref), file: path, topic: topic, type: type).stamp.seconds
     }
 
     // MARK: Opening

@@ -814,7 +814,7 @@ extension ROS2Source {
                 if let m = metadata[s], let t = frameTimestamp(ref, metadata: m.refs, topic: m.topic) {
                     stamps[s][i] = t
                 } else {
-                    stamps[s][i] = try ROS2Message.header(try rec.data(of: ref), file: path, topic: stream.topic, type: stream.type).stamp.seconds
+                    stamps[s][i] = try rec.headerStamp(of: ref, topic: stream.topic, type: stream.type)
                 }
             }
         } catch {

@@ -140,6 +140,20 @@ final class ROS2RecordingTests: XCTestCase {
         XCTAssertTrue(cut.notices.contains { $0.contains("cut short") }, "\(cut.notices)")
         let whole = try ROS2Recording(path: dir.file("bags/synthetic-zstd.mcap"))
         XCTAssertLessThan(cut.topics.map(\.messageCount).reduce(0, +), whole.topics.map(\.messageCount).reduce(0, +))
+        // Header stamps read from a message's first bytes (in place in an uncompressed chunk) equal
+        // those of the whole message, in every chunk compression.
+        for name in ["synthetic-zstd.mcap", "synthetic-lz4.mcap", "synthetic-none.mcap", "synthetic-unchunked.mcap"] {
+            let rec = try ROS2Recording(path: dir.file("bags/\(name)"))
+            var checked = 0
+            for t in rec.topics where t.type == "sensor_msgs/msg/Image" || t.type == "sensor_msgs/msg/CameraInfo" {
+                for ref in rec.messages(onTopic: t.name) {
+                    let whole = try ROS2Message.header(try rec.data(of: ref), file: name, topic: t.name, type: t.type).stamp.seconds
+                    XCTAssertEqual(try rec.headerStamp(of: ref, topic: t.name, type: t.type), whole, "\(name) \(t.name)")
+                    checked += 1
+                }
+            }
+            XCTAssertGreaterThan(checked, 0, name)
+        }
         // The same bytes from memory.
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir.file("bags/synthetic-lz4.mcap"))))
         let mem = try ROS2Recording(mcap: bytes, name: "mem.mcap")

@@ -58,21 +58,7 @@ public enum ScanFormats {
     /// already, in ARKit's gravity-aligned +Y-up world.
     public static func strayOdometry(_ bytes: [UInt8], path: String) throws -> [StrayOdometryRow] {
         var out: [StrayOdometryRow] = []
-        var sawHeader = false
-        for l in lines(bytes) where !l.text.isEmpty {
-            if !sawHeader {
-                sawHeader = true
-                if l.text.lowercased().hasPrefix("timestamp") { continue }
-            }
-            let fields = l.text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard fields.count >= 9 else {
-                throw CaptureError.file(path: path, problem: "line \(l.number): expected 'timestamp, frame, x, y, z, qx, qy, qz, qw', got \(fields.count) fields")
-            }
-            var v: [Double] = []
-            for f in fields.prefix(9) {
-                guard let d = Double(f), d.isFinite else { throw CaptureError.file(path: path, problem: "line \(l.number): '\(f)' is not a number") }
-                v.append(d)
-            }
+        for (l, fields, v) in try strayRows(bytes, path: path, columns: "timestamp, frame, x, y, z, qx, qy, qz, qw") {
             guard let frame = Int(fields[1]), frame >= 0 else {
                 throw CaptureError.file(path: path, problem: "line \(l.number): frame '\(fields[1])' is not a frame number")
             }
@@ -108,21 +94,7 @@ public enum ScanFormats {
     /// share the rows' stamps. A field that is not a finite number is an error naming the line.
     public static func strayIMU(_ bytes: [UInt8], path: String) throws -> IMUSamples {
         var stamps: [Double] = [], accel: [SIMD3<Double>] = [], gyro: [SIMD3<Double>] = []
-        var sawHeader = false
-        for l in lines(bytes) where !l.text.isEmpty {
-            if !sawHeader {
-                sawHeader = true
-                if l.text.lowercased().hasPrefix("timestamp") { continue }
-            }
-            let fields = l.text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard fields.count >= 7 else {
-                throw CaptureError.file(path: path, problem: "line \(l.number): expected 'timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z', got \(fields.count) fields")
-            }
-            var v: [Double] = []
-            for f in fields.prefix(7) {
-                guard let d = Double(f), d.isFinite else { throw CaptureError.file(path: path, problem: "line \(l.number): '\(f)' is not a number") }
-                v.append(d)
-            }
+        for (_, _, v) in try strayRows(bytes, path: path, columns: "timestamp, a_x, a_y, a_z, alpha_x, alpha_y, alpha_z") {
             stamps.append(v[0])
             accel.append(SIMD3(v[1], v[2], v[3]))
             gyro.append(SIMD3(v[4], v[5], v[6]))
@@ -132,6 +104,33 @@ public enum ScanFormats {
         if magnitudes[magnitudes.count / 2] < 3 { accel = accel.map { $0 * standardGravity } }
         return IMUSamples(accelerometer: IMUStream(kind: .accelerometer, name: "imu.csv", timestamps: stamps, values: accel),
                           gyroscope: IMUStream(kind: .gyroscope, name: "imu.csv", timestamps: stamps, values: gyro))
+    }
+
+    /// The data rows of one of Stray Scanner's CSV files (a `timestamp…` header line skipped):
+    /// each line, its fields, and its first `columns`' count of fields as finite numbers. Too few
+    /// fields or a field that is not a number is an error naming the line.
+    static func strayRows(_ bytes: [UInt8], path: String, columns: String) throws
+        -> [(line: Line, fields: [String], values: [Double])] {
+        let count = columns.split(separator: ",").count
+        var rows: [(line: Line, fields: [String], values: [Double])] = []
+        var sawHeader = false
+        for l in lines(bytes) where !l.text.isEmpty {
+            if !sawHeader {
+                sawHeader = true
+                if l.text.lowercased().hasPrefix("timestamp") { continue }
+            }
+            let fields = l.text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard fields.count >= count else {
+                throw CaptureError.file(path: path, problem: "line \(l.number): expected '\(columns)', got \(fields.count) fields")
+            }
+            var v: [Double] = []
+            for f in fields.prefix(count) {
+                guard let d = Double(f), d.isFinite else { throw CaptureError.file(path: path, problem: "line \(l.number): '\(f)' is not a number") }
+                v.append(d)
+            }
+            rows.append((l, fields, v))
+        }
+        return rows
     }
 
     // MARK: Polycam

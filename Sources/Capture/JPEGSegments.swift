@@ -163,6 +163,9 @@ public struct JPEGSegments: Sendable {
             let n = Int(try u32(e + 4))
             guard n % 16 == 0, n > 0 else { throw bad("MP entry table of \(n) bytes") }
             let at = n <= 4 ? e + 8 : Int(try u32(e + 8))
+            // The table must lie in the index before its entries are counted out (a claimed 4 GB
+            // table would otherwise reserve gigabytes for entries that are not there).
+            guard at >= 0, n <= tiff.count, at <= tiff.count - n else { throw bad("MP entry table of \(n) bytes at \(at) lies outside the index") }
             return try (0..<(n / 16)).map { j in
                 let o = at + 16 * j
                 return (try u32(o), try u32(o + 4), try u32(o + 8))

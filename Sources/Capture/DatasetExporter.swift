@@ -14,6 +14,22 @@ public struct ExportSelection: Sendable, Equatable {
         self.frames = frames; self.time = time; self.every = every
     }
 
+    /// What to do with a playback frame read in order.
+    public enum Verdict { case take, skip, stop }
+
+    /// The frame `index` at `timestamp`: past the frame or time range stop; before the time range,
+    /// or between every n-th, skip; else take. `selected` counts the frames inside the ranges so far
+    /// (start it at 0).
+    public func verdict(index: Int, timestamp: Double, selected: inout Int) -> Verdict {
+        if let r = frames, index > r.upperBound { return .stop }
+        if let t = time {
+            if timestamp < t.lowerBound { return .skip }
+            if timestamp > t.upperBound { return .stop }
+        }
+        selected += 1
+        return (selected - 1) % max(1, every) == 0 ? .take : .skip
+    }
+
     /// Parses "A:B" (either end may be left out: "10:", ":20").
     public static func parseRange<T: LosslessStringConvertible & Comparable>(_ text: String, name: String, lowest: T,
                                                                           highest: T) throws -> ClosedRange<T> {
@@ -254,13 +270,9 @@ public final class DatasetExporter {
         while true {
             if let s = shouldStop() { summary.stoppedBy = s; break }
             guard let raw = try reader.next() else { break }
-            if let r = selection.frames, raw.index > r.upperBound { break }
-            if let t = selection.time {
-                if raw.timestamp < t.lowerBound { continue }
-                if raw.timestamp > t.upperBound { break }
-            }
-            selectedSoFar += 1
-            if (selectedSoFar - 1) % max(1, selection.every) != 0 { continue }
+            let verdict = selection.verdict(index: raw.index, timestamp: raw.timestamp, selected: &selectedSoFar)
+            if verdict == .stop { break }
+            if verdict == .skip { continue }
             var frame = raw
             let calibration = try calibrationOverride.resolve(for: source, frame: raw)
             calibrationOverride.apply(calibration, to: &frame)

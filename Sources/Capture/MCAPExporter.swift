@@ -201,13 +201,9 @@ public final class MCAPExporter {
                 while pending.isEmpty {
                     if let limit = frameLimit, frames >= limit { return nil }
                     guard let f = try reader.next() else { return nil }
-                    if let r = selection.frames, f.index > r.upperBound { return nil }
-                    if let t = selection.time {
-                        if f.timestamp < t.lowerBound { continue }
-                        if f.timestamp > t.upperBound { return nil }
-                    }
-                    selected += 1
-                    if (selected - 1) % max(1, selection.every) != 0 { continue }
+                    let verdict = selection.verdict(index: f.index, timestamp: f.timestamp, selected: &selected)
+                    if verdict == .stop { return nil }
+                    if verdict == .skip { continue }
                     frames += 1
                     if wd, let d = f.depth?.map, d !== lastDepth { pending.append((f.timestamp, .depth(d))); lastDepth = d }
                     if wc, f.color !== lastColor { pending.append((f.timestamp, .color(f.color))); lastColor = f.color }

@@ -236,13 +236,9 @@ public final class VideoExporter {
             while true {
                 if let s = shouldStop() { summary.stoppedBy = s; break }
                 guard let raw = try reader.next() else { break }
-                if let r = selection.frames, raw.index > r.upperBound { break }
-                if let t = selection.time {
-                    if raw.timestamp < t.lowerBound { continue }
-                    if raw.timestamp > t.upperBound { break }
-                }
-                selected += 1
-                if (selected - 1) % max(1, selection.every) != 0 { continue }
+                let verdict = selection.verdict(index: raw.index, timestamp: raw.timestamp, selected: &selected)
+                if verdict == .stop { break }
+                if verdict == .skip { continue }
                 let picture: PixelBuffer
                 switch content {
                 case .color:

@@ -223,4 +223,8 @@ public protocol PlaybackControl: AnyObject {
     var currentIndex: Int { get }
     /// True when the last frame was shown and `loop` is off.
     var isFinished: Bool { get }
+    /// The frames after the one delivered last fall due from now on, as after a resume: its
+    /// consumer has just shown it, and the time it took to appear (a window starting) is not
+    /// played past with frames skipped.
+    func restartTimeline()
 }

@@ -88,6 +88,22 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     private var lastOutputRank: [Int32: Int] = [:]
     /// Frames `decodedAhead` keeps per stream.
     static let decodedAheadLimit = 8
+    /// Frames of timed playback being decoded on worker threads, by playback index (`readAhead`).
+    private var ahead: [Int: DecodeJob] = [:]
+    /// Frames `readAhead` decodes ahead of the one delivered.
+    static let readAheadFrames = 2
+    /// Frames playback delivered that were decoded ahead (tests).
+    private(set) var framesDecodedAhead = 0
+    /// Buffers the pools of decoded images have made (tests).
+    var pooledImageCount: Int { pools.values.reduce(0) { $0 + $1.allocatedCount } }
+    /// Decoded images of intra-only tracks in playback, per stream, and depth in meters: a buffer is
+    /// used again once nobody holds it (no new 33 MB picture, its page faults and its texture a
+    /// 4K frame).
+    private var pools: [Int32: BufferPool] = [:]
+    private var metersPool: BufferPool?
+    /// The most buffers a pool makes: frames decoded ahead, the viewer's queue and the frame it
+    /// shows; past that a frame gets a buffer of its own.
+    static let pooledBuffers = 10
 
     /// Packets of intra-only tracks `stash` keeps per stream: enough for a muxer's interleaving
     /// (an encoder's delay puts one track's packets up to a second ahead of another's in the file).
@@ -164,9 +180,13 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         let height: Int
         let isB16G: Bool
 
-        /// Output buffer for the track's image: rgba8 color, 16-bit gray for depth, IR and any b16g track.
-        func buffer() -> PixelBuffer {
-            PixelBuffer(width: width, height: height, format: role == .color && !isB16G ? .rgba8 : .gray16(depthScale: 0))
+        var pixelFormat: PixelFormat { role == .color && !isB16G ? .rgba8 : .gray16(depthScale: 0) }
+
+        /// Output buffer for the track's image: rgba8 color, 16-bit gray for depth, IR and any b16g
+        /// track; from `pool` when it has one free (playback), else a new one.
+        func buffer(from pool: BufferPool? = nil) -> PixelBuffer {
+            if let pool, let b = try? pool.makeBuffer() { return b }
+            return PixelBuffer(width: width, height: height, format: pixelFormat)
         }
     }
 
@@ -422,6 +442,9 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         streamTracks = []
         frameDecoders.removeAll()
         wanted.removeAll()
+        ahead.removeAll()
+        pools.removeAll()
+        metersPool = nil
         forgetReadPosition()
     }
 
@@ -442,8 +465,9 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         var tries = 0
         while true {
             do {
-                let set = try frame(i)
+                let set = try playbackFrame(i)
                 recording.clock.delivered(i, now: now, explicit: due.explicit)
+                readAhead(after: i)
                 return set
             } catch {
                 warn(frame: i, error)
@@ -458,6 +482,80 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         }
     }
 
+    /// Frame `i` of playback: decoded ahead (`readAhead`) when it was, else now.
+    private func playbackFrame(_ i: Int) throws -> FrameSet {
+        guard let job = ahead.removeValue(forKey: i) else { return try frame(i) }
+        let states = job.wait()
+        framesDecodedAhead += 1
+        return try frameSet(i, display: states[0], depth: states.count > 1 ? states[1] : nil)
+    }
+
+    /// Starts decoding the frames timed playback will ask for after `i` on worker threads, when
+    /// every track involved is intra-only (MJPEG, raw depth, FFV1 a keyframe a packet): their
+    /// packets are read here, in file order, and decoded in parallel and before they are due (one
+    /// 4K MJPEG frame takes most of a 30 fps frame's time to decode on one core). Frames begun
+    /// that playback then does not ask for (a seek, a skip) are let go. Nothing while paused.
+    private func readAhead(after i: Int) {
+        guard !recording.clock.paused, let display, display.intraOnly, depthTrack?.intraOnly ?? true else {
+            ahead.removeAll()
+            return
+        }
+        var next: [Int] = []
+        var j = i
+        while next.count < Self.readAheadFrames, let n = recording.clock.neighbor(of: j, direction: 1), n != i, !next.contains(n) {
+            next.append(n)
+            j = n
+        }
+        ahead = ahead.filter { next.contains($0.key) }
+        for k in next where ahead[k] == nil {
+            // A frame that cannot be read is left to `frame(_:)`, which reports it when it is due.
+            guard let job = try? startDecoding(k) else { return }
+            ahead[k] = job
+        }
+    }
+
+    /// Reads frame `k`'s packets and hands their decoding to a worker thread.
+    private func startDecoding(_ k: Int) throws -> DecodeJob {
+        guard let display else { throw CaptureError.invalidState("\(name): not started") }
+        let fr = frames[k]
+        var needs = [Need(track: display, index: fr.display, packetOnly: true)]
+        if let d = fr.depth, let depthTrack, depthTrack !== display { needs.append(Need(track: depthTrack, index: d, packetOnly: true)) }
+        try load(&needs)
+        let work = try needs.map { try decodeWork($0, pool: pool(for: $0.track)) }
+        return DecodeJob { work.map { $0() } }
+    }
+
+    /// The buffer pool of an intra-only track's decoded images.
+    private func pool(for t: Track) -> BufferPool {
+        if let p = pools[t.stream] { return p }
+        let p = BufferPool(format: FrameFormat(width: t.width, height: t.height, pixelFormat: t.format.pixelFormat),
+                           outputRetainedBufferCountHint: 1, allocationThreshold: Self.pooledBuffers)
+        pools[t.stream] = p
+        return p
+    }
+
+    /// One frame's packets being decoded on a worker thread (`readAhead`).
+    /// `@unchecked Sendable`: `states` is written once, by the worker, before it signals
+    /// `finished`, and read only after waiting for that signal.
+    final class DecodeJob: @unchecked Sendable {
+        private let finished = DispatchSemaphore(value: 0)
+        private var states: [NeedState] = []
+
+        init(_ work: @escaping @Sendable () -> [NeedState]) {
+            DispatchQueue.global(qos: .userInitiated).async {
+                self.states = work()
+                self.finished.signal()
+            }
+        }
+
+        /// The decoded states, in the order of the needs (display first); waits for the worker.
+        func wait() -> [NeedState] {
+            finished.wait()
+            finished.signal()
+            return states
+        }
+    }
+
     /// Decodes frame `i` (0-based, playback order) without moving playback.
     public func frame(_ i: Int) throws -> FrameSet {
         guard let display, i >= 0, i < frames.count else { throw CaptureError.invalidState("\(name): frame \(i) is out of range 0..<\(frames.count)") }
@@ -465,15 +563,23 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         var needs = [Need(track: display, index: fr.display)]
         if let d = fr.depth, let depthTrack, depthTrack !== display { needs.append(Need(track: depthTrack, index: d)) }
         try load(&needs)
-        guard case let .done(image) = needs[0].state else {
-            if case let .failed(problem) = needs[0].state { throw CaptureError.file(path: path, problem: "frame \(i): \(problem)") }
+        return try frameSet(i, display: needs[0].state, depth: needs.count > 1 ? needs[1].state : nil)
+    }
+
+    /// Frame `i` from what reading and decoding its display track's packet (and its depth
+    /// track's, when that is another track) came to: the same for `frame(_:)` and for frames
+    /// decoded ahead (`readAhead`).
+    private func frameSet(_ i: Int, display displayState: NeedState, depth depthState: NeedState?) throws -> FrameSet {
+        guard let display else { throw CaptureError.invalidState("\(name): not started") }
+        guard case let .done(image) = displayState else {
+            if case let .failed(problem) = displayState { throw CaptureError.file(path: path, problem: "frame \(i): \(problem)") }
             throw CaptureError.file(path: path, problem: "frame \(i) not found")
         }
         var depthMap: PixelBuffer?
         if display.role == .depth {
             depthMap = image
-        } else if needs.count > 1 {
-            switch needs[1].state {
+        } else if let depthState {
+            switch depthState {
             case let .done(d): depthMap = d
             case let .failed(problem): warn(frame: i, CaptureError.file(path: path, problem: "frame \(i): depth \(problem); shown without depth"))
             case .pending, .packet: break
@@ -482,14 +588,20 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
         let depth = depthMap.map { gray in
             DepthData(map: meters(gray), intrinsics: calibration?.depth.intrinsics ?? .default(width: gray.width, height: gray.height))
         }
-        return FrameSet(color: image, depth: depth, timestamp: fr.timestamp, index: i)
+        return FrameSet(color: image, depth: depth, timestamp: frames[i].timestamp, index: i)
     }
 
-    private func meters(_ gray: PixelBuffer) -> PixelBuffer { Self.meters(gray, scale: depthScale) }
+    private func meters(_ gray: PixelBuffer) -> PixelBuffer {
+        if metersPool.map({ $0.format.width != gray.width || $0.format.height != gray.height }) ?? true {
+            metersPool = BufferPool(format: FrameFormat(width: gray.width, height: gray.height, pixelFormat: .depthFloat32),
+                                    outputRetainedBufferCountHint: 1, allocationThreshold: Self.pooledBuffers)
+        }
+        return Self.meters(gray, scale: depthScale, into: try? metersPool?.makeBuffer())
+    }
 
-    /// 16-bit depth units → meters (units / `scale`).
-    static func meters(_ gray: PixelBuffer, scale: Float) -> PixelBuffer {
-        let out = PixelBuffer(width: gray.width, height: gray.height, format: .depthFloat32)
+    /// 16-bit depth units → meters (units / `scale`), into `out` when given (of gray's size, depthFloat32).
+    static func meters(_ gray: PixelBuffer, scale: Float, into given: PixelBuffer? = nil) -> PixelBuffer {
+        let out = given ?? PixelBuffer(width: gray.width, height: gray.height, format: .depthFloat32)
         let width = gray.width
         parallelRows(gray.height) { rows in
             for y in rows {
@@ -502,7 +614,7 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     }
 
     /// `packet`: the packet's bytes, read for a need that asked for them undecoded (`packetOnly`).
-    enum NeedState { case pending, done(PixelBuffer), failed(String), packet([UInt8]) }
+    enum NeedState: Sendable { case pending, done(PixelBuffer), failed(String), packet([UInt8]) }
 
     struct Need {
         let track: Track
@@ -606,7 +718,7 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
 
     /// Decodes one packet of an intra-only track with the file's decoder.
     private func decodeAlone(_ t: Track, _ bytes: [UInt8], index: Int, file: MediaFile) -> NeedState {
-        Self.decodeAlone(t.format, bytes, pts: t.pts[index], decoder: TrackDecoder(file: file, track: t))
+        Self.decodeAlone(t.format, bytes, pts: t.pts[index], decoder: TrackDecoder(file: file, track: t), pool: pool(for: t))
     }
 
     /// The file's own decoder of a track, as `PacketDecoding`.
@@ -629,9 +741,10 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
 
     /// Decodes one packet of an intra-only track (the file's decoder, or one apart from it on a
     /// worker thread: the same steps, so the same pixels and the same problems).
-    static func decodeAlone(_ t: TrackFormat, _ bytes: [UInt8], pts: Int64, decoder: some PacketDecoding) -> NeedState {
+    static func decodeAlone(_ t: TrackFormat, _ bytes: [UInt8], pts: Int64, decoder: some PacketDecoding,
+                            pool: BufferPool? = nil) -> NeedState {
         if t.isB16G {
-            let out = t.buffer()
+            let out = t.buffer(from: pool)
             var message = [CChar](repeating: 0, count: 256)
             let r = bytes.withUnsafeBufferPointer {
                 dl_media_b16g_to_gray16($0.baseAddress, $0.count, Int32(t.width), Int32(t.height),
@@ -649,7 +762,7 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
                 switch try decoder.receive() {
                 case let .frame(_, w, h):
                     guard w == t.width, h == t.height else { return .failed("frame is \(w)x\(h), the track says \(t.width)x\(t.height)") }
-                    let out = t.buffer()
+                    let out = t.buffer(from: pool)
                     try decoder.convert(into: out)
                     return .done(out)
                 case .again:
@@ -826,7 +939,7 @@ extension MKVSource {
     /// its packet, read in file order as `decodeFrame` reads it, decoded by a decoder apart from the
     /// file. nil for inter-coded tracks (H.264), whose frames need the ones before them.
     public func payload(_ index: Int, ofStream stream: Int) throws -> StreamPayload? {
-        guard let file else { throw CaptureError.invalidState("\(name): payload before start()") }
+        guard file != nil else { throw CaptureError.invalidState("\(name): payload before start()") }
         guard streamTracks.indices.contains(stream), streamTracks[stream].order.indices.contains(index) else {
             throw CaptureError.invalidState("\(name): no frame \(index) of stream \(stream)")
         }
@@ -834,38 +947,46 @@ extension MKVSource {
         guard t.intraOnly else { return nil }
         var needs = [Need(track: t, index: t.order[index], packetOnly: true)]
         try load(&needs)
-        let path = self.path, format = t.format, pts = t.pts[t.order[index]], scale = depthScale
+        let path = self.path, format = t.format, scale = depthScale
         let intrinsics = calibration?.depth.intrinsics
         let what = "\(t.role.rawValue) frame \(index)"
-        let bytes: [UInt8]
         switch needs[0].state {
-        case let .packet(b): bytes = b
-        case let .done(image):
-            // Decoded already (never for intra-only tracks; kept for completeness of the states).
-            return StreamPayload { Self.streamFrame(image, format: format, scale: scale, intrinsics: intrinsics) }
+        case .packet, .done: break
         case let .failed(problem): throw CaptureError.file(path: path, problem: "\(what): \(problem)")
         case .pending: throw CaptureError.file(path: path, problem: "\(what) not found")
         }
-        // b16g packets need no decoder; others one per worker, made from the track's parameters.
+        let decode = try decodeWork(needs[0])
+        return StreamPayload {
+            switch decode() {
+            case let .done(image): return Self.streamFrame(image, format: format, scale: scale, intrinsics: intrinsics)
+            case let .failed(problem): throw CaptureError.file(path: path, problem: "\(what): \(problem)")
+            case .pending, .packet: throw CaptureError.file(path: path, problem: "\(what) not found")
+            }
+        }
+    }
+
+    /// The decoding of a need read undecoded (`packetOnly`) of an intra-only track, to run apart
+    /// from the source on any thread (its packet's bytes decoded by one of the track's decoders,
+    /// made here on first use; b16g packets need none), into `pool`'s buffers when one is given.
+    /// A need in any other state gives that state.
+    private func decodeWork(_ need: Need, pool: BufferPool? = nil) throws -> @Sendable () -> NeedState {
+        guard case let .packet(bytes) = need.state else {
+            let state = need.state
+            return { state }
+        }
+        guard let file else { throw CaptureError.invalidState("\(name): not started") }
+        let t = need.track
         if !t.isB16G, frameDecoders[t.stream] == nil {
             frameDecoders[t.stream] = FrameDecoders(try file.streamParameters(stream: t.stream), name: path)
         }
         let decoders = t.isB16G ? nil : frameDecoders[t.stream]
-        return StreamPayload {
-            let state: NeedState
-            if let decoders {
-                do {
-                    state = try decoders.with { Self.decodeAlone(format, bytes, pts: pts, decoder: $0) }
-                } catch {
-                    state = .failed(Self.problem(error))   // no decoder could be opened
-                }
-            } else {
-                state = Self.decodeAlone(format, bytes, pts: pts, decoder: NoDecoder())
-            }
-            switch state {
-            case let .done(image): return Self.streamFrame(image, format: format, scale: scale, intrinsics: intrinsics)
-            case let .failed(problem): throw CaptureError.file(path: path, problem: "\(what): \(problem)")
-            case .pending, .packet: throw CaptureError.file(path: path, problem: "\(what) not found")
+        let format = t.format, pts = t.pts[need.index]
+        return {
+            guard let decoders else { return Self.decodeAlone(format, bytes, pts: pts, decoder: NoDecoder(), pool: pool) }
+            do {
+                return try decoders.with { Self.decodeAlone(format, bytes, pts: pts, decoder: $0, pool: pool) }
+            } catch {
+                return .failed(Self.problem(error))   // no decoder could be opened
             }
         }
     }

@@ -107,6 +107,9 @@ struct PlaybackClock {
         pending = t
     }
 
+    /// The next frames fall due from the next poll on (as after a resume).
+    mutating func restart() { reanchor = true }
+
     mutating func seek(_ i: Int) {
         direction = i >= max(current, 0) ? 1 : -1
         pending = i

@@ -108,6 +108,7 @@ public final class RecordingPlayback: PlaybackControl {
     public var isPaused: Bool { locked { clock.paused } }
     public func pause() { locked { clock.paused = true } }
     public func resume() { locked { clock.paused = false } }
+    public func restartTimeline() { locked { clock.restart() } }
 
     public func step(by delta: Int) throws {
         try locked {

@@ -4,14 +4,22 @@ import Foundation
 /// Runs a `FrameSource` on its own thread so the next frame is produced (rendered, decoded,
 /// converted) while the current one is drawn. Finished frames wait in a two-deep queue; the
 /// render loop's `take` never blocks on the source (it only takes a short lock to swap a slot):
-/// it gets the newest frame, or nil when nothing new arrived. When the loop falls behind, the
-/// older queued frame is dropped (its index gap is counted as dropped, as before).
+/// it gets a live source's newest frame, a recording's oldest (every frame of a recording is
+/// shown in order: a render loop that stalls for up to two frames' time shows them a little late
+/// rather than not at all), or nil when nothing new arrived. When the loop falls further behind,
+/// the oldest queued frame is dropped (its index gap is counted as dropped, as before).
 ///
 /// Playback commands (pause, step, seek) go through this object: they run on the source under
 /// the same lock as `nextFrame` and empty the queue, so a stepped or sought frame is the next one shown.
 ///
+/// A recording's timeline starts when its first frame has been drawn, not when the thread starts:
+/// the source makes its first frame and nothing more until the render loop has taken it and come
+/// back for the next (so it drew it: the first frame's textures and pipelines are made then), then
+/// restarts its timeline (`restartTimeline`), so the window's start-up (a second on lavapipe) is
+/// not played past with frames dropped.
+///
 /// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
-/// `error`, `warnings`, `running`, `generation`, `mirror` and `pendingDepthRateLimit` are read and
+/// `error`, `warnings`, `running`, `generation`, `mirror`, `start` and `pendingDepthRateLimit` are read and
 /// written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
 /// mirror: the order is always `sourceLock`, then `queueLock`); `thread` is set before the thread
 /// starts, as is the source's `onWarning`. `source.depthRate` is asked outside `sourceLock`: a
@@ -40,6 +48,11 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     }
     /// A depth rate limit waiting to be set by the source's thread (`.some(nil)` lifts it).
     private var pendingDepthRateLimit: Double??
+    /// Where a recording's start stands: its first frame made (or being made) and not taken yet,
+    /// taken and being drawn, drawn (the render loop came back for more: the timeline is to
+    /// restart), or playing.
+    private var start = TimelineStart.firstFrameNotTaken
+    private enum TimelineStart { case firstFrameNotTaken, firstFrameTaken, firstFrameDrawn, playing }
 
     /// The playback index the source stood at when this prefetcher took it over (nil for a live
     /// source): frames before the first one taken, which the queue may have let go, count from here.
@@ -74,13 +87,24 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     /// A warning from the source's own callbacks, delivered by the next `take`.
     private func post(warning: String) { queueLock.withLock { warnings.append(warning) } }
 
-    /// The newest finished frame (nil when none arrived since the last call), and the source's
-    /// last error and warnings since then.
+    /// The next finished frame — a live source's newest, a recording's oldest — (nil when none
+    /// arrived since the last call), and the source's last error and warnings since then.
     func take() -> (frame: FrameSet?, error: Error?, warnings: [String]) {
         queueLock.withLock {
-            let f = queue.last
-            queue.removeAll(keepingCapacity: true)
+            let f: FrameSet?
+            if sourcePlayback != nil {
+                f = queue.first
+                if !queue.isEmpty { queue.removeFirst() }
+            } else {
+                f = queue.last
+                queue.removeAll(keepingCapacity: true)
+            }
             if let f { mirror.shownIndex = f.index }
+            switch start {
+            case .firstFrameNotTaken: if f != nil { start = .firstFrameTaken }
+            case .firstFrameTaken: start = .firstFrameDrawn
+            case .firstFrameDrawn, .playing: break
+            }
             let e = error
             error = nil
             var w: [String] = []
@@ -92,16 +116,28 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     private func produce() {
         defer { idle.signal() }
         while queueLock.withLock({ running }) {
+            // A recording's first frame made and not drawn yet: nothing more until it is.
+            let waiting = queueLock.withLock {
+                sourcePlayback != nil && (start == .firstFrameNotTaken && !queue.isEmpty || start == .firstFrameTaken)
+            }
+            if waiting {
+                usleep(1000)
+                continue
+            }
             // The generation is read under the source lock, which a step or seek holds while it
             // bumps it: a frame is stale only if a step or seek came after it was made. (Read
             // before taking the source lock, a step in between made the stepped frame itself look
             // stale, and a paused source never made it again: the picture stayed behind.)
             let (started, result) = sourceLock.withLock { () -> (Int, Result<FrameSet?, Error>) in
-                let (started, limit) = queueLock.withLock { () -> (Int, Double??) in
-                    defer { pendingDepthRateLimit = nil }
-                    return (generation, pendingDepthRateLimit)
+                let (started, limit, restart) = queueLock.withLock { () -> (Int, Double??, Bool) in
+                    defer {
+                        pendingDepthRateLimit = nil
+                        if start == .firstFrameDrawn { start = .playing }
+                    }
+                    return (generation, pendingDepthRateLimit, start == .firstFrameDrawn)
                 }
                 if let limit, let s = source.depthRate, s.depthRateLimit != limit { s.depthRateLimit = limit }
+                if restart { sourcePlayback?.restartTimeline() }
                 return (started, Result { try source.nextFrame(now: monotonicSeconds()) })
             }
             switch result {
@@ -158,6 +194,7 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     var isPaused: Bool { queueLock.withLock { mirror.paused } }
     func pause() { control { $0.pause() } }
     func resume() { control { $0.resume() } }
+    func restartTimeline() { control { $0.restartTimeline() } }
     func step(by delta: Int) throws { try control(moves: true) { try $0.step(by: delta) } }
     func seek(toFrame index: Int) throws { try control(moves: true) { try $0.seek(toFrame: index) } }
     var loop: Bool {

@@ -437,6 +437,49 @@ final class MKVSourceTests: XCTestCase {
         XCTAssertEqual(try s.nextFrame(now: 10.101)?.index, 3)
     }
 
+    /// Timed playback decodes the next frames on worker threads while the current one is shown
+    /// (MJPEG color and b16g depth decode each packet alone): what it delivers is what `frame(_:)`
+    /// decodes, byte for byte, across the loop's wrap too; the decoded images come from a pool (a
+    /// frame nobody holds any more gives its buffer to a later one); a seek lets the frames begun go.
+    func testTimedPlaybackDecodesAheadAndDeliversTheSameFrames() throws {
+        let path = try MKVFixture.make(self, .init(colorFrames: 8, depthFrames: [0, 1, 2, 4, 5, 6, 7], withIR: false))
+        let s = MKVSource(path: path), reference = MKVSource(path: path)
+        try s.start()
+        try reference.start()
+        s.recording.loop = true
+        // Frames 33 or 34 ms apart (Matroska's milliseconds): a poll every 34 ms finds the next one due.
+        var now = 100.0
+        var played: [Int] = []
+        for k in 0..<20 {
+            let f = try XCTUnwrap(try s.nextFrame(now: now), "poll \(k) finds a frame due")
+            let r = try reference.frame(f.index)
+            XCTAssertEqual(f.color.packedBytes(), r.color.packedBytes(), "frame \(f.index): the color decoded ahead is frame(_:)'s")
+            XCTAssertEqual(f.depth?.map.packedBytes(), r.depth?.map.packedBytes(), "frame \(f.index): the depth too")
+            XCTAssertEqual(f.timestamp, r.timestamp)
+            played.append(f.index)
+            now += 0.034
+        }
+        XCTAssertEqual(played, (0..<20).map { $0 % 8 }, "every frame in order, looping")
+        XCTAssertNil(try s.frame(3).depth, "frame 3 has no depth (none was recorded for it)")
+        XCTAssertGreaterThanOrEqual(s.framesDecodedAhead, 15, "after the first frame and each wrap, frames were decoded ahead")
+        XCTAssertLessThanOrEqual(s.pooledImageCount, 2 * 4, "20 frames played through a few pooled buffers per track")
+        // A seek: the frames begun after the last one are let go; the sought frame is what comes.
+        try s.recording.seek(toFrame: 6)
+        let sought = try XCTUnwrap(try s.nextFrame(now: now))
+        XCTAssertEqual(sought.index, 6)
+        XCTAssertEqual(sought.color.packedBytes(), try reference.frame(6).color.packedBytes())
+        // Paused: nothing is decoded ahead (the first step may take a frame begun before the pause).
+        s.recording.pause()
+        try s.recording.step(by: 1)
+        XCTAssertEqual(try s.nextFrame(now: now + 1)?.index, 7)
+        let before = s.framesDecodedAhead
+        try s.recording.step(by: 1)
+        XCTAssertEqual(try s.nextFrame(now: now + 2)?.index, 0)
+        try s.recording.step(by: 1)
+        XCTAssertEqual(try s.nextFrame(now: now + 3)?.index, 1)
+        XCTAssertEqual(s.framesDecodedAhead, before, "steps while paused decode the frame asked for, nothing ahead")
+    }
+
     func testInMemoryOpeningReadsTheSameFrames() throws {
         let path = try MKVFixture.make(self, .init(colorFrames: 2, depthFrames: [0, 1], withIR: false))
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))

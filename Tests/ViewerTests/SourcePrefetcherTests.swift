@@ -71,4 +71,34 @@ final class SourcePrefetcherTests: XCTestCase {
             shown = try XCTUnwrap(next(p)).index
         }
     }
+
+    /// A recording's timeline starts when its first frame has been drawn (taken, and the render
+    /// loop back for the next): frames that fall due while the window is still starting are not
+    /// played past (before, the start-up dropped the first ten frames of a 30 fps recording).
+    func testTheTimelineStartsWhenTheFirstFrameHasBeenDrawn() throws {
+        let source = SyntheticSource(width: 64, height: 48, fps: 20)
+        try source.start()
+        let p = SourcePrefetcher(source)
+        defer { p.stop(); source.stop() }
+        usleep(600_000)   // the window starting: 12 frames' time
+        let first = try XCTUnwrap(next(p))
+        XCTAssertEqual(first.index, 0, "the first frame is the recording's first")
+        let second = try XCTUnwrap(next(p))
+        XCTAssertLessThan(second.index, 4, "the frames after it count from when it was taken, not from when the thread started")
+    }
+
+    /// A recording's frames are taken oldest first, so a render loop that stalls for two frames'
+    /// time shows both, late, instead of only the newer one.
+    func testARecordingsQueuedFramesAreTakenInOrder() throws {
+        let source = SyntheticSource(width: 64, height: 48, fps: 20)
+        try source.start()
+        let p = SourcePrefetcher(source)
+        defer { p.stop(); source.stop() }
+        _ = try XCTUnwrap(next(p))
+        _ = try XCTUnwrap(next(p))
+        usleep(400_000)   // the render loop stalls: the two-deep queue fills
+        let a = try XCTUnwrap(p.take().frame)
+        let b = try XCTUnwrap(p.take().frame, "the newer queued frame is still there")
+        XCTAssertEqual(b.index, a.index + 1, "taken in order")
+    }
 }

@@ -111,12 +111,15 @@ public final class MKVRecorder: @unchecked Sendable {
     ///     stored from it in microseconds and it is the `DEPTHLENS_START_OFFSET_US` tag, so that
     ///     `MKVSource` gives back the frames' own timestamps. Frames before it are skipped.
     ///   - tags: extra container tags.
+    ///   - frameRate: the nominal rate the tracks say (Matroska's DefaultDuration; players and
+    ///     ffmpeg take a variable-rate H.264 track's rate from it, else 1000000 fps from the
+    ///     microsecond time base); nil, or outside 0.01…10000, says none.
     /// Throws `CaptureError.file` naming the file (an existing file, a missing folder, an encoder
     /// libavcodec lacks, a bad size).
     public init(path: String, colorWidth: Int, colorHeight: Int, depthSize: (width: Int, height: Int)?,
                 irSize: (width: Int, height: Int)? = nil, depthUnitsPerMeter: Float = 1000,
                 calibration: RGBDCalibration? = nil, startTime: Double = 0, tags: [String: String] = [:],
-                options: Options = Options()) throws {
+                frameRate: Double? = nil, options: Options = Options()) throws {
         func bad(_ problem: String) -> CaptureError { .file(path: path, problem: problem) }
         guard depthUnitsPerMeter > 0, depthUnitsPerMeter.isFinite else { throw bad("bad depth scale \(depthUnitsPerMeter)") }
         guard startTime.isFinite, startTime >= 0, startTime < 9e9 else { throw bad("bad start time \(startTime) s") }
@@ -148,6 +151,9 @@ public final class MKVRecorder: @unchecked Sendable {
         }
         if r == 0, let i = irSize {
             r = dl_mkv_writer_add_track(w, DL_MKV_IR, Int32(clamping: i.width), Int32(clamping: i.height), 1, 0, nil, &message, message.count)
+        }
+        if r == 0, let fps = frameRate, fps.isFinite, fps >= 0.01, fps <= 10000 {
+            r = dl_mkv_writer_set_frame_rate(w, Int32((fps * 1000).rounded()), 1000, &message, message.count)
         }
         var calib = calibration ?? RGBDCalibration.assumed(depthWidth: depthSize?.width ?? colorWidth, depthHeight: depthSize?.height ?? colorHeight,
                                                            colorWidth: colorWidth, colorHeight: colorHeight, depthScale: depthUnitsPerMeter)
@@ -185,7 +191,7 @@ public final class MKVRecorder: @unchecked Sendable {
 
     /// A recorder for the frames of `source`, sized by its first frame: the DEPTH track at the
     /// frame's depth size (else the calibration's depth camera), depth at `source.depthUnitsPerMeter`
-    /// (else 1000 units per meter), the source's calibration and name in the file.
+    /// (else 1000 units per meter), the source's calibration, name and nominal frame rate in the file.
     public convenience init(path: String, firstFrame: FrameSet, source: FrameSource, options: Options = Options()) throws {
         let units = source.depthUnitsPerMeter ?? 1000
         let depth = firstFrame.depth.map { (width: $0.map.width, height: $0.map.height) }
@@ -195,7 +201,7 @@ public final class MKVRecorder: @unchecked Sendable {
         if let serial = source.metadata.device?.serial { tags["DEVICE_SERIAL"] = serial }
         try self.init(path: path, colorWidth: firstFrame.color.width, colorHeight: firstFrame.color.height, depthSize: depth,
                       depthUnitsPerMeter: units, calibration: source.calibration, startTime: max(0, firstFrame.timestamp),
-                      tags: tags, options: options)
+                      tags: tags, frameRate: source.nominalFrameRate, options: options)
     }
 
     deinit {

@@ -97,7 +97,8 @@ final class ViewerCapture {
             let recorder = try MKVRecorder(
                 path: path, colorWidth: frame.color.width, colorHeight: frame.color.height,
                 depthSize: frame.depth.map { ($0.map.width, $0.map.height) }, depthUnitsPerMeter: source.depthUnitsPerMeter ?? 1000,
-                calibration: calibration, startTime: frame.timestamp, tags: ["DEPTHLENS_SOURCE": source.name])
+                calibration: calibration, startTime: frame.timestamp, tags: ["DEPTHLENS_SOURCE": source.name],
+                frameRate: source.nominalFrameRate)
             _ = try recorder.append(frame, waitForRoom: !source.isLive)
             rgbd = (recorder, frame.timestamp)
             log.notice("recording RGB-D \(path) (Ctrl+R stops)")

@@ -82,6 +82,21 @@ final class MKVRecorderTests: XCTestCase {
         XCTAssertEqual(src.seekCount, 1, "one seek back to the start after indexing; then reading in order")
     }
 
+    /// The tracks say the source's nominal rate: ffprobe reads the H.264 COLOR track at 30 fps, not
+    /// at the 1000000 fps of its microsecond time base (which `ffmpeg -i REC.mkv OUT.mp4` then used).
+    func testTheTracksSayTheNominalFrameRate() throws {
+        for (name, rate, expected) in [("rated", 30.0 as Double?, "30/1"), ("unrated", nil, "1000000/1")] {
+            let path = dir + "/\(name).mkv"
+            let rec = try MKVRecorder(path: path, colorWidth: 64, colorHeight: 48, depthSize: (64, 48),
+                                      startTime: frame(0).timestamp, frameRate: rate)
+            for i in 0..<6 { XCTAssertTrue(try rec.append(frame(i), waitForRoom: true)) }
+            _ = try rec.finish()
+            let probe = try run("ffprobe -v error -select_streams 0 -show_entries stream=codec_name,r_frame_rate -of csv=p=0 '\(path)'")
+            XCTAssertEqual(String(decoding: probe.out, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "h264,\(expected)",
+                           "\(name): the COLOR track's rate as ffprobe reads it")
+        }
+    }
+
     func testIRTrackIsWrittenAndFFmpegDecodesItBitExact() throws {
         let path = dir + "/ir.mkv"
         let rec = try MKVRecorder(path: path, colorWidth: 64, colorHeight: 48, depthSize: (64, 48), irSize: (32, 24), startTime: 1000)

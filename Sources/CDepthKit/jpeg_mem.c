@@ -84,6 +84,66 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
     return 0;
 }
 
+int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, int *gray,
+                 char *error, size_t error_len) {
+    *width = 0; *height = 0; *gray = 0;
+    if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
+    struct jpeg_decompress_struct cinfo;
+    mem_err_ctx ctx;
+    ctx.buf = error; ctx.len = error_len;
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = mem_error_exit;
+    ctx.mgr.output_message = mem_output_message;
+    ctx.mgr.emit_message = mem_emit_message;
+    if (setjmp(ctx.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    *width = cinfo.image_width; *height = cinfo.image_height;
+    *gray = cinfo.jpeg_color_space == JCS_GRAYSCALE;
+    jpeg_destroy_decompress(&cinfo);
+    return 0;
+}
+
+int dl_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t width, uint32_t height,
+                        char *error, size_t error_len) {
+    if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
+    if (!dst || dst_stride < (size_t)width * 4) { mem_set_error(error, error_len, "no room for the RGBA pixels"); return -1; }
+    struct jpeg_decompress_struct cinfo;
+    mem_err_ctx ctx;
+    ctx.buf = error; ctx.len = error_len;
+    cinfo.err = jpeg_std_error(&ctx.mgr);
+    ctx.mgr.error_exit = mem_error_exit;
+    ctx.mgr.output_message = mem_output_message;
+    ctx.mgr.emit_message = mem_emit_message;
+    if (setjmp(ctx.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
+    jpeg_read_header(&cinfo, TRUE);
+    if (cinfo.image_width != width || cinfo.image_height != height) {
+        snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height, width, height);
+        jpeg_destroy_decompress(&cinfo);
+        return -2;
+    }
+    // libjpeg-turbo's extended color space: the RGB libjpeg converts to (gray spread to R, G and
+    // B) with the fourth byte 0xFF, written straight into the caller's rows.
+    cinfo.out_color_space = JCS_EXT_RGBA;
+    jpeg_start_decompress(&cinfo);
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = dst + (size_t)cinfo.output_scanline * dst_stride;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    return 0;
+}
+
 int dl_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t channels, size_t row_bytes,
                    int quality, uint8_t **out, size_t *out_size, char *error, size_t error_len) {
     *out = NULL;

@@ -88,12 +88,10 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     private var lastOutputRank: [Int32: Int] = [:]
     /// Frames `decodedAhead` keeps per stream.
     static let decodedAheadLimit = 8
-    /// Frames of timed playback being decoded on worker threads, by playback index (`readAhead`).
-    private var ahead: [Int: DecodeJob] = [:]
-    /// Frames `readAhead` decodes ahead of the one delivered.
-    static let readAheadFrames = 2
+    /// Frames of timed playback being decoded on worker threads: each its needs' states (`readAhead`).
+    private let ahead = PlaybackReadAhead<[NeedState]>()
     /// Frames playback delivered that were decoded ahead (tests).
-    private(set) var framesDecodedAhead = 0
+    var framesDecodedAhead: Int { ahead.taken }
     /// Buffers the pools of decoded images have made (tests).
     var pooledImageCount: Int { pools.values.reduce(0) { $0 + $1.allocatedCount } }
     /// Decoded images of intra-only tracks in playback, per stream, and depth in meters: a buffer is
@@ -484,45 +482,31 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
 
     /// Frame `i` of playback: decoded ahead (`readAhead`) when it was, else now.
     private func playbackFrame(_ i: Int) throws -> FrameSet {
-        guard let job = ahead.removeValue(forKey: i) else { return try frame(i) }
-        let states = job.wait()
-        framesDecodedAhead += 1
+        guard let states = ahead.take(i) else { return try frame(i) }
         return try frameSet(i, display: states[0], depth: states.count > 1 ? states[1] : nil)
     }
 
-    /// Starts decoding the frames timed playback will ask for after `i` on worker threads, when
-    /// every track involved is intra-only (MJPEG, raw depth, FFV1 a keyframe a packet): their
-    /// packets are read here, in file order, and decoded in parallel and before they are due (one
-    /// 4K MJPEG frame takes most of a 30 fps frame's time to decode on one core). Frames begun
-    /// that playback then does not ask for (a seek, a skip) are let go. Nothing while paused.
+    /// Begins decoding the frames timed playback will ask for after `i` (`PlaybackReadAhead`),
+    /// when every track involved is intra-only (MJPEG, raw depth, FFV1 a keyframe a packet): their
+    /// packets are read here, in file order, and decoded on workers.
     private func readAhead(after i: Int) {
-        guard !recording.clock.paused, let display, display.intraOnly, depthTrack?.intraOnly ?? true else {
-            ahead.removeAll()
-            return
-        }
-        var next: [Int] = []
-        var j = i
-        while next.count < Self.readAheadFrames, let n = recording.clock.neighbor(of: j, direction: 1), n != i, !next.contains(n) {
-            next.append(n)
-            j = n
-        }
-        ahead = ahead.filter { next.contains($0.key) }
-        for k in next where ahead[k] == nil {
+        guard let display, display.intraOnly, depthTrack?.intraOnly ?? true else { return }
+        for k in ahead.framesToBegin(after: i, clock: recording.clock) {
             // A frame that cannot be read is left to `frame(_:)`, which reports it when it is due.
-            guard let job = try? startDecoding(k) else { return }
-            ahead[k] = job
+            guard let work = try? decodeWork(frame: k) else { return }
+            ahead.begin(k, work)
         }
     }
 
-    /// Reads frame `k`'s packets and hands their decoding to a worker thread.
-    private func startDecoding(_ k: Int) throws -> DecodeJob {
+    /// Reads frame `k`'s packets; the decoding of them, to run on a worker.
+    private func decodeWork(frame k: Int) throws -> @Sendable () -> [NeedState] {
         guard let display else { throw CaptureError.invalidState("\(name): not started") }
         let fr = frames[k]
         var needs = [Need(track: display, index: fr.display, packetOnly: true)]
         if let d = fr.depth, let depthTrack, depthTrack !== display { needs.append(Need(track: depthTrack, index: d, packetOnly: true)) }
         try load(&needs)
         let work = try needs.map { try decodeWork($0, pool: pool(for: $0.track)) }
-        return DecodeJob { work.map { $0() } }
+        return { work.map { $0() } }
     }
 
     /// The buffer pool of an intra-only track's decoded images.
@@ -532,28 +516,6 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
                            outputRetainedBufferCountHint: 1, allocationThreshold: Self.pooledBuffers)
         pools[t.stream] = p
         return p
-    }
-
-    /// One frame's packets being decoded on a worker thread (`readAhead`).
-    /// `@unchecked Sendable`: `states` is written once, by the worker, before it signals
-    /// `finished`, and read only after waiting for that signal.
-    final class DecodeJob: @unchecked Sendable {
-        private let finished = DispatchSemaphore(value: 0)
-        private var states: [NeedState] = []
-
-        init(_ work: @escaping @Sendable () -> [NeedState]) {
-            DispatchQueue.global(qos: .userInitiated).async {
-                self.states = work()
-                self.finished.signal()
-            }
-        }
-
-        /// The decoded states, in the order of the needs (display first); waits for the worker.
-        func wait() -> [NeedState] {
-            finished.wait()
-            finished.signal()
-            return states
-        }
     }
 
     /// Decodes frame `i` (0-based, playback order) without moving playback.

@@ -106,6 +106,10 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
     private var recorded: [RecordedStream]?
     private var cachedDepth: (index: Int, depth: DepthData)?
     private var blackColor: PixelBuffer?
+    /// Frames of timed playback being decoded on worker threads (`readAhead`).
+    private let ahead = PlaybackReadAhead<DecodedFrame>()
+    /// Frames playback delivered that were decoded ahead (tests).
+    var framesDecodedAhead: Int { ahead.taken }
     /// `recordedStreams()`' answer and its streams, once asked.
     private var streamsCache: [RecordedStream]?
     private var playedStreams: [Stream] = []
@@ -286,6 +290,7 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
         cachedColor = nil
         cachedDepth = nil
         blackColor = nil
+        ahead.removeAll()
         streamsCache = nil
         playedStreams = []
         imuTopics = ROSIMUTopics(picks: [])
@@ -609,22 +614,22 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
 
     // MARK: Frames
 
-    /// Decodes lead frame `i` with its paired frame.
-    private func frame(at i: Int) throws -> FrameSet {
+    /// Decodes lead frame `i` with its paired frame (taking what was decoded ahead for it, if anything).
+    private func frame(at i: Int, ahead decoded: DecodedFrame? = nil) throws -> FrameSet {
         guard recording != nil, let lead else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
         var color: PixelBuffer?
         var depth: DepthData?
         let stamp: Double
         if depthIsLead {
-            let d = try decodeDepth(lead, index: i)
+            let d = try decodeDepth(lead, index: i, ahead: decoded)
             depth = d.depth
             stamp = d.stamp
-            if let o = other, let j = pairs[i] { color = try decodeColor(o, index: j).buffer }
+            if let o = other, let j = pairs[i] { color = try decodeColor(o, index: j, ahead: decoded).buffer }
         } else {
-            let c = try decodeColor(lead, index: i)
+            let c = try decodeColor(lead, index: i, ahead: decoded)
             color = c.buffer
             stamp = c.stamp
-            if let o = other, let j = pairs[i] { depth = try decodeDepth(o, index: j).depth }
+            if let o = other, let j = pairs[i] { depth = try decodeDepth(o, index: j, ahead: decoded).depth }
         }
         guard let c = color ?? blackColor else {
             throw CaptureError.file(path: path, problem: "frame \(i) has no color")
@@ -648,8 +653,13 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
         return ms / 1000
     }
 
-    private func decodeDepth(_ s: Stream, index j: Int) throws -> (depth: DepthData, stamp: Double) {
+    private func decodeDepth(_ s: Stream, index j: Int, ahead decoded: DecodedFrame? = nil) throws -> (depth: DepthData, stamp: Double) {
         guard let rec = recording else { throw CaptureError.invalidState("\(name): not started") }
+        if let a = decoded?.depth, a.index == j {
+            let d = try a.result.get()
+            cachedDepth = (j, d.depth)
+            return d
+        }
         let bytes = try rec.data(of: s.refs[j])
         if let c = cachedDepth, c.index == j {
             return (c.depth, try ROS2Message.header(bytes, file: path, topic: s.topic, type: s.type).stamp.seconds)
@@ -659,8 +669,13 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
         return d
     }
 
-    private func decodeColor(_ s: Stream, index j: Int) throws -> (buffer: PixelBuffer, stamp: Double) {
+    private func decodeColor(_ s: Stream, index j: Int, ahead decoded: DecodedFrame? = nil) throws -> (buffer: PixelBuffer, stamp: Double) {
         guard let rec = recording else { throw CaptureError.invalidState("\(name): not started") }
+        if let a = decoded?.color, a.index == j {
+            let c = try a.result.get()
+            cachedColor = (j, c.buffer)
+            return c
+        }
         let bytes = try rec.data(of: s.refs[j])
         // A color frame paired with several lead frames is decoded once and its buffer shared.
         if let c = cachedColor, c.index == j {
@@ -780,7 +795,45 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard recording != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        return try playbackState.deliverDue(now: now, path: path, decode: { try frame(at: $0) }, warn: warn)
+        let f = try playbackState.deliverDue(now: now, path: path, decode: { try frame(at: $0, ahead: ahead.take($0)) }, warn: warn)
+        if let f { readAhead(after: f.index) }
+        return f
+    }
+
+    /// Lead frame i's messages decoded on a worker (`readAhead`): the color and the depth message
+    /// playback pairs for it (by stream index), each decoded or its error; nil for one not decoded
+    /// ahead (none paired, or held by the cache when it was begun).
+    struct DecodedFrame: Sendable {
+        var color: (index: Int, result: Result<(buffer: PixelBuffer, stamp: Double), any Error>)?
+        var depth: (index: Int, result: Result<(depth: DepthData, stamp: Double), any Error>)?
+    }
+
+    /// Begins decoding the frames timed playback will ask for after `i` (`PlaybackReadAhead`): their
+    /// messages are read here and decoded (PNG, JPEG, compressedDepth, zstd, raw conversions) on workers.
+    private func readAhead(after i: Int) {
+        for k in ahead.framesToBegin(after: i, clock: playbackState.clock) {
+            // A frame that cannot be read is left to `frame(at:)`, which reports it when it is due.
+            guard let work = try? decodeWork(frame: k) else { return }
+            ahead.begin(k, work)
+        }
+    }
+
+    /// Reads lead frame `i`'s messages; the decoding of them, to run on a worker.
+    private func decodeWork(frame i: Int) throws -> @Sendable () -> DecodedFrame {
+        guard let rec = recording, let lead else { throw CaptureError.invalidState("\(name): not started") }
+        let (colorStream, colorIndex) = depthIsLead ? (other, pairs[i]) : (lead, i)
+        let (depthStream, depthIndex) = depthIsLead ? (lead, i) : (other, pairs[i])
+        var color: (index: Int, bytes: [UInt8], format: MessageFormat)?
+        if let s = colorStream, let j = colorIndex, cachedColor?.index != j { color = (j, try rec.data(of: s.refs[j]), messageFormat(s)) }
+        var depth: (index: Int, bytes: [UInt8], format: MessageFormat)?
+        if let s = depthStream, let j = depthIndex, cachedDepth?.index != j { depth = (j, try rec.data(of: s.refs[j]), messageFormat(s)) }
+        let units = depthUnits ?? 0.001, intrinsics = calibration?.depth.intrinsics
+        return { [color, depth] in
+            var d = DecodedFrame()
+            if let c = color { d.color = (c.index, Result { try Self.color(c.bytes, c.format) }) }
+            if let e = depth { d.depth = (e.index, Result { try Self.depth(e.bytes, e.format, units: units, intrinsics: intrinsics) }) }
+            return d
+        }
     }
 
     /// The lead stream's recorded rate (librealsense's stream info), else the median log-time interval.

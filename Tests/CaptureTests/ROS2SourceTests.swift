@@ -91,6 +91,33 @@ final class ROS2SourceTests: XCTestCase {
         }
     }
 
+    /// Timed playback decodes the next frames' messages on worker threads (`PlaybackReadAhead`):
+    /// what it delivers, across the loop's wrap, is what a paused seek to each frame decodes.
+    func testTimedPlaybackDecodesAheadAndDeliversTheSameFrames() throws {
+        let bags = try makeBags(d435: false)
+        for name in ["synthetic-zstd.mcap", "synthetic-lz4-messages.db3"] {
+            let reference = ROS2Source(path: bags.path(name))
+            try reference.start()
+            let want = try playbackFrames(reference)
+            let source = ROS2Source(path: bags.path(name))
+            try source.start()
+            source.playbackState.loop = true
+            // Frames 1/30 s apart: a poll every 33.4 ms finds the next one due.
+            var now = 50.0
+            for k in 0..<14 {
+                let f = try XCTUnwrap(try source.nextFrame(now: now), "\(name): poll \(k) finds a frame due")
+                XCTAssertEqual(f.index, k % 6, name)
+                let w = want[f.index]
+                XCTAssertEqual(f.timestamp, w.timestamp, name)
+                XCTAssertEqual(f.color.packedBytes(), w.color.packedBytes(), "\(name) color \(f.index)")
+                XCTAssertEqual(f.depth.map { $0.map.packedBytes() }, w.depth.map { $0.map.packedBytes() }, "\(name) depth \(f.index)")
+                now += 0.0334
+            }
+            XCTAssertGreaterThanOrEqual(source.framesDecodedAhead, 10, "\(name): frames after the first and each wrap were decoded ahead")
+            source.stop()
+        }
+    }
+
     func testChosenTopicsAndBadInput() throws {
         let bags = try makeBags(d435: false)
         let path = bags.path("synthetic-zstd.mcap")

@@ -1,5 +1,6 @@
 import XCTest
 import Foundation
+import TestSupport
 @testable import DepthKit
 
 final class ImageIOTests: XCTestCase {
@@ -180,6 +181,31 @@ final class ImageIOTests: XCTestCase {
         XCTAssertFileError(try ImageIO.read(g), path: g, "corrupt PNG")
         let j = dir.write("bad.jpg", [0xFF, 0xD8, 0xFF, 0x00, 0x01, 0x02])
         XCTAssertFileError(try ImageIO.read(j), path: j, "corrupt JPEG")
+    }
+
+    /// A color JPEG in memory (a ROS `CompressedImage`) is decoded straight into rgba8 rows
+    /// (`dl_jpeg_decode_rgba`): the same pixels as the file reader's RGB spread to RGBA, for each
+    /// chroma subsampling and an odd size (ImageMagick's JPEGs); a gray JPEG still comes back gray8;
+    /// a cut-short one is refused.
+    func testInMemoryColorJPEGDecodesToTheFileReadersPixels() throws {
+        let dir = TempDir()
+        for (name, args) in [("420", ["plasma:fractal", "-sampling-factor", "4:2:0"]), ("422", ["plasma:fractal", "-sampling-factor", "4:2:2"]),
+                             ("444", ["plasma:fractal", "-sampling-factor", "4:4:4"]), ("gray", ["gradient:", "-colorspace", "Gray"])] {
+            let path = dir.file("\(name).jpg")
+            let r = try TestProcess.run(["convert", "-size", "333x217", "-seed", "3"] + args + ["-quality", "90", path], timeout: 60)
+            XCTAssertEqual(r.status, 0, r.output)
+            let bytes = try FileSupport.readAll(path)
+            let fromMemory = try bytes.withUnsafeBytes { try ImageIO.decode($0, name: path) }
+            let fromFile = try ImageIO.read(path)
+            XCTAssertEqual(fromMemory.format, name == "gray" ? .gray8 : .rgba8, name)
+            XCTAssertEqual(fromMemory.width, 333, name)
+            XCTAssertEqual(fromMemory.height, 217, name)
+            XCTAssertEqual(fromMemory.packedBytes(), fromFile.packedBytes(), "\(name): the same pixels either way")
+            let cut = Array(bytes.prefix(bytes.count * 2 / 3))
+            XCTAssertThrowsError(try cut.withUnsafeBytes { try ImageIO.decode($0, name: "cut.jpg") }, name) { e in
+                XCTAssertTrue("\(e)".contains("corrupt JPEG"), "\(e)")
+            }
+        }
     }
 
     /// Found by `scripts/fuzz jpeg`: a 203-byte JPEG whose header claims 12.8 GB of pixels was

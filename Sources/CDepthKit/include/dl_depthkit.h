@@ -70,6 +70,17 @@ int dl_jpeg_read(const char *path, dl_image *out, char *error, size_t error_len)
 int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
                    char *error, size_t error_len);
 
+/// Reads a JPEG's header held in memory: its size, and whether it is gray (one component).
+/// Returns 0, or -1 with `error` filled. (jpeg_mem.c)
+int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, int *gray,
+                 char *error, size_t error_len);
+/// Decodes a JPEG held in memory straight into `dst` as 8-bit RGBA (the RGB `dl_jpeg_decode`
+/// gives, alpha 255), rows `dst_stride` apart, behind setjmp: no buffer of its own and no
+/// conversion pass. `width`×`height` must be the JPEG's size (-2 otherwise, with `error` "frame is
+/// WxH, expected WxH"); errors as `dl_jpeg_decode` (-1). (jpeg_mem.c)
+int dl_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t width, uint32_t height,
+                        char *error, size_t error_len);
+
 /// Encodes 8-bit gray (1), RGB (3) or RGBA (4, alpha dropped) pixels, rows `row_bytes` apart, as a
 /// baseline JPEG at `quality` (1…100) into a buffer it allocates (`*out`, `*out_size`; free with
 /// `dl_jpeg_free`), behind setjmp. Returns 0, or -1 with `error` filled. (jpeg_mem.c)

@@ -107,6 +107,20 @@ public enum ImageIO {
             return try decoded(name, kind: .png) { img, err in dl_png_decode(base, bytes.count, &img, &err, err.count) }
         }
         if base[0] == 0xFF, base[1] == 0xD8 {
+            // A color JPEG straight into rgba8 rows (the pixels `dl_jpeg_decode` gives, without its
+            // RGB buffer and the pass that spreads it to RGBA); gray ones as gray8.
+            var w: UInt32 = 0, h: UInt32 = 0, gray: Int32 = 0
+            var err = [CChar](repeating: 0, count: 512)
+            if dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0, gray == 0, w > 0, h > 0,
+               UInt64(w) * UInt64(h) <= UInt64(DL_MAX_IMAGE_PIXELS) {
+                let out = PixelBuffer(width: Int(w), height: Int(h), format: .rgba8)
+                let dst = out.baseAddress.assumingMemoryBound(to: UInt8.self)
+                guard dl_jpeg_decode_rgba(base, bytes.count, dst, out.bytesPerRow, w, h, &err, err.count) == 0 else {
+                    let msg = String(cBuffer: err)
+                    throw DepthKitError.file(path: name, problem: "corrupt \(FileKind.jpeg.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
+                }
+                return out
+            }
             return try decoded(name, kind: .jpeg) { img, err in dl_jpeg_decode(base, bytes.count, 0, 0, &img, &err, err.count) }
         }
         throw DepthKitError.file(path: name, problem: "image data is neither PNG nor JPEG (starts "
@@ -137,6 +151,23 @@ public enum ImageIO {
             return out
         }
         let out = PixelBuffer(width: w, height: h, format: .rgba8)
+        if bits == 8 && (ch == 3 || ch == 4) {
+            // The common layouts (every JPEG, 8-bit RGB and RGBA PNGs) in tight loops over bands of rows.
+            parallelRows(h) { rows in
+                for y in rows {
+                    let r8 = (src + y * rowBytes).assumingMemoryBound(to: UInt8.self)
+                    if ch == 4 {
+                        out.row(y).copyMemory(from: r8, byteCount: 4 * w)
+                        continue
+                    }
+                    let d = out.row(y, as: UInt8.self)
+                    for x in 0..<w {
+                        d[4 * x] = r8[3 * x]; d[4 * x + 1] = r8[3 * x + 1]; d[4 * x + 2] = r8[3 * x + 2]; d[4 * x + 3] = 255
+                    }
+                }
+            }
+            return out
+        }
         for y in 0..<h {
             let d = out.row(y, as: UInt8.self)
             let r8 = (src + y * rowBytes).assumingMemoryBound(to: UInt8.self)

@@ -13,6 +13,7 @@
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsi/q_radmin.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,13 +21,17 @@ struct blob_serdata {
     struct ddsi_serdata c;
     uint32_t size;       // bytes of CDR including the 4-byte encapsulation header
     int64_t seq;         // the writer's sequence number when it came over the network, else 0
+    int64_t received_ns; // when Cyclone handed over the reassembled sample (CLOCK_REALTIME, ns), else 0
     unsigned char *data; // size rounded up to 4, zero padded (to_ser may read up to alignup4(size))
 };
 
-/// What dds_write takes as its "sample" for these topics.
+/// What dds_write takes as its "sample" for these topics: the bytes, and (dl_dds_write_buffer) a
+/// dl_dds_buffer the sample may take over instead of copying them.
 struct blob_sample {
     const void *data;
     uint32_t size;
+    unsigned char *adopt;
+    int adopted;
 };
 
 static uint32_t align4(uint32_t n) { return (n + 3u) & ~3u; }
@@ -76,10 +81,19 @@ static int64_t rdata_sequence(const struct nn_rdata *rdata) {
     return seq > 0 ? seq : 0;
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size) {
+    // Every fragment is here (Cyclone reassembled them): the sample's arrival, before its copy.
+    int64_t received = now_ns();
     struct blob_serdata *d = blob_new(type, kind, size);
     if (!d) return NULL;
+    d->received_ns = received;
     if (fragchain) d->seq = rdata_sequence(fragchain);
     uint32_t off = 0;
     while (fragchain) {
@@ -123,8 +137,18 @@ static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type, con
 }
 
 static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample) {
-    const struct blob_sample *s = sample;
+    struct blob_sample *s = (struct blob_sample *)sample; // depthlens' own sample: `adopted` is written back
     if (kind != SDK_DATA) return sd_from_keyhash(type, NULL);
+    if (s->adopt && !s->adopted) {
+        // The bytes are already in a buffer laid out as blob_new's (dl_dds_buffer): take it over.
+        struct blob_serdata *d = calloc(1, sizeof *d);
+        if (!d) return NULL;
+        ddsi_serdata_init(&d->c, type, kind);
+        d->size = s->size;
+        d->data = s->adopt;
+        s->adopted = 1;
+        return &d->c;
+    }
     struct blob_serdata *d = blob_new(type, kind, s->size);
     if (!d) return NULL;
     memcpy(d->data, s->data, s->size);
@@ -308,8 +332,22 @@ int32_t dl_dds_writer(int32_t participant, int32_t topic, dl_dds_qos q) {
 }
 
 int32_t dl_dds_write(int32_t writer, const void *cdr, uint32_t size, int64_t timestamp_ns) {
-    struct blob_sample s = { cdr, size };
+    struct blob_sample s = { cdr, size, NULL, 0 };
     return timestamp_ns < 0 ? dds_write(writer, &s) : dds_write_ts(writer, &s, timestamp_ns);
+}
+
+uint8_t *dl_dds_buffer(uint32_t size) {
+    if (size > UINT32_MAX - 8) return NULL;
+    unsigned char *b = malloc(align4(size) + 4);
+    if (b) memset(b + size, 0, align4(size) + 4 - size);
+    return b;
+}
+
+int32_t dl_dds_write_buffer(int32_t writer, uint8_t *buffer, uint32_t size) {
+    struct blob_sample s = { buffer, size, buffer, 0 };
+    dds_return_t rc = dds_write(writer, &s);
+    if (!s.adopted) free(buffer);
+    return rc;
 }
 
 int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
@@ -327,6 +365,7 @@ int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
         out->size = b->size;
         out->source_timestamp_ns = info.source_timestamp;
         out->sequence = b->seq;
+        out->received_ns = b->received_ns;
         out->writer = info.publication_handle;
         out->handle = sd;
         return 1;

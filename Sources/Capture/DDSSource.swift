@@ -103,7 +103,7 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
 /// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
 /// field of it under `shared.lock`.
-public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable {
+public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
@@ -175,6 +175,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     /// Received, lost and overrun together (a short lock; any thread).
     public var deliveryCounts: DeliveryCounts { shared.with { $0.delivery } }
     public var delivery: DeliveryCounting? { self }
+    public var readiness: FrameReadiness? { self }
     public var metadata: SourceMetadata {
         shared.with { s in
             var tags = ["domain": "\(topics.domain ?? 0)"]
@@ -229,7 +230,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     deinit { stop() }
 
     /// Waits up to `seconds` for a frame `nextFrame` would return (true), without polling: the
-    /// receive thread signals each one.
+    /// receive thread signals each one (`subscribe`, the viewer's source thread).
     @discardableResult
     public func waitForFrame(seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)

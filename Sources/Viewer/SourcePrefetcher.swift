@@ -11,8 +11,8 @@ import Foundation
 /// the same lock as `nextFrame` and empty the queue, so a stepped or sought frame is the next one shown.
 ///
 /// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
-/// `error`, `warnings`, `running`, `generation`, `mirror` and `pendingDepthRateLimit` are read and
-/// written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
+/// `error`, `warnings`, `running`, `generation`, `mirror`, `pendingDepthRateLimit` and `pollSleeps`
+/// are read and written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
 /// mirror: the order is always `sourceLock`, then `queueLock`); `thread` is set before the thread
 /// starts, as is the source's `onWarning`. `source.depthRate` is asked outside `sourceLock`: a
 /// capability accessor reads no state the source's thread writes.
@@ -47,6 +47,8 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
 
     /// The source's playback controls (nil for a live or still source), called under `sourceLock`.
     private let sourcePlayback: PlaybackControl?
+    /// Times the thread slept 1 ms because nothing was due (polling), under `queueLock`.
+    private var pollSleeps = 0
 
     /// Takes `source` over (started) and starts its thread. The source's warnings are delivered
     /// by `take`: its callback is set here, before the thread that calls it starts.
@@ -91,6 +93,9 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
 
     private func produce() {
         defer { idle.signal() }
+        // The source's frame signal (a network stream's): this thread waits on it, outside
+        // `sourceLock` (thread-safe by its contract), instead of polling every 1 ms.
+        let readiness = source.readiness
         while queueLock.withLock({ running }) {
             // The generation is read under the source lock, which a step or seek holds while it
             // bumps it: a frame is stale only if a step or seek came after it was made. (Read
@@ -113,6 +118,13 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
                     queue.append(f)
                 }
             case .success(nil):
+                // A source that signals its frames wakes this thread when one is ready (a frame from
+                // the network reaches the queue at once); it returns at once only when stopped.
+                if let r = readiness {
+                    let t0 = monotonicSeconds()
+                    if r.waitForFrame(seconds: 0.02) || monotonicSeconds() - t0 > 0.001 { continue }
+                }
+                queueLock.withLock { pollSleeps += 1 }
                 usleep(1000)   // nothing due yet: poll again in 1 ms
             case .failure(let e):
                 queueLock.withLock { error = e }
@@ -120,6 +132,9 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
             }
         }
     }
+
+    /// Times the source's thread slept to poll again (a source that signals its frames needs none).
+    var pollSleepCount: Int { queueLock.withLock { pollSleeps } }
 
     /// Asks the source for a depth rate limit (thermal watch): the source's thread sets it before
     /// its next frame, so the render loop never waits for a frame being made. False when the

@@ -154,6 +154,15 @@ public final class DDSParticipant: @unchecked Sendable {
         return n
     }
 
+    /// Calls `body` with `context` whenever `reader` has new data, on the thread that delivered it:
+    /// for a sample from the network, Cyclone's receive thread, right after the sample is whole (no
+    /// other thread to wake). `context` must outlive the reader (the participant's `close` waits
+    /// for a call in progress).
+    func onData(_ reader: Int32, context: UnsafeMutableRawPointer, _ body: @escaping @convention(c) (Int32, UnsafeMutableRawPointer?) -> Void) throws {
+        let rc = dl_dds_on_data(reader, body, context)
+        guard rc >= 0 else { throw CaptureError.unsupported(device: "dds", problem: "cannot listen to a reader: \(Self.error(rc))") }
+    }
+
     /// Samples Cyclone knows `reader` lost so far.
     public func samplesLost(_ reader: Int32) -> Int { max(0, Int(dl_dds_samples_lost(reader))) }
     /// Writers matched with `reader` now.

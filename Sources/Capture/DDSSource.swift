@@ -79,7 +79,9 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `sensor_msgs/Image` (or JPEG/PNG `CompressedImage`) color and depth topics a ROS 2 camera
 /// driver publishes, their `camera_info` and `/tf_static`.
 ///
-/// **Receiving.** A thread waits on the readers, takes every sample, decodes it (`ROS2Message`,
+/// **Receiving.** Each image sample is taken on the thread that delivered it (Cyclone's receive
+/// thread, through a listener; a thread of the source's own takes transforms and what is late),
+/// decoded (`ROS2Message`,
 /// the decoders of the `ros2:` recordings, over the bytes as on the wire; then `DDSImages`' tighter
 /// checks) and converts it (`ROSImageDecoding`): color to rgba8, depth to meters
 /// (`16UC1`/`mono16` millimeters, `32FC1` meters). Readers are best-effort and volatile, so they
@@ -100,9 +102,9 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// without a restart.
 ///
 /// `@unchecked Sendable`: `start`, `stop` and `nextFrame` run on the consumer's thread, which owns
-/// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
-/// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
-/// field of it under `shared.lock`.
+/// `thread`, `participant`, `waitset`, `receiver`, `deliveredWarnings`, `onWarning`, `startTimeout` and
+/// `silenceSeconds`; the `Receiver` is used under its own lock (its doc); what it and the consumer
+/// both touch is in `shared`, every field of it under `shared.lock`.
 public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
@@ -117,6 +119,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
     private var thread: Thread?
     private var participant: DDSParticipant?
     private var waitset: DDSWaitset?
+    /// Kept until the participant is closed: Cyclone's listeners point at it.
+    private var receiver: Receiver?
     private var deliveredWarnings = 0
 
     public init(topics: DDSTopics, startTimeout: Double = 5) {
@@ -200,6 +204,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                                     sayNothingHeard: startTimeout <= 0)
         participant = p
         waitset = ws
+        self.receiver = receiver
+        try receiver.listen()
         let t = Thread { receiver.run() }
         t.name = "dds-receive"
         thread = t
@@ -223,8 +229,9 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         if let t = thread { while !t.isFinished { Thread.sleep(forTimeInterval: 0.002) } }
         thread = nil
         waitset = nil
-        participant?.close()
+        participant?.close()   // waits for a listener call in progress
         participant = nil
+        receiver = nil
     }
 
     deinit { stop() }
@@ -270,12 +277,17 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         var infoReader: Int32
     }
 
-    /// The receive thread's state.
+    /// The receiving state: image samples are taken and converted on the thread that delivered
+    /// them (Cyclone's receive thread, through a data-available listener: no other thread to wake
+    /// between a sample's arrival and its conversion); the receive thread takes transforms and, every
+    /// 20 ms, anything left, emits a color whose depth did not come, counts and watches for silence.
     ///
-    /// `@unchecked Sendable`: made by `start` on the consumer's thread and handed to the receive
-    /// thread before it starts; from then on only that thread uses it (what it shares goes
-    /// through `shared`, under its lock).
+    /// `@unchecked Sendable`: made by `start` on the consumer's thread before the listeners are set
+    /// and the receive thread starts; from then on every pass over it (`pass`, `takeImages`) runs
+    /// under `lock`, on either thread (what it shares with the consumer goes through `shared`,
+    /// under its own lock, always taken after `lock`).
     final class Receiver: @unchecked Sendable {
+        let lock = NSLock()
         let participant: DDSParticipant
         let waitset: DDSWaitset
         let shared: Shared
@@ -351,13 +363,11 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                 let info = String(base[..<(base.lastIndex(of: "/") ?? base.endIndex)]) + "/camera_info"
                 let r = try participant.reader(ros: topic, type: compressed ? ROS2DDS.TypeName.compressedImage : ROS2DDS.TypeName.image,
                                                qos: .sensorReader)
-                try waitset.attach(r)
                 let infoReader: Int32
                 if let known = streams.first(where: { $0.infoTopic == info })?.infoReader {
                     infoReader = known
                 } else {
                     infoReader = try participant.reader(ros: info, type: ROS2DDS.TypeName.cameraInfo, qos: .sensorReader)
-                    try waitset.attach(infoReader)
                 }
                 streams.append(Stream(topic: topic, compressed: compressed, role: role, reader: r, infoTopic: info, infoReader: infoReader))
             }
@@ -370,33 +380,57 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
 
         var now: Double { ProcessInfo.processInfo.systemUptime }
 
+        /// Sets the image and camera_info readers' listeners: a sample is taken and converted on the
+        /// thread that delivered it. Called once, before the receive thread starts.
+        func listen() throws {
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            for r in Set(streams.flatMap { [$0.reader, $0.infoReader] }) {
+                try participant.onData(r, context: context) { _, context in
+                    guard let context else { return }
+                    let receiver = Unmanaged<Receiver>.fromOpaque(context).takeUnretainedValue()
+                    receiver.lock.withLock { receiver.takeImages() }
+                }
+            }
+        }
+
+        /// Takes and handles every waiting image and camera_info sample (under `lock`).
+        func takeImages() {
+            var seenInfos = Set<Int32>()
+            for s in streams {
+                participant.takeAll(s.reader) { bytes, info in
+                    self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
+                    self.image(s, bytes, timing: DDSFrameTiming(written: info.sourceNs, received: info.receivedNs, taken: DDSFrameTiming.now()))
+                }
+                if seenInfos.insert(s.infoReader).inserted {
+                    participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
+                }
+            }
+        }
+
         func run() {
             while shared.with({ $0.running }) {
                 waitset.wait(0.02)
-                var seenInfos = Set<Int32>()
-                for s in streams {
-                    participant.takeAll(s.reader) { bytes, info in
-                        self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
-                        self.image(s, bytes, timing: DDSFrameTiming(written: info.sourceNs, received: info.receivedNs, taken: DDSFrameTiming.now()))
-                    }
-                    if seenInfos.insert(s.infoReader).inserted {
-                        participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
-                    }
-                }
-                for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
-                if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-                let counts = streams.reduce(into: DeliveryCounts()) { c, s in
-                    let d = delivery[s.topic] ?? TopicDelivery()
-                    c.received += d.received
-                    c.lost += max(d.gaps, participant.samplesLost(s.reader))
-                }
-                shared.with { s in
-                    s.delivery.received = counts.received
-                    s.delivery.lost = counts.lost
-                    s.delivery.overrun = s.framesOverrun
-                }
-                checkSilence()
+                lock.withLock { pass() }
             }
+        }
+
+        /// The receive thread's pass (under `lock`): what the listeners left, transforms, a color
+        /// whose depth did not come in time, the counts, silence.
+        func pass() {
+            takeImages()
+            for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
+            if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
+            let counts = streams.reduce(into: DeliveryCounts()) { c, s in
+                let d = delivery[s.topic] ?? TopicDelivery()
+                c.received += d.received
+                c.lost += max(d.gaps, participant.samplesLost(s.reader))
+            }
+            shared.with { s in
+                s.delivery.received = counts.received
+                s.delivery.lost = counts.lost
+                s.delivery.overrun = s.framesOverrun
+            }
+            checkSilence()
         }
 
         func warn(_ message: String) { shared.with { $0.warnings.append(message) } }

@@ -58,6 +58,13 @@ typedef struct dl_dds_sample {
 int32_t dl_dds_take(int32_t reader, dl_dds_sample *out);
 void dl_dds_release(dl_dds_sample *sample);
 
+/// Called with the reader and `ctx` when `reader` has new data, on the thread that delivered it
+/// (Cyclone's receive thread for a sample from the network).
+typedef void (*dl_dds_data_fn)(int32_t reader, void *ctx);
+/// Sets `reader`'s data-available listener. Deleting the reader (or its participant) waits for a
+/// call in progress. Returns 0 or < 0.
+int32_t dl_dds_on_data(int32_t reader, dl_dds_data_fn fn, void *ctx);
+
 /// A waitset woken by data on any of the readers attached with dl_dds_waitset_attach, or by
 /// dl_dds_waitset_wake from another thread.
 int32_t dl_dds_waitset(int32_t participant);

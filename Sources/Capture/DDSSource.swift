@@ -396,14 +396,34 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         /// Takes and handles every waiting image and camera_info sample (under `lock`).
         func takeImages() {
             var seenInfos = Set<Int32>()
+            var taken = 0
             for s in streams {
-                participant.takeAll(s.reader) { bytes, info in
+                taken += participant.takeAll(s.reader) { bytes, info in
                     self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
                     self.image(s, bytes, timing: DDSFrameTiming(written: info.sourceNs, received: info.receivedNs, taken: DDSFrameTiming.now()))
                 }
                 if seenInfos.insert(s.infoReader).inserted {
                     participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
                 }
+            }
+            if taken > 0 { shareCounts() }
+        }
+
+        /// Cyclone's sample-lost count per image topic, as last asked (by `pass`: not asked from
+        /// within a reader's own listener).
+        var cycloneLost: [String: Int] = [:]
+
+        /// Received and lost (the larger of the sequence gaps and Cyclone's count) for the consumer.
+        func shareCounts() {
+            let counts = streams.reduce(into: DeliveryCounts()) { c, s in
+                let d = delivery[s.topic] ?? TopicDelivery()
+                c.received += d.received
+                c.lost += max(d.gaps, cycloneLost[s.topic] ?? 0)
+            }
+            shared.with { s in
+                s.delivery.received = counts.received
+                s.delivery.lost = counts.lost
+                s.delivery.overrun = s.framesOverrun
             }
         }
 
@@ -420,16 +440,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
             takeImages()
             for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
             if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-            let counts = streams.reduce(into: DeliveryCounts()) { c, s in
-                let d = delivery[s.topic] ?? TopicDelivery()
-                c.received += d.received
-                c.lost += max(d.gaps, participant.samplesLost(s.reader))
-            }
-            shared.with { s in
-                s.delivery.received = counts.received
-                s.delivery.lost = counts.lost
-                s.delivery.overrun = s.framesOverrun
-            }
+            for s in streams { cycloneLost[s.topic] = participant.samplesLost(s.reader) }
+            shareCounts()
             checkSilence()
         }
 
@@ -713,7 +725,7 @@ public struct DDSFrameTiming: Sendable, Equatable {
 
     /// The steps in order with their seconds: `write_to_received` (the publisher's write, the
     /// network, Cyclone's reassembly), `received_to_taken` (the sample's copy out of Cyclone's
-    /// buffers, waking the receive thread), `taken_to_converted` (decoding and pixel conversion),
+    /// buffers, its delivery to the reader and the listener), `taken_to_converted` (decoding and pixel conversion),
     /// `converted_to_queued` (waiting for the paired depth), `queued_to_handed` (waking the consumer).
     /// A step whose ends are not both known is left out.
     public var steps: [(name: String, seconds: Double)] {

@@ -15,7 +15,7 @@ struct SubscribeCommand: ParsableCommand {
             + "sample-lost count when higher). --json prints {frames, seconds, fps, received_samples, lost_samples, overrun, "
             + "dropped, latency_ms: {median, p90, p99, max}, stages_ms, stamps}; stages_ms splits the latency into the steps of "
             + "the color sample's way, each {median, p90}: write_to_received (the publisher's write, the network, Cyclone's "
-            + "reassembly), received_to_taken (the copy out of Cyclone, waking the receive thread), taken_to_converted "
+            + "reassembly), received_to_taken (the copy out of Cyclone's buffers, the delivery to the reader), taken_to_converted "
             + "(decoding, pixel conversion), converted_to_queued (waiting for the paired depth), queued_to_handed (waking the consumer)."
     )
 

@@ -12,7 +12,10 @@
 #include <dds/ddsi/ddsi_sertype.h>
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsi/q_radmin.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,26 +23,83 @@ struct blob_serdata {
     struct ddsi_serdata c;
     uint32_t size;       // bytes of CDR including the 4-byte encapsulation header
     int64_t seq;         // the writer's sequence number when it came over the network, else 0
+    int64_t received_ns; // when Cyclone handed over the reassembled sample (CLOCK_REALTIME, ns), else 0
     unsigned char *data; // size rounded up to 4, zero padded (to_ser may read up to alignup4(size))
+    uint32_t cap;        // bytes allocated at data (at least alignup4(size) + 4)
 };
 
-/// What dds_write takes as its "sample" for these topics.
+/// The sertype, and the data buffers of its samples that were let go, kept for the next ones: a
+/// 2.7 MB image buffer that is freed goes back to the system, and a new one is 660 fresh pages to
+/// fault in (on the receive path, between a sample's last fragment and its reader: ~1 ms here);
+/// a kept one is already mapped. Only buffers of BLOB_SPARE_MIN bytes and more are kept.
+enum { BLOB_SPARES = 4, BLOB_SPARE_MIN = 65536 };
+struct blob_sertype {
+    struct ddsi_sertype c;
+    pthread_mutex_t lock;
+    unsigned char *spare[BLOB_SPARES];
+    uint32_t spare_cap[BLOB_SPARES];
+};
+
+/// What dds_write takes as its "sample" for these topics: the bytes, and (dl_dds_write_buffer) a
+/// dl_dds_buffer the sample may take over instead of copying them.
 struct blob_sample {
     const void *data;
     uint32_t size;
+    unsigned char *adopt;
+    int adopted;
 };
 
 static uint32_t align4(uint32_t n) { return (n + 3u) & ~3u; }
 
+/// A buffer of at least `need` bytes: a spare of `type`'s that fits (not more than twice as big),
+/// else a new one. `*cap` is its size.
+static unsigned char *blob_alloc(const struct ddsi_sertype *type, uint32_t need, uint32_t *cap) {
+    if (type && need >= BLOB_SPARE_MIN) {
+        struct blob_sertype *st = (struct blob_sertype *)type;
+        unsigned char *b = NULL;
+        pthread_mutex_lock(&st->lock);
+        for (int i = 0; i < BLOB_SPARES; i++) {
+            if (st->spare[i] && st->spare_cap[i] >= need && st->spare_cap[i] / 2 <= need) {
+                b = st->spare[i];
+                *cap = st->spare_cap[i];
+                st->spare[i] = NULL;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&st->lock);
+        if (b) return b;
+    }
+    *cap = need;
+    return malloc(need);
+}
+
+/// Gives a buffer back: kept as a spare of `type`'s when it is big and a place is free, else freed.
+static void blob_recycle(const struct ddsi_sertype *type, unsigned char *b, uint32_t cap) {
+    if (type && b && cap >= BLOB_SPARE_MIN) {
+        struct blob_sertype *st = (struct blob_sertype *)type;
+        pthread_mutex_lock(&st->lock);
+        for (int i = 0; i < BLOB_SPARES; i++) {
+            if (!st->spare[i]) {
+                st->spare[i] = b;
+                st->spare_cap[i] = cap;
+                b = NULL;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&st->lock);
+    }
+    free(b);
+}
+
 static struct blob_serdata *blob_new(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, size_t size) {
-    if (size > UINT32_MAX - 4) return NULL;
+    if (size > UINT32_MAX - 8) return NULL;
     struct blob_serdata *d = calloc(1, sizeof *d);
     if (!d) return NULL;
     ddsi_serdata_init(&d->c, type, kind);
     d->size = (uint32_t)size;
-    // Not calloc: a reused 2.7 MB block would be cleared only to be overwritten on the receive path.
+    // Not cleared: a 2.7 MB block would be cleared only to be overwritten on the receive path.
     // Every op fills [0, size) (or clears what it could not fill); the padding is cleared here.
-    d->data = malloc(align4((uint32_t)size) + 4);
+    d->data = blob_alloc(type, align4((uint32_t)size) + 4, &d->cap);
     if (!d->data) { free(d); return NULL; }
     memset(d->data + size, 0, align4((uint32_t)size) + 4 - size);
     return d;
@@ -53,7 +113,7 @@ static uint32_t sd_get_size(const struct ddsi_serdata *d) { return ((const struc
 
 static void sd_free(struct ddsi_serdata *d) {
     struct blob_serdata *b = (struct blob_serdata *)d;
-    free(b->data);
+    blob_recycle(b->c.type, b->data, b->cap);
     free(b);
 }
 
@@ -76,10 +136,19 @@ static int64_t rdata_sequence(const struct nn_rdata *rdata) {
     return seq > 0 ? seq : 0;
 }
 
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size) {
+    // Every fragment is here (Cyclone reassembled them): the sample's arrival, before its copy.
+    int64_t received = now_ns();
     struct blob_serdata *d = blob_new(type, kind, size);
     if (!d) return NULL;
+    d->received_ns = received;
     if (fragchain) d->seq = rdata_sequence(fragchain);
     uint32_t off = 0;
     while (fragchain) {
@@ -123,8 +192,19 @@ static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type, con
 }
 
 static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind, const void *sample) {
-    const struct blob_sample *s = sample;
+    struct blob_sample *s = (struct blob_sample *)sample; // depthlens' own sample: `adopted` is written back
     if (kind != SDK_DATA) return sd_from_keyhash(type, NULL);
+    if (s->adopt && !s->adopted) {
+        // The bytes are already in a buffer laid out as blob_new's (dl_dds_buffer): take it over.
+        struct blob_serdata *d = calloc(1, sizeof *d);
+        if (!d) return NULL;
+        ddsi_serdata_init(&d->c, type, kind);
+        d->size = s->size;
+        d->data = s->adopt;
+        d->cap = 0; // freed, not kept as a spare: dl_dds_buffer does not take spares (it has no sertype)
+        s->adopted = 1;
+        return &d->c;
+    }
     struct blob_serdata *d = blob_new(type, kind, s->size);
     if (!d) return NULL;
     memcpy(d->data, s->data, s->size);
@@ -206,8 +286,11 @@ static const struct ddsi_serdata_ops blob_serdata_ops = {
 // MARK: sertype ops
 
 static void st_free(struct ddsi_sertype *tp) {
+    struct blob_sertype *st = (struct blob_sertype *)tp;
+    for (int i = 0; i < BLOB_SPARES; i++) free(st->spare[i]);
+    pthread_mutex_destroy(&st->lock);
     ddsi_sertype_fini(tp);
-    free(tp);
+    free(st);
 }
 
 static void st_zero_samples(const struct ddsi_sertype *d, void *samples, size_t count) {
@@ -253,6 +336,14 @@ static const struct ddsi_sertype_ops blob_sertype_ops = {
 // MARK: API
 
 int32_t dl_dds_participant(int32_t domain, const char *config) {
+    // Big blocks freed stay mapped for the next ones. Cyclone receives into 1 MB buffers that it
+    // allocates while a sample's fragments arrive and frees once the sample is delivered: with
+    // glibc's defaults every one went back to the system (unmapped, or trimmed off the receive
+    // thread's arena) and the next was fresh pages to fault in as recvmsg filled them, ~800 faults
+    // a 1280x720 rgb8 frame, on the receive path. Process-wide: a process that joins DDS keeps up
+    // to 256 MB of freed memory per arena.
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 256 * 1024 * 1024);
     dds_domainid_t id = domain < 0 ? DDS_DOMAIN_DEFAULT : (dds_domainid_t)domain;
     if (config && *config) {
         if (domain < 0) id = 0;
@@ -270,17 +361,16 @@ int32_t dl_dds_participant(int32_t domain, const char *config) {
 }
 
 int32_t dl_dds_topic(int32_t participant, const char *topic, const char *type_name) {
-    struct ddsi_sertype *st = calloc(1, sizeof *st);
-    if (!st) return DDS_RETCODE_OUT_OF_RESOURCES;
+    struct blob_sertype *bst = calloc(1, sizeof *bst);
+    if (!bst) return DDS_RETCODE_OUT_OF_RESOURCES;
+    if (pthread_mutex_init(&bst->lock, NULL) != 0) { free(bst); return DDS_RETCODE_OUT_OF_RESOURCES; }
+    struct ddsi_sertype *st = &bst->c;
     ddsi_sertype_init(st, type_name, &blob_sertype_ops, &blob_serdata_ops, true);
     st->allowed_data_representation = DDS_DATA_REPRESENTATION_FLAG_XCDR1;
     struct ddsi_sertype *stp = st;
     dds_entity_t t = dds_create_topic_sertype(participant, topic, &stp, NULL, NULL, NULL);
     // On success the topic owns the sertype (or an equal one it already had, freeing ours).
-    if (t < 0) {
-        ddsi_sertype_fini(st);
-        free(st);
-    }
+    if (t < 0) st_free(st);
     return t;
 }
 
@@ -308,8 +398,22 @@ int32_t dl_dds_writer(int32_t participant, int32_t topic, dl_dds_qos q) {
 }
 
 int32_t dl_dds_write(int32_t writer, const void *cdr, uint32_t size, int64_t timestamp_ns) {
-    struct blob_sample s = { cdr, size };
+    struct blob_sample s = { cdr, size, NULL, 0 };
     return timestamp_ns < 0 ? dds_write(writer, &s) : dds_write_ts(writer, &s, timestamp_ns);
+}
+
+uint8_t *dl_dds_buffer(uint32_t size) {
+    if (size > UINT32_MAX - 8) return NULL;
+    unsigned char *b = malloc(align4(size) + 4);
+    if (b) memset(b + size, 0, align4(size) + 4 - size);
+    return b;
+}
+
+int32_t dl_dds_write_buffer(int32_t writer, uint8_t *buffer, uint32_t size) {
+    struct blob_sample s = { buffer, size, buffer, 0 };
+    dds_return_t rc = dds_write(writer, &s);
+    if (!s.adopted) free(buffer);
+    return rc;
 }
 
 int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
@@ -327,6 +431,7 @@ int32_t dl_dds_take(int32_t reader, dl_dds_sample *out) {
         out->size = b->size;
         out->source_timestamp_ns = info.source_timestamp;
         out->sequence = b->seq;
+        out->received_ns = b->received_ns;
         out->writer = info.publication_handle;
         out->handle = sd;
         return 1;
@@ -338,6 +443,15 @@ void dl_dds_release(dl_dds_sample *sample) {
     sample->handle = NULL;
     sample->data = NULL;
     sample->size = 0;
+}
+
+int32_t dl_dds_on_data(int32_t reader, dl_dds_data_fn fn, void *ctx) {
+    dds_listener_t *l = dds_create_listener(ctx);
+    if (!l) return DDS_RETCODE_OUT_OF_RESOURCES;
+    dds_lset_data_available(l, fn);
+    dds_return_t rc = dds_set_listener(reader, l);
+    dds_delete_listener(l);
+    return rc;
 }
 
 int32_t dl_dds_waitset(int32_t participant) { return dds_create_waitset(participant); }

@@ -47,13 +47,14 @@ public final class DDSPublisher {
             sentStatic = calibration
         }
         // 16-bit gray (an IR camera): its high bytes as mono8.
-        let colorSample = ROS2FrameEncoding.colorImage(frame.color, header: .init(stamp: stamp, frameID: colorFrame), keepGray16: false)
+        let colorSample = ROS2FrameEncoding.colorImageEncoding(frame.color, header: .init(stamp: stamp, frameID: colorFrame), keepGray16: false)
         // The DDS source timestamp is the time of writing (receivers measure latency with it); the
-        // headers carry the frame's own stamp.
+        // headers carry the frame's own stamp. Images are converted straight into the sample's
+        // buffer before the write: nothing is copied after the stamp.
         let ns: Int64? = nil
         if let d = frame.depth?.map {
-            let sample = ROS2FrameEncoding.depthImage(d, header: .init(stamp: stamp, frameID: depthFrame), millimeters: depthUnitsPerMeter == 1000)
-            try participant.write(depthWriter, sample, timestampNs: ns, topic: "\(namespace)/depth/image_raw")
+            let sample = ROS2FrameEncoding.depthImageEncoding(d, header: .init(stamp: stamp, frameID: depthFrame), millimeters: depthUnitsPerMeter == 1000)
+            try participant.write(depthWriter, sample, topic: "\(namespace)/depth/image_raw")
             let cam = calibration.depth.intrinsics.width == d.width && calibration.depth.intrinsics.height == d.height
                 ? calibration.depth : calibration.depth.scaled(toWidth: d.width, height: d.height)
             try participant.write(depthInfoWriter, ROS2Message.encodeCameraInfo(info(cam, frameID: depthFrame, stamp: stamp)),
@@ -62,7 +63,7 @@ public final class DDSPublisher {
         // Color last: a receiver pairing by stamp has the depth when the color arrives.
         try participant.write(colorInfoWriter, ROS2Message.encodeCameraInfo(info(calibration.color, frameID: colorFrame, stamp: stamp)),
                               timestampNs: ns, topic: "\(namespace)/color/camera_info")
-        try participant.write(colorWriter, colorSample, timestampNs: ns, topic: "\(namespace)/color/image_raw")
+        try participant.write(colorWriter, colorSample, topic: "\(namespace)/color/image_raw")
         published += 1
     }
 

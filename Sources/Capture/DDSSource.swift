@@ -79,7 +79,9 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// `sensor_msgs/Image` (or JPEG/PNG `CompressedImage`) color and depth topics a ROS 2 camera
 /// driver publishes, their `camera_info` and `/tf_static`.
 ///
-/// **Receiving.** A thread waits on the readers, takes every sample, decodes it (`ROS2Message`,
+/// **Receiving.** Each image sample is taken on the thread that delivered it (Cyclone's receive
+/// thread, through a listener; a thread of the source's own takes transforms and what is late),
+/// decoded (`ROS2Message`,
 /// the decoders of the `ros2:` recordings, over the bytes as on the wire; then `DDSImages`' tighter
 /// checks) and converts it (`ROSImageDecoding`): color to rgba8, depth to meters
 /// (`16UC1`/`mono16` millimeters, `32FC1` meters). Readers are best-effort and volatile, so they
@@ -100,10 +102,10 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// without a restart.
 ///
 /// `@unchecked Sendable`: `start`, `stop` and `nextFrame` run on the consumer's thread, which owns
-/// `thread`, `participant`, `waitset`, `deliveredWarnings`, `onWarning`, `startTimeout` and
-/// `silenceSeconds`; the receive thread owns its `Receiver`; what both touch is in `shared`, every
-/// field of it under `shared.lock`.
-public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable {
+/// `thread`, `participant`, `waitset`, `receiver`, `deliveredWarnings`, `onWarning`, `startTimeout` and
+/// `silenceSeconds`; the `Receiver` is used under its own lock (its doc); what it and the consumer
+/// both touch is in `shared`, every field of it under `shared.lock`.
+public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @unchecked Sendable {
     public let topics: DDSTopics
     public var name: String { topics.description }
     public var isLive: Bool { true }
@@ -117,6 +119,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     private var thread: Thread?
     private var participant: DDSParticipant?
     private var waitset: DDSWaitset?
+    /// Kept until the participant is closed: Cyclone's listeners point at it.
+    private var receiver: Receiver?
     private var deliveredWarnings = 0
 
     public init(topics: DDSTopics, startTimeout: Double = 5) {
@@ -130,11 +134,11 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     /// frame is signalled on it (`waitForFrame`).
     final class Shared: @unchecked Sendable {
         let lock = NSCondition()
-        /// Frames for the consumer with their color sample's DDS source timestamp (ns since the epoch).
-        var frames: [(frame: FrameSet, sourceNs: Int64)] = []
-        /// Seconds from each delivered frame's publication (its color sample's source timestamp) to
-        /// `nextFrame` handing it over, the latest `maxLatencies`.
-        var latencies: [Double] = []
+        /// Frames for the consumer with their color sample's way so far.
+        var frames: [(frame: FrameSet, timing: DDSFrameTiming)] = []
+        /// Each delivered frame's way from its publication to `nextFrame` handing it over, the latest
+        /// 100000.
+        var timings: [DDSFrameTiming] = []
         /// Image samples received and lost on the way (`DeliveryCounts`).
         var delivery = DeliveryCounts()
         var warnings: [String] = []
@@ -161,7 +165,9 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     public var droppedSamples: [String: Int] { shared.with { $0.dropped } }
     /// Seconds from publication (the writer's source timestamp) to `nextFrame`, per delivered frame
     /// (the latest 100000; clocks of two machines must agree for this to mean anything).
-    public var latencies: [Double] { shared.with { $0.latencies } }
+    public var latencies: [Double] { shared.with { $0.timings.map(\.latency) } }
+    /// Each delivered frame's way from publication to `nextFrame`, step by step (the latest 100000).
+    public var timings: [DDSFrameTiming] { shared.with { $0.timings } }
     /// Image samples lost on the way: gaps in each writer's sequence numbers (a sample with a lost
     /// fragment, one the kernel dropped, one the reader's history let go before it was taken), or what
     /// Cyclone reports lost (sample_lost), whichever is more, summed over the image topics.
@@ -173,6 +179,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
     /// Received, lost and overrun together (a short lock; any thread).
     public var deliveryCounts: DeliveryCounts { shared.with { $0.delivery } }
     public var delivery: DeliveryCounting? { self }
+    public var readiness: FrameReadiness? { self }
     public var metadata: SourceMetadata {
         shared.with { s in
             var tags = ["domain": "\(topics.domain ?? 0)"]
@@ -197,6 +204,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                                     sayNothingHeard: startTimeout <= 0)
         participant = p
         waitset = ws
+        self.receiver = receiver
+        try receiver.listen()
         let t = Thread { receiver.run() }
         t.name = "dds-receive"
         thread = t
@@ -220,14 +229,15 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         if let t = thread { while !t.isFinished { Thread.sleep(forTimeInterval: 0.002) } }
         thread = nil
         waitset = nil
-        participant?.close()
+        participant?.close()   // waits for a listener call in progress
         participant = nil
+        receiver = nil
     }
 
     deinit { stop() }
 
     /// Waits up to `seconds` for a frame `nextFrame` would return (true), without polling: the
-    /// receive thread signals each one.
+    /// receive thread signals each one (`subscribe`, the viewer's source thread).
     @discardableResult
     public func waitForFrame(seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
@@ -243,12 +253,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
         let (frame, news) = shared.with { s -> (FrameSet?, [String]) in
             guard !s.frames.isEmpty else { return (nil, Array(s.warnings.dropFirst(deliveredWarnings))) }
-            let f = s.frames.removeFirst()
-            var t = timespec()
-            clock_gettime(CLOCK_REALTIME, &t)
-            let nowNs = Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
-            if s.latencies.count >= 100_000 { s.latencies.removeFirst(50_000) }
-            s.latencies.append(Double(nowNs - f.sourceNs) * 1e-9)
+            var f = s.frames.removeFirst()
+            f.timing.handed = DDSFrameTiming.now()
+            if s.timings.count >= 100_000 { s.timings.removeFirst(50_000) }
+            s.timings.append(f.timing)
             return (f.frame, Array(s.warnings.dropFirst(deliveredWarnings)))
         }
         deliveredWarnings += news.count
@@ -269,12 +277,17 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         var infoReader: Int32
     }
 
-    /// The receive thread's state.
+    /// The receiving state: image samples are taken and converted on the thread that delivered
+    /// them (Cyclone's receive thread, through a data-available listener: no other thread to wake
+    /// between a sample's arrival and its conversion); the receive thread takes transforms and, every
+    /// 20 ms, anything left, emits a color whose depth did not come, counts and watches for silence.
     ///
-    /// `@unchecked Sendable`: made by `start` on the consumer's thread and handed to the receive
-    /// thread before it starts; from then on only that thread uses it (what it shares goes
-    /// through `shared`, under its lock).
+    /// `@unchecked Sendable`: made by `start` on the consumer's thread before the listeners are set
+    /// and the receive thread starts; from then on every pass over it (`pass`, `takeImages`) runs
+    /// under `lock`, on either thread (what it shares with the consumer goes through `shared`,
+    /// under its own lock, always taken after `lock`).
     final class Receiver: @unchecked Sendable {
+        let lock = NSLock()
         let participant: DDSParticipant
         let waitset: DDSWaitset
         let shared: Shared
@@ -285,7 +298,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         var colorTopic: String?
         var depthTopic: String?
         var sync = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30, capacity: 6)
-        var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double, sourceNs: Int64)?
+        var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double, timing: DDSFrameTiming)?
         var lastColorStamp: Double?
         var intervals: [Double] = []
         var lastDepthArrival = -Double.infinity
@@ -304,6 +317,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         var sizes: [String: (Int, Int, String)] = [:]
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
+        /// Per image topic: the buffers its frames are converted into, reused once every holder let
+        /// go of them (a fresh 1280x720 rgba8 buffer is 3.7 MB of new pages to fault in and clear on
+        /// every frame; a reused one is already mapped).
+        var pools: [String: BufferPool] = [:]
         /// Per image topic: samples taken, and each writer's last sequence number and the gaps seen.
         var delivery: [String: TopicDelivery] = [:]
 
@@ -346,13 +363,11 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                 let info = String(base[..<(base.lastIndex(of: "/") ?? base.endIndex)]) + "/camera_info"
                 let r = try participant.reader(ros: topic, type: compressed ? ROS2DDS.TypeName.compressedImage : ROS2DDS.TypeName.image,
                                                qos: .sensorReader)
-                try waitset.attach(r)
                 let infoReader: Int32
                 if let known = streams.first(where: { $0.infoTopic == info })?.infoReader {
                     infoReader = known
                 } else {
                     infoReader = try participant.reader(ros: info, type: ROS2DDS.TypeName.cameraInfo, qos: .sensorReader)
-                    try waitset.attach(infoReader)
                 }
                 streams.append(Stream(topic: topic, compressed: compressed, role: role, reader: r, infoTopic: info, infoReader: infoReader))
             }
@@ -365,33 +380,69 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
 
         var now: Double { ProcessInfo.processInfo.systemUptime }
 
+        /// Sets the image and camera_info readers' listeners: a sample is taken and converted on the
+        /// thread that delivered it. Called once, before the receive thread starts.
+        func listen() throws {
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            for r in Set(streams.flatMap { [$0.reader, $0.infoReader] }) {
+                try participant.onData(r, context: context) { _, context in
+                    guard let context else { return }
+                    let receiver = Unmanaged<Receiver>.fromOpaque(context).takeUnretainedValue()
+                    receiver.lock.withLock { receiver.takeImages() }
+                }
+            }
+        }
+
+        /// Takes and handles every waiting image and camera_info sample (under `lock`).
+        func takeImages() {
+            var seenInfos = Set<Int32>()
+            var taken = 0
+            for s in streams {
+                taken += participant.takeAll(s.reader) { bytes, info in
+                    self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
+                    self.image(s, bytes, timing: DDSFrameTiming(written: info.sourceNs, received: info.receivedNs, taken: DDSFrameTiming.now()))
+                }
+                if seenInfos.insert(s.infoReader).inserted {
+                    participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
+                }
+            }
+            if taken > 0 { shareCounts() }
+        }
+
+        /// Cyclone's sample-lost count per image topic, as last asked (by `pass`: not asked from
+        /// within a reader's own listener).
+        var cycloneLost: [String: Int] = [:]
+
+        /// Received and lost (the larger of the sequence gaps and Cyclone's count) for the consumer.
+        func shareCounts() {
+            let counts = streams.reduce(into: DeliveryCounts()) { c, s in
+                let d = delivery[s.topic] ?? TopicDelivery()
+                c.received += d.received
+                c.lost += max(d.gaps, cycloneLost[s.topic] ?? 0)
+            }
+            shared.with { s in
+                s.delivery.received = counts.received
+                s.delivery.lost = counts.lost
+                s.delivery.overrun = s.framesOverrun
+            }
+        }
+
         func run() {
             while shared.with({ $0.running }) {
                 waitset.wait(0.02)
-                var seenInfos = Set<Int32>()
-                for s in streams {
-                    participant.takeAll(s.reader) { bytes, info in
-                        self.delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
-                        self.image(s, bytes, sourceNs: info.sourceNs)
-                    }
-                    if seenInfos.insert(s.infoReader).inserted {
-                        participant.takeAll(s.infoReader) { bytes, _ in self.cameraInfo(s.infoTopic, bytes) }
-                    }
-                }
-                for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
-                if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-                let counts = streams.reduce(into: DeliveryCounts()) { c, s in
-                    let d = delivery[s.topic] ?? TopicDelivery()
-                    c.received += d.received
-                    c.lost += max(d.gaps, participant.samplesLost(s.reader))
-                }
-                shared.with { s in
-                    s.delivery.received = counts.received
-                    s.delivery.lost = counts.lost
-                    s.delivery.overrun = s.framesOverrun
-                }
-                checkSilence()
+                lock.withLock { pass() }
             }
+        }
+
+        /// The receive thread's pass (under `lock`): what the listeners left, transforms, a color
+        /// whose depth did not come in time, the counts, silence.
+        func pass() {
+            takeImages()
+            for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
+            if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
+            for s in streams { cycloneLost[s.topic] = participant.samplesLost(s.reader) }
+            shareCounts()
+            checkSilence()
         }
 
         func warn(_ message: String) { shared.with { $0.warnings.append(message) } }
@@ -426,9 +477,11 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
             if silent.remove(topic) != nil { warn("dds:\(topic) resumed") }
         }
 
-        func image(_ s: Stream, _ bytes: UnsafeRawBufferPointer, sourceNs: Int64) {
+        func image(_ s: Stream, _ bytes: UnsafeRawBufferPointer, timing: DDSFrameTiming) {
             do {
                 let (header, role, decoded) = try decode(s, bytes)
+                var timing = timing
+                timing.converted = DDSFrameTiming.now()
                 heard(s.topic)
                 frames[s.topic] = header.frameID
                 let stamp = header.stamp.seconds
@@ -450,10 +503,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                     if pendingColor != nil { emitPending() }
                     if let d = sync.match(timestamp: stamp) {
                         // Its depth came first (publish sends depth before color): complete now.
-                        publish(FrameSet(color: buffer, depth: d, timestamp: stamp, index: 0), sourceNs: sourceNs)
+                        publish(FrameSet(color: buffer, depth: d, timestamp: stamp, index: 0), timing: timing)
                         return
                     }
-                    pendingColor = (buffer, stamp, now, sourceNs)
+                    pendingColor = (buffer, stamp, now, timing)
                     if now - lastDepthArrival > 1 { emitPending() }
                 case let .depth(map):
                     if depthTopic == nil { depthTopic = s.topic; updateCalibration() }
@@ -467,14 +520,14 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                         // come for a second without any color (counted from the first depth, not from
                         // start: a publisher found late sends its first depth just before its first color).
                         if s.role == .either || now - (firstDepthArrival ?? now) > 1 {
-                            publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), sourceNs: sourceNs)
+                            publish(FrameSet(color: Self.black(map.width, map.height), depth: depth, timestamp: stamp, index: 0), timing: timing)
                             return
                         }
                     }
                     sync.add(depth, timestamp: stamp)
                     if let p = pendingColor, let d = sync.match(timestamp: p.stamp) {
                         pendingColor = nil
-                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
+                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), timing: p.timing)
                     }
                 }
             } catch {
@@ -485,15 +538,17 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
         func emitPending() {
             guard let p = pendingColor else { return }
             pendingColor = nil
-            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0), sourceNs: p.sourceNs)
+            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0), timing: p.timing)
         }
 
-        func publish(_ frame: FrameSet, sourceNs: Int64) {
+        func publish(_ frame: FrameSet, timing: DDSFrameTiming) {
             var f = frame
             f.index = index
             index += 1
+            var timing = timing
+            timing.queued = DDSFrameTiming.now()
             shared.with { s in
-                s.frames.append((f, sourceNs))
+                s.frames.append((f, timing))
                 if s.frames.count > DDSSource.queueLength { s.frames.removeFirst(); s.framesOverrun += 1 }
                 s.framesReceived += 1
                 s.lock.broadcast()
@@ -542,8 +597,23 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                 }
             }
             // 16-bit depth is millimeters on ROS 2 topics (REP 118).
-            if isDepth { return (m.header, .depth, .depth(ROSImageDecoding.depthMeters(m, units: 0.001))) }
-            return (m.header, .color, .color(ROSImageDecoding.rgba(m)))
+            if isDepth {
+                return (m.header, .depth, .depth(ROSImageDecoding.depthMeters(m, units: 0.001, into: buffer(s.topic, m.width, m.height, .depthFloat32))))
+            }
+            return (m.header, .color, .color(ROSImageDecoding.rgba(m, into: buffer(s.topic, m.width, m.height, .rgba8))))
+        }
+
+        /// A pooled buffer for `topic`'s next frame, or nil (a new one is made) when every buffer is
+        /// held: by the source's queue (`queueLength`), the consumer (`framesHeldByConsumer`), the
+        /// color waiting for its depth, the depths waiting for their color (`sync`'s 6), and more
+        /// than that only when a consumer keeps frames longer (a recorder's queue).
+        func buffer(_ topic: String, _ width: Int, _ height: Int, _ format: PixelFormat) -> PixelBuffer? {
+            let f = FrameFormat(width: width, height: height, pixelFormat: format)
+            if pools[topic]?.format != f {
+                pools[topic] = BufferPool(format: f, outputRetainedBufferCountHint: 2,
+                                          allocationThreshold: DDSSource.queueLength + framesHeldByConsumer + 8)
+            }
+            return try? pools[topic]?.makeBuffer()
         }
 
         func cameraInfo(_ topic: String, _ bytes: UnsafeRawBufferPointer) {
@@ -624,6 +694,55 @@ public final class DDSSource: FrameSource, DeliveryCounting, @unchecked Sendable
                 s.colorIntrinsics = colorCam?.intrinsics
             }
         }
+    }
+}
+
+/// One frame's way from the publisher to the consumer, in ns since the Unix epoch (CLOCK_REALTIME,
+/// the clock of DDS source timestamps), for its color sample (a depth-only frame: its depth sample).
+/// Each step's time is when it was done; 0 when not (yet) known. `subscribe --json` reports the
+/// steps (docs/DDS.md, "Receiving fast").
+public struct DDSFrameTiming: Sendable, Equatable {
+    /// The writer's source timestamp: when the publisher wrote the sample (`dds_write`).
+    public var written: Int64
+    /// When the last of its fragments had arrived and Cyclone handed the reassembled sample over
+    /// (0 for a sample that did not come over the network).
+    public var received: Int64
+    /// When the receive thread took it from its reader.
+    public var taken: Int64
+    /// When it was decoded and converted (color to rgba8, depth to meters).
+    public var converted: Int64 = 0
+    /// When it was paired with its depth and queued for the consumer.
+    public var queued: Int64 = 0
+    /// When `nextFrame` handed the frame over.
+    public var handed: Int64 = 0
+
+    public init(written: Int64, received: Int64, taken: Int64) {
+        self.written = written; self.received = received; self.taken = taken
+    }
+
+    /// Seconds from publication to `nextFrame`.
+    public var latency: Double { Double(handed - written) * 1e-9 }
+
+    /// The steps in order with their seconds: `write_to_received` (the publisher's write, the
+    /// network, Cyclone's reassembly), `received_to_taken` (the sample's copy out of Cyclone's
+    /// buffers, its delivery to the reader and the listener), `taken_to_converted` (decoding and pixel conversion),
+    /// `converted_to_queued` (waiting for the paired depth), `queued_to_handed` (waking the consumer).
+    /// A step whose ends are not both known is left out.
+    public var steps: [(name: String, seconds: Double)] {
+        let marks: [(String, Int64)] = [("write", written), ("received", received), ("taken", taken), ("converted", converted),
+                                        ("queued", queued), ("handed", handed)]
+        var out: [(name: String, seconds: Double)] = []
+        for i in 1..<marks.count where marks[i - 1].1 > 0 && marks[i].1 > 0 {
+            out.append(("\(marks[i - 1].0)_to_\(marks[i].0)", Double(marks[i].1 - marks[i - 1].1) * 1e-9))
+        }
+        return out
+    }
+
+    /// Now on CLOCK_REALTIME, ns since the Unix epoch.
+    public static func now() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
     }
 }
 

@@ -90,6 +90,9 @@ public protocol FrameSource: AnyObject {
     var reconnection: CameraReconnection? { get }
     /// Images a network source received and lost on the way (`DDSSource`); nil for other sources.
     var delivery: DeliveryCounting? { get }
+    /// A live source that says when its next frame is ready (`DDSSource`), so a consumer waits for
+    /// it instead of polling; nil for other sources.
+    var readiness: FrameReadiness? { get }
     /// Each frame's camera pose in the world (optical frame), when the recording has them (phone
     /// scans, a TUM folder with groundtruth.txt); nil otherwise. Valid after `start()`.
     var poses: FramePoses? { get }
@@ -119,6 +122,7 @@ public extension FrameSource {
     var cameraControls: V4L2SourceControls? { nil }
     var reconnection: CameraReconnection? { nil }
     var delivery: DeliveryCounting? { nil }
+    var readiness: FrameReadiness? { nil }
     var recordedStreams: RecordedStreams? { nil }
     var imu: IMURecording? { nil }
 }
@@ -150,6 +154,15 @@ public struct DeliveryCounts: Sendable, Equatable {
         return "\(what): \(received) images received, \(lost) lost"
             + (total > 0 ? String(format: " (%.2f %%)", 100 * Double(lost) / Double(total)) : "") + ", \(overrun) overrun"
     }
+}
+
+/// A source whose frames arrive on a thread of its own, which wakes a waiting consumer when one is
+/// ready (no polling interval between a frame's arrival and its consumer).
+public protocol FrameReadiness: AnyObject {
+    /// Waits up to `seconds` for a frame `nextFrame` would return: true when one is ready (at
+    /// once if one already is), false after `seconds` or at once when the source is stopped. Any
+    /// thread, outside `nextFrame`.
+    func waitForFrame(seconds: Double) -> Bool
 }
 
 /// A camera source that waits for its camera when it is unplugged and resumes it when it is back.

@@ -9,9 +9,14 @@ public enum ROS2FrameEncoding {
     /// A color image: rgba8 → rgb8; gray16 → mono16 when `keepGray16`, else its high bytes as mono8;
     /// gray8 → mono8.
     public static func colorImage(_ c: PixelBuffer, header: ROS2Message.Header, keepGray16: Bool) -> [UInt8] {
+        colorImageEncoding(c, header: header, keepGray16: keepGray16).bytes
+    }
+
+    /// `colorImage` to be written where its bytes go (a DDS sample's buffer: `DDSPublisher`).
+    public static func colorImageEncoding(_ c: PixelBuffer, header: ROS2Message.Header, keepGray16: Bool) -> ROS2Message.ImageEncoding {
         switch c.format {
         case .gray16 where keepGray16:
-            return ROS2Message.encodeImage(header: header, width: c.width, height: c.height, encoding: "mono16", step: c.width * 2) { out in
+            return ROS2Message.imageEncoding(header: header, width: c.width, height: c.height, encoding: "mono16", step: c.width * 2) { out in
                 for y in 0..<c.height {
                     let src = c.row(y, as: UInt16.self)
                     let row = out.baseAddress!.advanced(by: y * c.width * 2)
@@ -19,14 +24,14 @@ public enum ROS2FrameEncoding {
                 }
             }
         case .gray16:
-            return ROS2Message.encodeImage(header: header, width: c.width, height: c.height, encoding: "mono8", step: c.width) { out in
+            return ROS2Message.imageEncoding(header: header, width: c.width, height: c.height, encoding: "mono8", step: c.width) { out in
                 for y in 0..<c.height {
                     let src = c.row(y, as: UInt16.self)
                     for x in 0..<c.width { out[y * c.width + x] = UInt8(src[x] >> 8) }
                 }
             }
         case .gray8:
-            return ROS2Message.encodeImage(header: header, width: c.width, height: c.height, encoding: "mono8", step: c.width) { out in
+            return ROS2Message.imageEncoding(header: header, width: c.width, height: c.height, encoding: "mono8", step: c.width) { out in
                 for y in 0..<c.height {
                     let src = c.row(y, as: UInt8.self)
                     for x in 0..<c.width { out[y * c.width + x] = src[x] }
@@ -34,23 +39,48 @@ public enum ROS2FrameEncoding {
             }
         case .rgba8, .rgb8, .bgra8, .depthFloat16, .depthFloat32, .disparityFloat16, .disparityFloat32:
             let rgba = c.format == .rgba8 ? c : ImageIO.toRGBA8(ImageIO.toEightBit(c))
-            return ROS2Message.encodeImage(header: header, width: rgba.width, height: rgba.height, encoding: "rgb8", step: rgba.width * 3) { out in
+            return ROS2Message.imageEncoding(header: header, width: rgba.width, height: rgba.height, encoding: "rgb8", step: rgba.width * 3) { out in
                 for y in 0..<rgba.height {
-                    let src = rgba.row(y, as: UInt8.self)
-                    let dst = out.baseAddress!.advanced(by: y * rgba.width * 3).assumingMemoryBound(to: UInt8.self)
-                    for x in 0..<rgba.width {
-                        dst[3 * x] = src[4 * x]; dst[3 * x + 1] = src[4 * x + 1]; dst[3 * x + 2] = src[4 * x + 2]
-                    }
+                    rgbaRowToRGB(rgba.row(y), out.baseAddress!.advanced(by: y * rgba.width * 3), width: rgba.width)
                 }
             }
+        }
+    }
+
+    /// One rgba8 row → rgb8: four pixels (four 32-bit loads) into three 32-bit stores at a time,
+    /// about three times faster than byte by byte (`PixelConversion.rgb24RowToRGBA` the other way).
+    @inline(__always)
+    static func rgbaRowToRGB(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, width: Int) {
+        var x = 0
+        while x + 4 <= width {
+            let p = s + 4 * x
+            let a = UInt32(littleEndian: p.loadUnaligned(as: UInt32.self)) & 0xFF_FFFF
+            let b = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 4, as: UInt32.self)) & 0xFF_FFFF
+            let c = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 8, as: UInt32.self)) & 0xFF_FFFF
+            let e = UInt32(littleEndian: p.loadUnaligned(fromByteOffset: 12, as: UInt32.self)) & 0xFF_FFFF
+            let q = d + 3 * x
+            q.storeBytes(of: (a | b << 24).littleEndian, as: UInt32.self)
+            q.storeBytes(of: (b >> 8 | c << 16).littleEndian, toByteOffset: 4, as: UInt32.self)
+            q.storeBytes(of: (c >> 16 | e << 8).littleEndian, toByteOffset: 8, as: UInt32.self)
+            x += 4
+        }
+        while x < width {
+            let src = (s + 4 * x).assumingMemoryBound(to: UInt8.self), dst = (d + 3 * x).assumingMemoryBound(to: UInt8.self)
+            dst[0] = src[0]; dst[1] = src[1]; dst[2] = src[2]
+            x += 1
         }
     }
 
     /// Depth in meters (depthFloat32) as `16UC1` millimeters (`millimeters`: rounded, 0 for invalid,
     /// at most 65535) or `32FC1` meters (0 for invalid).
     public static func depthImage(_ d: PixelBuffer, header: ROS2Message.Header, millimeters: Bool) -> [UInt8] {
+        depthImageEncoding(d, header: header, millimeters: millimeters).bytes
+    }
+
+    /// `depthImage` to be written where its bytes go (a DDS sample's buffer: `DDSPublisher`).
+    public static func depthImageEncoding(_ d: PixelBuffer, header: ROS2Message.Header, millimeters: Bool) -> ROS2Message.ImageEncoding {
         let bpp = millimeters ? 2 : 4
-        return ROS2Message.encodeImage(header: header, width: d.width, height: d.height, encoding: millimeters ? "16UC1" : "32FC1",
+        return ROS2Message.imageEncoding(header: header, width: d.width, height: d.height, encoding: millimeters ? "16UC1" : "32FC1",
                                        step: d.width * bpp) { out in
             for y in 0..<d.height {
                 let src = d.row(y, as: Float.self)

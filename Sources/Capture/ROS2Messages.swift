@@ -313,15 +313,50 @@ public enum ROS2Message {
     /// A sensor_msgs/msg/Image whose `step × height` pixel bytes `fill` writes in place.
     public static func encodeImage(header: Header, width: Int, height: Int, encoding: String, step: Int,
                                    fill: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
-        var w = CDRWriter(reserving: 64 + header.frameID.utf8.count + encoding.utf8.count + step * height)
+        withoutActuallyEscaping(fill) { fill in
+            imageEncoding(header: header, width: width, height: height, encoding: encoding, step: step, fill: fill).bytes
+        }
+    }
+
+    /// A sensor_msgs/msg/Image to be written wherever its bytes go (`write(into:)`): a DDS sample's
+    /// own buffer, without a copy in between (`DDSParticipant.write(_:_:topic:)`), or an array.
+    public struct ImageEncoding {
+        /// The encapsulation header and every field before the pixels, their length included.
+        public let head: [UInt8]
+        /// Pixel bytes after `head` (step × height).
+        public let pixelBytes: Int
+        let fill: (UnsafeMutableRawBufferPointer) -> Void
+        /// The message's size in bytes.
+        public var count: Int { head.count + pixelBytes }
+
+        /// Writes the message into `out`, which holds exactly `count` bytes.
+        public func write(into out: UnsafeMutableRawBufferPointer) {
+            precondition(out.count == count, "ImageEncoding.write: \(out.count) bytes for a \(count)-byte message")
+            head.withUnsafeBytes { out.copyMemory(from: $0) }
+            fill(UnsafeMutableRawBufferPointer(rebasing: out[head.count...]))
+        }
+
+        /// The message as an array (the pixel bytes cleared before `fill`, as `CDRWriter` does).
+        public var bytes: [UInt8] {
+            var out = [UInt8](repeating: 0, count: count)
+            out.withUnsafeMutableBytes { write(into: $0) }
+            return out
+        }
+    }
+
+    /// A sensor_msgs/msg/Image whose `step × height` pixel bytes `fill` writes when it is written
+    /// (every one of them: a DDS sample's buffer is not cleared first).
+    public static func imageEncoding(header: Header, width: Int, height: Int, encoding: String, step: Int,
+                                     fill: @escaping (UnsafeMutableRawBufferPointer) -> Void) -> ImageEncoding {
+        var w = CDRWriter(reserving: 64 + header.frameID.utf8.count + encoding.utf8.count)
         write(header, &w)
         w.u32(UInt32(height))
         w.u32(UInt32(width))
         w.string(encoding)
         w.bool(false)  // is_bigendian
         w.u32(UInt32(step))
-        w.byteSequence(count: step * height, fill)
-        return w.bytes
+        w.u32(UInt32(step * height))   // the data's length (a uint8[] sequence); the bytes follow
+        return ImageEncoding(head: w.bytes, pixelBytes: step * height, fill: fill)
     }
 
     /// A sensor_msgs/msg/CompressedImage.

@@ -79,9 +79,11 @@ public enum ROSImageDecoding {
     }
 
     /// Depth → depthFloat32 meters: 16-bit raw × `units` (meters per unit), `32FC1` as it is; zero,
-    /// negative, NaN and infinite depth become 0 (invalid). Call `check` first.
-    public static func depthMeters(_ image: some RawROSImage, units: Float) -> PixelBuffer {
-        let out = PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
+    /// negative, NaN and infinite depth become 0 (invalid). Call `check` first. Into `out` when given
+    /// (depthFloat32 of the image's size: a pooled buffer), else a new buffer.
+    public static func depthMeters(_ image: some RawROSImage, units: Float, into out: PixelBuffer? = nil) -> PixelBuffer {
+        precondition(out.map { $0.format == .depthFloat32 && $0.width == image.width && $0.height == image.height } ?? true)
+        let out = out ?? PixelBuffer(width: image.width, height: image.height, format: .depthFloat32)
         let width = image.width, step = image.step, big = image.isBigEndian, isFloat = image.encoding == "32FC1"
         image.withData { raw in
             guard let base = raw.baseAddress else { return }
@@ -112,9 +114,11 @@ public enum ROSImageDecoding {
         return out
     }
 
-    /// Color → rgba8. Call `check` first.
-    public static func rgba(_ image: some RawROSImage) -> PixelBuffer {
-        let out = PixelBuffer(width: image.width, height: image.height, format: .rgba8)
+    /// Color → rgba8. Call `check` first. Into `out` when given (rgba8 of the image's size: a pooled
+    /// buffer), else a new buffer.
+    public static func rgba(_ image: some RawROSImage, into out: PixelBuffer? = nil) -> PixelBuffer {
+        precondition(out.map { $0.format == .rgba8 && $0.width == image.width && $0.height == image.height } ?? true)
+        let out = out ?? PixelBuffer(width: image.width, height: image.height, format: .rgba8)
         image.withData { raw in
             guard let base = raw.baseAddress else { return }
             switch image.encoding {

@@ -19,10 +19,10 @@ import Foundation
 /// not played past with frames dropped.
 ///
 /// `@unchecked Sendable`: the source (and its playback) is called only under `sourceLock`; `queue`,
-/// `error`, `warnings`, `running`, `generation`, `mirror`, `start` and `pendingDepthRateLimit` are read and
-/// written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
-/// mirror: the order is always `sourceLock`, then `queueLock`); `thread` is set before the thread
-/// starts, as is the source's `onWarning`. `source.depthRate` is asked outside `sourceLock`: a
+/// `error`, `warnings`, `running`, `generation`, `mirror`, `start`, `pendingDepthRateLimit` and
+/// `pollSleeps` are read and written under `queueLock` (a command holding `sourceLock` takes `queueLock` too to update the
+/// mirror: the order is always `sourceLock`, then `queueLock`); the source's `onWarning` is set
+/// before the thread starts. `source.depthRate` is asked outside `sourceLock`: a
 /// capability accessor reads no state the source's thread writes.
 final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     let source: FrameSource
@@ -33,7 +33,6 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
     private var warnings: [String] = []
     private var running = true
     private var generation = 0
-    private var thread: Thread?
     private let idle = DispatchSemaphore(value: 0)
     /// What the panel asks every frame, kept here (under `queueLock`) so asking never waits for a
     /// frame being made.
@@ -60,6 +59,8 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
 
     /// The source's playback controls (nil for a live or still source), called under `sourceLock`.
     private let sourcePlayback: PlaybackControl?
+    /// Times the thread slept 1 ms because nothing was due (polling), under `queueLock`.
+    private var pollSleeps = 0
 
     /// Takes `source` over (started) and starts its thread. The source's warnings are delivered
     /// by `take`: its callback is set here, before the thread that calls it starts.
@@ -74,8 +75,7 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
         source.onWarning = { [weak self] in self?.post(warning: $0) }
         let t = Thread { [weak self] in self?.produce() }
         t.name = "depthlens source"
-        thread = t
-        t.start()
+        t.start()   // a running Thread is kept alive by Foundation; `stop` waits for it through `idle`
     }
 
     /// Stops the thread (waits for it) and leaves the source started; the caller stops it. Once is enough.
@@ -115,6 +115,9 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
 
     private func produce() {
         defer { idle.signal() }
+        // The source's frame signal (a network stream's): this thread waits on it, outside
+        // `sourceLock` (thread-safe by its contract), instead of polling every 1 ms.
+        let readiness = source.readiness
         while queueLock.withLock({ running }) {
             // A recording's first frame made and not drawn yet: nothing more until it is.
             let waiting = queueLock.withLock {
@@ -149,6 +152,13 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
                     queue.append(f)
                 }
             case .success(nil):
+                // A source that signals its frames wakes this thread when one is ready (a frame from
+                // the network reaches the queue at once); it returns at once only when stopped.
+                if let r = readiness {
+                    let t0 = monotonicSeconds()
+                    if r.waitForFrame(seconds: 0.02) || monotonicSeconds() - t0 > 0.001 { continue }
+                }
+                queueLock.withLock { pollSleeps += 1 }
                 usleep(1000)   // nothing due yet: poll again in 1 ms
             case .failure(let e):
                 queueLock.withLock { error = e }
@@ -156,6 +166,9 @@ final class SourcePrefetcher: PlaybackControl, @unchecked Sendable {
             }
         }
     }
+
+    /// Times the source's thread slept to poll again (a source that signals its frames needs none).
+    var pollSleepCount: Int { queueLock.withLock { pollSleeps } }
 
     /// Asks the source for a depth rate limit (thermal watch): the source's thread sets it before
     /// its next frame, so the render loop never waits for a frame being made. False when the

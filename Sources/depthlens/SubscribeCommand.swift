@@ -13,7 +13,10 @@ struct SubscribeCommand: ParsableCommand {
             + "Received counts image samples (color and depth); lost counts those missing on the way (gaps in each writer's "
             + "sequence numbers: a sample with a lost fragment, one the kernel or the reader's history dropped; or Cyclone DDS's "
             + "sample-lost count when higher). --json prints {frames, seconds, fps, received_samples, lost_samples, overrun, "
-            + "dropped, latency_ms: {median, p90, p99, max}, stamps}."
+            + "dropped, latency_ms: {median, p90, p99, max}, stages_ms, stamps}; stages_ms splits the latency into the steps of "
+            + "the color sample's way, each {median, p90}: write_to_received (the publisher's write, the network, Cyclone's "
+            + "reassembly), received_to_taken (the copy out of Cyclone's buffers, the delivery to the reader), taken_to_converted "
+            + "(decoding, pixel conversion), converted_to_queued (waiting for the paired depth), queued_to_handed (waking the consumer)."
     )
 
     @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N] or dds:/NAMESPACE).")
@@ -38,6 +41,7 @@ struct SubscribeCommand: ParsableCommand {
         var overrun: Int
         var dropped: [String: Int]
         var latency_ms: [String: Double]
+        var stages_ms: [String: [String: Double]]
         var stamps: [Double]?
     }
 
@@ -72,11 +76,20 @@ struct SubscribeCommand: ParsableCommand {
         }
         let frames = count
         let elapsed = last - t0
-        let l = src.latencies.suffix(frames).sorted()
-        func q(_ p: Double) -> Double { l.isEmpty ? 0 : (l[min(l.count - 1, Int(Double(l.count) * p))] * 1e6).rounded() / 1e3 }
+        let timings = src.timings.suffix(frames)
+        let l = timings.map(\.latency).sorted()
+        func quantile(_ l: [Double], _ p: Double) -> Double { l.isEmpty ? 0 : (l[min(l.count - 1, Int(Double(l.count) * p))] * 1e6).rounded() / 1e3 }
+        func q(_ p: Double) -> Double { quantile(l, p) }
+        var steps: [String: [Double]] = [:]
+        for t in timings { for step in t.steps { steps[step.name, default: []].append(step.seconds) } }
+        let stages = steps.mapValues { v -> [String: Double] in
+            let sorted = v.sorted()
+            return ["median": quantile(sorted, 0.5), "p90": quantile(sorted, 0.9)]
+        }
         let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, received_samples: src.samplesReceived, lost_samples: src.samplesLost,
                             overrun: src.framesOverrun, dropped: src.droppedSamples,
-                            latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stamps: stamps ? frameStamps : nil)
+                            latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stages_ms: stages,
+                            stamps: stamps ? frameStamps : nil)
         if json {
             let enc = JSONEncoder()
             enc.outputFormatting = [.prettyPrinted, .sortedKeys]

@@ -1,5 +1,6 @@
 import TestSupport
 import Capture
+import DepthKit
 import Foundation
 import XCTest
 @testable import Viewer
@@ -100,5 +101,67 @@ final class SourcePrefetcherTests: XCTestCase {
         let a = try XCTUnwrap(p.take().frame)
         let b = try XCTUnwrap(p.take().frame, "the newer queued frame is still there")
         XCTAssertEqual(b.index, a.index + 1, "taken in order")
+    }
+
+    /// A source that signals its frames (a `dds:` stream) wakes the source thread when one is
+    /// ready: every frame reaches the queue and the thread never sleeps to poll (before, it polled
+    /// every 1 ms, a frame waiting up to that long before the viewer had it).
+    func testASourceThatSignalsItsFramesIsWaitedForNotPolled() throws {
+        let source = SignallingSource()
+        let p = SourcePrefetcher(source)
+        defer { p.stop() }
+        for i in 0..<5 {
+            usleep(30_000)   // the thread waits for the frame meanwhile (its 20 ms wait runs out at least once)
+            source.push(index: i)
+            XCTAssertEqual(try XCTUnwrap(next(p), "frame \(i) reaches the queue").index, i)
+        }
+        XCTAssertEqual(p.pollSleepCount, 0, "the thread waited on the source's signal, never slept to poll")
+        XCTAssertGreaterThanOrEqual(source.waits, 5, "the thread asked the source to wait for each frame")
+    }
+
+    /// A source that is stopped returns from its wait at once: the thread then polls (sleeps), not spins.
+    func testAStoppedSignallingSourceIsPolled() throws {
+        let source = SignallingSource()
+        source.stop()
+        let p = SourcePrefetcher(source)
+        defer { p.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        while p.pollSleepCount < 3, Date() < deadline { usleep(2000) }
+        XCTAssertGreaterThanOrEqual(p.pollSleepCount, 3, "a wait that returns at once falls back to 1 ms polls")
+    }
+}
+
+/// Frames pushed by the test; `waitForFrame` wakes when one is pushed (as `DDSSource`'s receive
+/// thread signals a waiting consumer).
+///
+/// `@unchecked Sendable`: every `var` is read and written under `lock`.
+private final class SignallingSource: FrameSource, FrameReadiness, @unchecked Sendable {
+    let lock = NSCondition()
+    private var frames: [FrameSet] = []
+    private var running = true
+    private var waitCount = 0
+    var name: String { "signalling" }
+    var intrinsics: CameraIntrinsics { .default(width: 4, height: 4) }
+    var isLive: Bool { true }
+    var readiness: FrameReadiness? { self }
+    var waits: Int { lock.withLock { waitCount } }
+    func start() throws {}
+    func stop() { lock.withLock { running = false; lock.broadcast() } }
+    func push(index: Int) {
+        lock.withLock {
+            frames.append(FrameSet(color: PixelBuffer(width: 4, height: 4, format: .rgba8), depth: nil, timestamp: Double(index), index: index))
+            lock.broadcast()
+        }
+    }
+    func nextFrame(now: Double) throws -> FrameSet? { lock.withLock { frames.isEmpty ? nil : frames.removeFirst() } }
+    func waitForFrame(seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        waitCount += 1
+        while frames.isEmpty && running {
+            guard lock.wait(until: deadline) else { break }
+        }
+        return !frames.isEmpty
     }
 }

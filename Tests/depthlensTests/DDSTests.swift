@@ -371,8 +371,11 @@ final class DDSTests: XCTestCase {
         XCTAssertEqual(p.status, 0, p.output)
         XCTAssertTrue(p.output.contains("published \(frames) frames"), p.output)
         XCTAssertEqual(s.status, 0, s.output)
-        struct Report: Decodable { var frames: Int; var received_samples: Int; var lost_samples: Int }
+        struct Report: Decodable { var frames: Int; var received_samples: Int; var lost_samples: Int; var stages_ms: [String: [String: Double]] }
         let report = try JSONDecoder().decode(Report.self, from: try jsonObject(s.output))
+        XCTAssertEqual(Set(report.stages_ms.keys), ["write_to_received", "received_to_taken", "taken_to_converted", "converted_to_queued",
+                                                    "queued_to_handed"], "the latency by step: \(s.output)")
+        XCTAssertTrue(report.stages_ms.values.allSatisfy { Set($0.keys) == ["median", "p90"] }, s.output)
         let sent = 2 * frames   // a color and a depth image a frame
         XCTAssertGreaterThan(report.lost_samples, 0, s.output)
         XCTAssertGreaterThan(report.frames, frames / 3, "frames kept coming: \(s.output)")

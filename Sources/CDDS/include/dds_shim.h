@@ -27,6 +27,15 @@ int32_t dl_dds_writer(int32_t participant, int32_t topic, dl_dds_qos qos);
 /// source timestamp (ns since the Unix epoch; < 0: now). Returns 0 or a negative DDS_RETCODE_.
 int32_t dl_dds_write(int32_t writer, const void *cdr, uint32_t size, int64_t timestamp_ns);
 
+/// A buffer for a sample of `size` bytes (the encapsulation header and the CDR), to fill and hand to
+/// dl_dds_write_buffer; NULL when out of memory.
+uint8_t *dl_dds_buffer(uint32_t size);
+/// Writes the `size` bytes `buffer` (from dl_dds_buffer) holds without copying them: the sample
+/// takes the buffer over (it is freed with the sample, or here when the write fails before that).
+/// The source timestamp is the time of this call, after the message was made. Returns 0 or a
+/// negative DDS_RETCODE_.
+int32_t dl_dds_write_buffer(int32_t writer, uint8_t *buffer, uint32_t size);
+
 /// One taken sample: its bytes stay valid until dl_dds_release.
 typedef struct dl_dds_sample {
     const uint8_t *data;
@@ -36,6 +45,9 @@ typedef struct dl_dds_sample {
     /// The writer's sequence number (RTPS writerSN) when the sample came over the network, else 0:
     /// a gap between two samples of one writer is samples lost on the way.
     int64_t sequence;
+    /// When the last of its fragments had arrived and Cyclone handed the reassembled sample to the
+    /// sertype (CLOCK_REALTIME, ns since the Unix epoch), or 0 when it did not come over the network.
+    int64_t received_ns;
     /// The writer (its instance handle on this participant).
     uint64_t writer;
     void *handle;
@@ -45,6 +57,13 @@ typedef struct dl_dds_sample {
 /// Samples without data (a writer's disposal) are skipped.
 int32_t dl_dds_take(int32_t reader, dl_dds_sample *out);
 void dl_dds_release(dl_dds_sample *sample);
+
+/// Called with the reader and `ctx` when `reader` has new data, on the thread that delivered it
+/// (Cyclone's receive thread for a sample from the network).
+typedef void (*dl_dds_data_fn)(int32_t reader, void *ctx);
+/// Sets `reader`'s data-available listener. Deleting the reader (or its participant) waits for a
+/// call in progress. Returns 0 or < 0.
+int32_t dl_dds_on_data(int32_t reader, dl_dds_data_fn fn, void *ctx);
 
 /// A waitset woken by data on any of the readers attached with dl_dds_waitset_attach, or by
 /// dl_dds_waitset_wake from another thread.

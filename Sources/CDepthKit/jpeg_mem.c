@@ -36,17 +36,24 @@ static void mem_emit_message(j_common_ptr cinfo, int level) {
     if (level < 0 && cinfo->err->msg_code == JWRN_HIT_MARKER) cinfo->err->error_exit(cinfo);
 }
 
+// The error manager every decode here uses: messages into `error`, a longjmp to the caller's
+// setjmp on errors, truncated scan data an error.
+static struct jpeg_error_mgr *mem_errors(mem_err_ctx *ctx, char *error, size_t error_len) {
+    ctx->buf = error; ctx->len = error_len;
+    struct jpeg_error_mgr *mgr = jpeg_std_error(&ctx->mgr);
+    ctx->mgr.error_exit = mem_error_exit;
+    ctx->mgr.output_message = mem_output_message;
+    ctx->mgr.emit_message = mem_emit_message;
+    return mgr;
+}
+
 int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
                    char *error, size_t error_len) {
     memset(out, 0, sizeof(*out));
     if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
     struct jpeg_decompress_struct cinfo;
     mem_err_ctx ctx;
-    ctx.buf = error; ctx.len = error_len;
-    cinfo.err = jpeg_std_error(&ctx.mgr);
-    ctx.mgr.error_exit = mem_error_exit;
-    ctx.mgr.output_message = mem_output_message;
-    ctx.mgr.emit_message = mem_emit_message;
+    cinfo.err = mem_errors(&ctx, error, error_len);
     uint8_t *volatile pixels = NULL;
     if (setjmp(ctx.jump)) {
         free(pixels);
@@ -84,17 +91,15 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
     return 0;
 }
 
-int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, int *gray,
-                 char *error, size_t error_len) {
-    *width = 0; *height = 0; *gray = 0;
+// The header (dst NULL: the size and whether it is gray into *width, *height, *gray) or the
+// pixels as RGBA into dst, which must be *width x *height (-2 otherwise).
+static int jpeg_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t *width, uint32_t *height,
+                     int *gray, char *error, size_t error_len) {
     if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
+    if (dst && dst_stride < (size_t)*width * 4) { mem_set_error(error, error_len, "no room for the RGBA pixels"); return -1; }
     struct jpeg_decompress_struct cinfo;
     mem_err_ctx ctx;
-    ctx.buf = error; ctx.len = error_len;
-    cinfo.err = jpeg_std_error(&ctx.mgr);
-    ctx.mgr.error_exit = mem_error_exit;
-    ctx.mgr.output_message = mem_output_message;
-    ctx.mgr.emit_message = mem_emit_message;
+    cinfo.err = mem_errors(&ctx, error, error_len);
     if (setjmp(ctx.jump)) {
         jpeg_destroy_decompress(&cinfo);
         return -1;
@@ -102,32 +107,14 @@ int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *he
     jpeg_create_decompress(&cinfo);
     jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
-    *width = cinfo.image_width; *height = cinfo.image_height;
-    *gray = cinfo.jpeg_color_space == JCS_GRAYSCALE;
-    jpeg_destroy_decompress(&cinfo);
-    return 0;
-}
-
-int dl_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t width, uint32_t height,
-                        char *error, size_t error_len) {
-    if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
-    if (!dst || dst_stride < (size_t)width * 4) { mem_set_error(error, error_len, "no room for the RGBA pixels"); return -1; }
-    struct jpeg_decompress_struct cinfo;
-    mem_err_ctx ctx;
-    ctx.buf = error; ctx.len = error_len;
-    cinfo.err = jpeg_std_error(&ctx.mgr);
-    ctx.mgr.error_exit = mem_error_exit;
-    ctx.mgr.output_message = mem_output_message;
-    ctx.mgr.emit_message = mem_emit_message;
-    if (setjmp(ctx.jump)) {
+    if (!dst) {
+        *width = cinfo.image_width; *height = cinfo.image_height;
+        *gray = cinfo.jpeg_color_space == JCS_GRAYSCALE;
         jpeg_destroy_decompress(&cinfo);
-        return -1;
+        return 0;
     }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
-    jpeg_read_header(&cinfo, TRUE);
-    if (cinfo.image_width != width || cinfo.image_height != height) {
-        snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height, width, height);
+    if (cinfo.image_width != *width || cinfo.image_height != *height) {
+        snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height, *width, *height);
         jpeg_destroy_decompress(&cinfo);
         return -2;
     }
@@ -142,6 +129,19 @@ int dl_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t d
     jpeg_finish_decompress(&cinfo);
     jpeg_destroy_decompress(&cinfo);
     return 0;
+}
+
+int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, int *gray,
+                 char *error, size_t error_len) {
+    *width = 0; *height = 0; *gray = 0;
+    return jpeg_rgba(data, size, NULL, 0, width, height, gray, error, error_len);
+}
+
+int dl_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t width, uint32_t height,
+                        char *error, size_t error_len) {
+    if (!dst) { mem_set_error(error, error_len, "no room for the RGBA pixels"); return -1; }
+    int gray = 0;
+    return jpeg_rgba(data, size, dst, dst_stride, &width, &height, &gray, error, error_len);
 }
 
 int dl_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t channels, size_t row_bytes,

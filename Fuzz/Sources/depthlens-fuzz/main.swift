@@ -65,7 +65,11 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
     // The image readers detect the format from the first bytes, so each seed corpus mostly
     // exercises its own decoder (PNG and JPEG through libpng/libjpeg in the C shim).
     "png": { _ = try? ImageIO.read(put($0, "in.png")) },
-    "jpeg": { _ = try? ImageIO.read(put($0, "in.jpg")) },
+    // A file, and the same bytes from memory (a ROS CompressedImage: color straight into RGBA).
+    "jpeg": { b in
+        _ = try? ImageIO.read(put(b, "in.jpg"))
+        _ = try? ImageIO.decode(b, name: "in.jpg")
+    },
     "pnm": { b in
         let p = put(b, "in.pgm")
         _ = try? ImageIO.read(p)

@@ -48,7 +48,7 @@ public enum ROS2FrameEncoding {
     }
 
     /// One rgba8 row → rgb8: four pixels (four 32-bit loads) into three 32-bit stores at a time,
-    /// about three times faster than byte by byte (`PixelConversion.rgb24RowToRGBA` the other way).
+    /// about three times faster than byte by byte (DepthKit's `RGB24.rowToRGBA` the other way).
     @inline(__always)
     static func rgbaRowToRGB(_ s: UnsafeRawPointer, _ d: UnsafeMutableRawPointer, width: Int) {
         var x = 0

@@ -151,20 +151,14 @@ public enum ImageIO {
             return out
         }
         let out = PixelBuffer(width: w, height: h, format: .rgba8)
-        if bits == 8 && (ch == 3 || ch == 4) {
-            // The common layouts (every JPEG, 8-bit RGB and RGBA PNGs) in tight loops over bands of rows.
+        // The common layouts (every JPEG file, 8-bit RGB and RGBA PNGs) row by row, in bands of rows.
+        if bits == 8 && ch == 3 {
+            RGB24.toRGBA(src, bytesPerLine: rowBytes, bgr: false, into: out)
+            return out
+        }
+        if bits == 8 && ch == 4 {
             parallelRows(h) { rows in
-                for y in rows {
-                    let r8 = (src + y * rowBytes).assumingMemoryBound(to: UInt8.self)
-                    if ch == 4 {
-                        out.row(y).copyMemory(from: r8, byteCount: 4 * w)
-                        continue
-                    }
-                    let d = out.row(y, as: UInt8.self)
-                    for x in 0..<w {
-                        d[4 * x] = r8[3 * x]; d[4 * x + 1] = r8[3 * x + 1]; d[4 * x + 2] = r8[3 * x + 2]; d[4 * x + 3] = 255
-                    }
-                }
+                for y in rows { out.row(y).copyMemory(from: src + y * rowBytes, byteCount: 4 * w) }
             }
             return out
         }

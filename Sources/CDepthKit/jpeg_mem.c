@@ -47,6 +47,14 @@ static struct jpeg_error_mgr *mem_errors(mem_err_ctx *ctx, char *error, size_t e
     return mgr;
 }
 
+// A header claiming more than DL_MAX_IMAGE_PIXELS (said in `error`): refused before anything is allocated.
+static int too_many_pixels(const struct jpeg_decompress_struct *cinfo, char *error, size_t error_len) {
+    if ((uint64_t)cinfo->image_width * cinfo->image_height <= DL_MAX_IMAGE_PIXELS) return 0;
+    snprintf(error, error_len, "image size %ux%u is more than %llu pixels", cinfo->image_width,
+             cinfo->image_height, (unsigned long long)DL_MAX_IMAGE_PIXELS);
+    return 1;
+}
+
 int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint32_t expect_height, dl_image *out,
                    char *error, size_t error_len) {
     memset(out, 0, sizeof(*out));
@@ -69,11 +77,7 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
         jpeg_destroy_decompress(&cinfo);
         return -2;
     }
-    if ((uint64_t)cinfo.image_width * cinfo.image_height > DL_MAX_IMAGE_PIXELS) {
-        snprintf(error, error_len, "image size %ux%u is more than %llu pixels", cinfo.image_width,
-                 cinfo.image_height, (unsigned long long)DL_MAX_IMAGE_PIXELS);
-        longjmp(ctx.jump, 1);
-    }
+    if (too_many_pixels(&cinfo, error, error_len)) longjmp(ctx.jump, 1);
     if (cinfo.jpeg_color_space != JCS_GRAYSCALE) cinfo.out_color_space = JCS_RGB;
     jpeg_start_decompress(&cinfo);
     size_t row_bytes = (size_t)cinfo.output_width * cinfo.output_components;
@@ -92,7 +96,8 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
 }
 
 // The header (dst NULL: the size and whether it is gray into *width, *height, *gray) or the
-// pixels as RGBA into dst, which must be *width x *height (-2 otherwise).
+// pixels as RGBA into dst, which must be *width x *height (-2 otherwise); either way a size over
+// DL_MAX_IMAGE_PIXELS is an error (-1).
 static int jpeg_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_stride, uint32_t *width, uint32_t *height,
                      int *gray, char *error, size_t error_len) {
     if (!data || size == 0) { mem_set_error(error, error_len, "empty JPEG data"); return -1; }
@@ -107,6 +112,7 @@ static int jpeg_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_
     jpeg_create_decompress(&cinfo);
     jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
+    if (too_many_pixels(&cinfo, error, error_len)) longjmp(ctx.jump, 1);
     if (!dst) {
         *width = cinfo.image_width; *height = cinfo.image_height;
         *gray = cinfo.jpeg_color_space == JCS_GRAYSCALE;

@@ -71,7 +71,7 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
                    char *error, size_t error_len);
 
 /// Reads a JPEG's header held in memory: its size, and whether it is gray (one component).
-/// Returns 0, or -1 with `error` filled. (jpeg_mem.c)
+/// Returns 0, or -1 with `error` filled (a bad header, a size over DL_MAX_IMAGE_PIXELS). (jpeg_mem.c)
 int dl_jpeg_info(const uint8_t *data, size_t size, uint32_t *width, uint32_t *height, int *gray,
                  char *error, size_t error_len);
 /// Decodes a JPEG held in memory straight into `dst` as 8-bit RGBA (the RGB `dl_jpeg_decode`

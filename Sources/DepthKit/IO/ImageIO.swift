@@ -111,8 +111,8 @@ public enum ImageIO {
             // RGB buffer and the pass that spreads it to RGBA); gray ones as gray8.
             var w: UInt32 = 0, h: UInt32 = 0, gray: Int32 = 0
             var err = [CChar](repeating: 0, count: 512)
-            if dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0, gray == 0, w > 0, h > 0,
-               UInt64(w) * UInt64(h) <= UInt64(DL_MAX_IMAGE_PIXELS) {
+            // A header that cannot be read, or is over the size limit, goes the other way, which says so.
+            if dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0, gray == 0, w > 0, h > 0 {
                 let out = PixelBuffer(width: Int(w), height: Int(h), format: .rgba8)
                 let dst = out.baseAddress.assumingMemoryBound(to: UInt8.self)
                 guard dl_jpeg_decode_rgba(base, bytes.count, dst, out.bytesPerRow, w, h, &err, err.count) == 0 else {

@@ -512,10 +512,14 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     /// The buffer pool of an intra-only track's decoded images.
     private func pool(for t: Track) -> BufferPool {
         if let p = pools[t.stream] { return p }
-        let p = BufferPool(format: FrameFormat(width: t.width, height: t.height, pixelFormat: t.format.pixelFormat),
-                           outputRetainedBufferCountHint: 1, allocationThreshold: Self.pooledBuffers)
+        let p = Self.playbackPool(FrameFormat(width: t.width, height: t.height, pixelFormat: t.format.pixelFormat))
         pools[t.stream] = p
         return p
+    }
+
+    /// A pool of playback's buffers of `format`: one made now, up to `pooledBuffers`.
+    private static func playbackPool(_ format: FrameFormat) -> BufferPool {
+        BufferPool(format: format, outputRetainedBufferCountHint: 1, allocationThreshold: pooledBuffers)
     }
 
     /// Decodes frame `i` (0-based, playback order) without moving playback.
@@ -554,10 +558,8 @@ public final class MKVSource: FrameSource, RecordedStreams, IMURecording {
     }
 
     private func meters(_ gray: PixelBuffer) -> PixelBuffer {
-        if metersPool.map({ $0.format.width != gray.width || $0.format.height != gray.height }) ?? true {
-            metersPool = BufferPool(format: FrameFormat(width: gray.width, height: gray.height, pixelFormat: .depthFloat32),
-                                    outputRetainedBufferCountHint: 1, allocationThreshold: Self.pooledBuffers)
-        }
+        let format = FrameFormat(width: gray.width, height: gray.height, pixelFormat: .depthFloat32)
+        if metersPool?.format != format { metersPool = Self.playbackPool(format) }
         return Self.meters(gray, scale: depthScale, into: try? metersPool?.makeBuffer())
     }
 

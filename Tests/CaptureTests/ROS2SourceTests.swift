@@ -237,14 +237,22 @@ final class ROS2SourceTests: XCTestCase {
         let script = Repo.fixture("realsense_ros2_reference.py")
         var r = try TestProcess.run([python, script, "record", db3, fedPath, "yuyv"], timeout: 300)
         XCTAssertEqual(r.status, 0, r.output)
-        r = try TestProcess.run([python, script, "play", db3, playPath], timeout: 300)
-        XCTAssertEqual(r.status, 0, r.output)
         let fed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: fedPath))) as! [String: Any]
-        let play = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: playPath))) as! [String: Any]
-        let played = (play["frames"] as! [[String: Any]]).filter { $0["stream"] as? String == "Color" }.map { hexBytes($0["data"] as! String) }
         let colorFed = (fed["color"] as! [[String: Any]]).map { hexBytes($0["data"] as! String) }
+        // pyrealsense2's playback now and then hands out fewer color frames than the file holds (on
+        // a busy machine; its non-real-time mode notwithstanding): the reference is asked again,
+        // up to three times, before its frames are compared.
+        var played: [[UInt8]] = []
+        for _ in 0..<3 where played.count != colorFed.count {
+            r = try TestProcess.run([python, script, "play", db3, playPath], timeout: 300)
+            XCTAssertEqual(r.status, 0, r.output)
+            let play = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: playPath))) as! [String: Any]
+            played = (play["frames"] as! [[String: Any]]).filter { $0["stream"] as? String == "Color" }.map { hexBytes($0["data"] as! String) }
+        }
         XCTAssertEqual(played.count, 3)
         XCTAssertEqual(played, colorFed, "pyrealsense2 plays back the YUYV bytes fed")
+        // Indexed below frame by frame: a short reference fails the test here rather than crash the process.
+        guard played.count == 3 else { return }
 
         let w = 64, h = 48
         func clamp(_ v: Int) -> UInt8 { UInt8(max(0, min(255, v))) }

@@ -26,8 +26,14 @@ final class ViewerSteadyStateTests: WindowTestCase {
     /// the optimized build (a debug build's unoptimized Swift allocates for array literals and
     /// unspecialized generics). `scripts/test` runs this class again in CI against
     /// `.build/release/depthlens` (`DEPTHLENS_BIN`), where every configuration below is asserted.
-    private static let binaryIsOptimized: Bool = {
-        (try? TestProcess.result(Repo.depthlens, ["--version"], timeout: 60))?.stdout.contains("(release build)") == true
+    /// `problem` says why the binary could not answer (its `--version` failed).
+    private static let binaryIsOptimized: (optimized: Bool, problem: String?) = {
+        do {
+            let out = try TestProcess.result(Repo.depthlens, ["--version"], timeout: 60).stdout
+            return (out.contains("(release build)"), nil)
+        } catch {
+            return (false, "\(error)")
+        }
     }()
 
     /// One 600-frame run with upload and kernels every frame (`--reprocess`): after warm-up the
@@ -56,6 +62,9 @@ final class ViewerSteadyStateTests: WindowTestCase {
             XCTAssertLessThan(s.allocsPerFrame, 1, "no own allocation after warm-up: \(text)", file: file, line: line)
         } else {
             XCTAssertTrue(text.hasSuffix("debug build"), text, file: file, line: line)
+            // CI's release pass names its binary: there a debug build is a failure, not a report.
+            XCTAssertNil(ProcessInfo.processInfo.environment["DEPTHLENS_BIN"], "DEPTHLENS_BIN is not optimized: \(text)",
+                         file: file, line: line)
         }
         XCTAssertGreaterThan(s.driverPerFrame, 0, "the driver's allocations are counted apart: \(text)", file: file, line: line)
         let perSecond = v.lines.filter { $0.hasPrefix("stats: ") }
@@ -66,11 +75,21 @@ final class ViewerSteadyStateTests: WindowTestCase {
     }
 
     /// Configurations asserted only against an optimized binary (CI's release pass): in a debug
-    /// build each would take minutes and prove nothing about allocations.
+    /// build each would take minutes and prove nothing about allocations. A binary named by
+    /// `DEPTHLENS_BIN` (CI's release pass) must confirm that it is optimized: there a `--version`
+    /// that fails or names another build fails the test, so the promise cannot turn into skips.
     private func requireOptimized() throws {
-        guard Self.binaryIsOptimized else {
+        let probe = Self.binaryIsOptimized
+        if probe.optimized { return }
+        guard let named = ProcessInfo.processInfo.environment["DEPTHLENS_BIN"] else {
             throw XCTSkip("allocation counts are asserted against a release binary: scripts/test runs this class in CI with DEPTHLENS_BIN=.build/release/depthlens")
         }
+        throw NotOptimized(binary: named, problem: probe.problem ?? "its --version does not say \"(release build)\"")
+    }
+
+    private struct NotOptimized: Error, CustomStringConvertible {
+        let binary: String, problem: String
+        var description: String { "DEPTHLENS_BIN=\(binary) cannot be confirmed as a release build: \(problem)" }
     }
 
     func testSteadyStateNoPanelJet() throws {

@@ -13,7 +13,7 @@ public struct CameraIntrinsics: Hashable, Sendable, Codable, CustomStringConvert
         self.width = width; self.height = height
     }
 
-    /// DESIGN.md's default when none are given: fx = fy = 525·W/640, cx = (W−1)/2, cy = (H−1)/2.
+    /// The design's default (docs/design/overview.md) when none are given: fx = fy = 525·W/640, cx = (W−1)/2, cy = (H−1)/2.
     public static func `default`(width: Int, height: Int) -> CameraIntrinsics {
         let f = 525 * Float(width) / 640
         return CameraIntrinsics(fx: f, fy: f, cx: Float(width - 1) / 2, cy: Float(height - 1) / 2,

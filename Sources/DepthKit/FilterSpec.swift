@@ -128,7 +128,7 @@ public enum Colormap: String, CaseIterable, Hashable, Sendable {
 @inline(__always)
 public func clamp01(_ v: Float) -> Float { min(max(v, 0), 1) }
 
-/// A [0, 1] value to an 8-bit sample, rounding to nearest (DESIGN.md: 8-bit results round to nearest).
+/// A [0, 1] value to an 8-bit sample, rounding to nearest (docs/design/overview.md: 8-bit results round to nearest).
 @inline(__always)
 public func unorm8(_ v: Float) -> UInt8 { UInt8(clamp01(v) * 255 + 0.5) }
 

@@ -4,7 +4,7 @@ import Foundation
 
 /// The 3D point-cloud view: pointCloud.vert/.frag as a graphics pipeline with one point per depth
 /// pixel and no vertex buffer. The vertex shader fetches the depth texel of `gl_VertexIndex` and
-/// unprojects it with the depth intrinsics (DESIGN.md, Point cloud); the fragment shader colors the
+/// unprojects it with the depth intrinsics (docs/design/kernels.md, point cloud); the fragment shader colors the
 /// point from the color texture, sampled nearest at (⌊u·Wc/Wd⌋, ⌊v·Hc/Hd⌋). Invalid depth draws
 /// nothing. A depth attachment makes near points cover far ones. It renders offscreen into an rgba8
 /// texture of the same `TextureCache` the 2D view uses.

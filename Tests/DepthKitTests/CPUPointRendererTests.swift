@@ -5,7 +5,7 @@ import TestSupport
 
 /// The CPU point renderer alone, on hand-placed points: which pixel a point lands on, the s×s
 /// squares, the nearest point, the color-by modes and the background, worked out by hand from the
-/// rules (DESIGN.md, Point cloud). Its agreement with the GPU's compute path is
+/// rules (docs/design/kernels.md, point cloud). Its agreement with the GPU's compute path is
 /// GPUKitTests/CPUPointRendererAgreementTests.
 final class CPUPointRendererTests: XCTestCase {
     typealias RGBA = (UInt8, UInt8, UInt8, UInt8)

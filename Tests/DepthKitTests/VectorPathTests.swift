@@ -2,7 +2,7 @@ import XCTest
 @testable import DepthKit
 
 /// Every CPU kernel on every instruction-set path this machine can run (`CPUVectorPath`): the
-/// paths give the same bytes, and those bytes are the scalar formulas of DESIGN.md.
+/// paths give the same bytes, and those bytes are the scalar formulas of docs/design/kernels.md.
 final class VectorPathTests: XCTestCase {
     private var saved = CPUVectorPath.active
     override func setUp() { saved = CPUVectorPath.active }
@@ -208,7 +208,7 @@ final class VectorPathTests: XCTestCase {
         }
     }
 
-    /// DESIGN.md's equalized colormap (Turbo, range [0, 16] m), pixel by pixel, as rgba bytes.
+    /// The equalized colormap of docs/design/kernels.md (Turbo, range [0, 16] m), pixel by pixel, as rgba bytes.
     private func equalizedReference(_ depths: [Float], binsPerMeter: Int) -> [UInt8] {
         let nbins = 16 * binsPerMeter
         let bin = { (d: Float) in min(max(Int(max(d * Float(binsPerMeter), 0)), 0), nbins - 1) }

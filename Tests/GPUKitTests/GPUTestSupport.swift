@@ -5,7 +5,7 @@ import Foundation
 import DepthKit
 
 /// Base class of GPU tests: validation on, one shared context, and any validation warning or
-/// error during a test fails it. No Vulkan device is a failure, never a skip (DESIGN.md: Tests).
+/// error during a test fails it. No Vulkan device is a failure, never a skip (docs/design/testing.md).
 class GPUTestCase: XCTestCase {
     private static let contextResult: Result<GPUContext, Error> = {
         setenv("DEPTHLENS_VALIDATION", "1", 1)

@@ -2,7 +2,7 @@ import XCTest
 import DepthKit
 @testable import GPUKit
 
-/// GPU kernels against hand-computed pixels and DESIGN.md's formulas: ≤ 1 LSB everywhere.
+/// GPU kernels against hand-computed pixels and docs/design/kernels.md's formulas: ≤ 1 LSB everywhere.
 final class KernelTests: GPUTestCase {
     var factory: GPUFilterFactory!
 

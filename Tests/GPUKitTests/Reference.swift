@@ -2,7 +2,7 @@ import DepthKit
 import TestSupport
 import Foundation
 
-/// DESIGN.md's kernel formulas written plainly, the reference until (and besides) the CPU kernels.
+/// The kernel formulas of docs/design/kernels.md written plainly, the reference until (and besides) the CPU kernels.
 enum Reference {
     static func color(_ src: PixelBuffer, _ f: (SIMD4<Float>) -> SIMD4<Float>) -> PixelBuffer {
         let out = PixelBuffer(width: src.width, height: src.height, format: src.format)

@@ -2,7 +2,7 @@ import XCTest
 import Foundation
 import DepthKit
 
-/// DESIGN.md: bad input → one clear line naming the file and the problem, exit status ≠ 0,
+/// docs/design/overview.md (conventions): bad input → one clear line naming the file and the problem, exit status ≠ 0,
 /// no crash, no partial output file. One test per kind of bad input.
 final class BadInputTests: CLITestCase {
     func process(color: String, depth: String, _ extra: [String] = [], out: String) -> [String] {

@@ -54,7 +54,7 @@ class CLITestCase: XCTestCase {
 
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
-    /// Asserts the DESIGN.md contract for bad input: exit ≠ 0, exactly one line on stderr that
+    /// Asserts the design's contract (docs/design/overview.md) for bad input: exit ≠ 0, exactly one line on stderr that
     /// names `mentioning`, and no output file left behind.
     func assertBadInput(_ args: [String], mentioning: String, noFile out: String? = nil, environment: [String: String]? = nil,
                         file: StaticString = #filePath, line: UInt = #line) throws {

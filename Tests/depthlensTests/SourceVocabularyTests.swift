@@ -24,7 +24,7 @@ final class SourceVocabularyTests: CLITestCase {
     }
 
     func testReadmeAndHelpListEveryKindFromTheTable() throws {
-        for page in ["README.md", "docs/SOURCES.md"] {
+        for page in ["README.md", "docs/SOURCES.md", "docs/design/sources.md"] {
             XCTAssertEqual(DocSection.text("sources", in: page), SourceSpec.markdownTable,
                            "\(page)'s source table differs from SourceSpec.markdownTable:\n\(SourceSpec.markdownTable)")
         }

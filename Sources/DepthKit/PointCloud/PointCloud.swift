@@ -11,7 +11,7 @@ public struct PointCloud: Equatable, Sendable {
 
     public var count: Int { positions.count }
 
-    /// Unprojects every valid depth pixel (DESIGN.md, Point cloud): z = d, x = (u − cx)·z/fx,
+    /// Unprojects every valid depth pixel (docs/design/kernels.md, point cloud): z = d, x = (u − cx)·z/fx,
     /// y = (v − cy)·z/fy, in row-major order, invalid pixels skipped. The color is the color
     /// image's pixel at (⌊u·Wc/Wd⌋, ⌊v·Hc/Hd⌋); white without a color image.
     /// - Parameter intrinsics: defaults to the depth's own; scaled to the depth size if they refer to another.

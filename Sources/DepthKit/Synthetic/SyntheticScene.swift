@@ -48,7 +48,7 @@ public struct SyntheticScene: Sendable {
 
     public init() {}
 
-    /// The intrinsics the scene is rendered with: DESIGN.md's default.
+    /// The intrinsics the scene is rendered with: the design's default (docs/design/overview.md).
     public static func intrinsics(width: Int, height: Int) -> CameraIntrinsics { .default(width: width, height: height) }
 
     /// Where the moving objects are at `time` (seconds).

@@ -25,6 +25,18 @@ static void png_error_fn(png_structp png, png_const_charp msg) {
 }
 static void png_warning_fn(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
 
+// Limits set before anything is read: a side over 2^20 pixels fails at IHDR ("Invalid IHDR data");
+// an ancillary chunk (or its zlib-inflated contents) over 8 MB is not kept, nor more than 1000 of
+// them; text, ICC profiles, sPLT and eXIf (which depthlens never reads) are skipped unread instead
+// of inflated, so a small PNG cannot make libpng allocate what it claims.
+static void png_limits(png_structp png) {
+    png_set_user_limits(png, 1u << 20, 1u << 20);
+    png_set_chunk_malloc_max(png, 8u << 20);
+    png_set_chunk_cache_max(png, 1000);
+    static const png_byte skipped[] = "tEXt\0zTXt\0iTXt\0iCCP\0sPLT\0eXIf";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, skipped, (int)(sizeof skipped / 5));
+}
+
 // The part of reading a PNG after its source is set up (file or memory): expansions, size checks,
 // the rows. Called under the caller's setjmp; `pixels` and `rows` are the caller's so that a
 // longjmp out of here leaves them for the caller to free.
@@ -32,6 +44,9 @@ static void png_decode_rows(png_structp png, png_infop info, dl_image *out,
                             uint8_t *volatile *pixels, png_bytep *volatile *rows) {
     png_read_info(png, info);
     png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+    // The size against the limit before libpng's row buffers (png_read_update_info) or ours.
+    if (w == 0 || h == 0) png_error(png, "bad image size");
+    if ((uint64_t)w * h > DL_MAX_IMAGE_PIXELS) png_error(png, "image size is more than 2^28 pixels");
     int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -46,8 +61,7 @@ static void png_decode_rows(png_structp png, png_infop info, dl_image *out,
     size_t row_bytes = png_get_rowbytes(png, info);
     uint32_t channels = png_get_channels(png, info);
     uint32_t bit_depth = png_get_bit_depth(png, info);
-    if (w == 0 || h == 0 || (size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
-    if ((uint64_t)w * h > DL_MAX_IMAGE_PIXELS) png_error(png, "image size is more than 2^28 pixels");
+    if ((size_t)h > SIZE_MAX / row_bytes) png_error(png, "bad image size");
     *pixels = malloc(row_bytes * h);
     *rows = malloc(sizeof(png_bytep) * h);
     if (!*pixels || !*rows) png_error(png, "out of memory");
@@ -86,6 +100,7 @@ int dl_png_read(const char *path, dl_image *out, char *error, size_t error_len) 
     }
     png_init_io(png, fp);
     png_set_sig_bytes(png, 8);
+    png_limits(png);
     png_decode_rows(png, info, out, &pixels, &rows);
     png_destroy_read_struct(&png, &info, NULL);
     fclose(fp);
@@ -122,6 +137,7 @@ int dl_png_decode(const uint8_t *data, size_t size, dl_image *out, char *error, 
     }
     png_set_read_fn(png, &source, png_memory_read);
     png_set_sig_bytes(png, 8);
+    png_limits(png);
     png_decode_rows(png, info, out, &pixels, &rows);
     png_destroy_read_struct(&png, &info, NULL);
     return 0;

@@ -21,7 +21,14 @@ static void mem_set_error(char *buf, size_t len, const char *msg) {
 static void mem_error_exit(j_common_ptr cinfo) {
     mem_err_ctx *ctx = (mem_err_ctx *)cinfo->err;
     char msg[JMSG_LENGTH_MAX];
-    (*cinfo->err->format_message)(cinfo, msg);
+    if (cinfo->err->msg_code == JERR_NO_BACKING_STORE) {
+        // The whole-image coefficient buffers of a progressive (or multi-scan) JPEG are over
+        // max_memory_to_use (jmemnobs has no disk to spill to): say what that means.
+        snprintf(msg, sizeof msg, "decoding needs more than %d MB of working memory (a progressive JPEG this large)",
+                 (int)(DL_JPEG_MAX_MEMORY >> 20));
+    } else {
+        (*cinfo->err->format_message)(cinfo, msg);
+    }
     mem_set_error(ctx->buf, ctx->len, msg);
     longjmp(ctx->jump, 1);
 }
@@ -47,6 +54,15 @@ static struct jpeg_error_mgr *mem_errors(mem_err_ctx *ctx, char *error, size_t e
     return mgr;
 }
 
+// A decompressor over `data`, its working memory capped: libjpeg's whole-image buffers (a
+// progressive JPEG keeps every coefficient, 2 bytes a sample: 1.5 GB for a 16384x16384 one whose
+// header alone is 600 bytes) are refused past DL_JPEG_MAX_MEMORY before they are allocated.
+static void mem_source(struct jpeg_decompress_struct *cinfo, const uint8_t *data, size_t size) {
+    jpeg_create_decompress(cinfo);
+    cinfo->mem->max_memory_to_use = DL_JPEG_MAX_MEMORY;
+    jpeg_mem_src(cinfo, (unsigned char *)data, (unsigned long)size);
+}
+
 // A header claiming more than DL_MAX_IMAGE_PIXELS (said in `error`): refused before anything is allocated.
 static int too_many_pixels(const struct jpeg_decompress_struct *cinfo, char *error, size_t error_len) {
     if ((uint64_t)cinfo->image_width * cinfo->image_height <= DL_MAX_IMAGE_PIXELS) return 0;
@@ -68,8 +84,7 @@ int dl_jpeg_decode(const uint8_t *data, size_t size, uint32_t expect_width, uint
         jpeg_destroy_decompress(&cinfo);
         return -1;
     }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
+    mem_source(&cinfo, data, size);
     jpeg_read_header(&cinfo, TRUE);
     if (expect_width && (cinfo.image_width != expect_width || cinfo.image_height != expect_height)) {
         snprintf(error, error_len, "frame is %ux%u, expected %ux%u", cinfo.image_width, cinfo.image_height,
@@ -109,8 +124,7 @@ static int jpeg_rgba(const uint8_t *data, size_t size, uint8_t *dst, size_t dst_
         jpeg_destroy_decompress(&cinfo);
         return -1;
     }
-    jpeg_create_decompress(&cinfo);
-    jpeg_mem_src(&cinfo, (unsigned char *)data, (unsigned long)size);
+    mem_source(&cinfo, data, size);
     jpeg_read_header(&cinfo, TRUE);
     if (too_many_pixels(&cinfo, error, error_len)) longjmp(ctx.jump, 1);
     if (!dst) {

@@ -35,21 +35,59 @@ public final class PixelBuffer: @unchecked Sendable {
     public static let alignment = 4096
 
     /// Allocates a zero-filled buffer. Rows are packed unless `bytesPerRow` is given.
-    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) {
+    ///
+    /// For sizes the program chooses (a kernel's output, a pool's frame); it traps when the memory
+    /// cannot be had. A size that comes from input (a file's or a message's header) goes through
+    /// `make(width:height:format:bytesPerRow:for:)`, which throws instead.
+    public convenience init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) {
         precondition(width > 0 && height > 0, "PixelBuffer needs a positive size")
         let rowBytes = bytesPerRow ?? width * format.bytesPerPixel
         precondition(rowBytes >= width * format.bytesPerPixel)
+        guard let size = Self.allocationSize(rowBytes: rowBytes, height: height) else {
+            fatalError("PixelBuffer: \(width)x\(height) \(format) is too large to address")
+        }
+        guard let storage = PixelStorage.allocate(size) else {
+            fatalError("PixelBuffer: out of memory allocating \(size) bytes")
+        }
+        self.init(storage: storage, width: width, height: height, bytesPerRow: rowBytes, format: format)
+    }
+
+    /// A zero-filled buffer whose size comes from input, or a one-line error naming `name` (the
+    /// file, message or topic) when the size is not positive, cannot be addressed, or the memory
+    /// cannot be had — never a trap. Large buffers are mapped pages the kernel zeroes as they are
+    /// first written (`PixelStorage.allocate`), so a header that claims more rows than its data
+    /// holds costs only the rows actually decoded.
+    public static func make(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil,
+                            for name: String) throws -> PixelBuffer {
+        let (packed, overflow) = width.multipliedReportingOverflow(by: format.bytesPerPixel)
+        let rowBytes = bytesPerRow ?? packed
+        guard width > 0, height > 0, !overflow, rowBytes >= packed else {
+            throw DepthKitError.file(path: name, problem: "image size \(width)x\(height) (\(format)) is not usable")
+        }
+        guard let size = allocationSize(rowBytes: rowBytes, height: height) else {
+            throw DepthKitError.file(path: name, problem: "image size \(width)x\(height) (\(format)) is too large to address")
+        }
+        guard let storage = PixelStorage.allocate(size) else {
+            throw DepthKitError.file(path: name, problem:
+                "out of memory for a \(width)x\(height) \(format) image (\(size / 1_048_576) MiB)")
+        }
+        return PixelBuffer(storage: storage, width: width, height: height, bytesPerRow: rowBytes, format: format)
+    }
+
+    /// `rowBytes × height` rounded up to whole pages; nil when it overflows.
+    private static func allocationSize(rowBytes: Int, height: Int) -> Int? {
+        let (bytes, o1) = rowBytes.multipliedReportingOverflow(by: height)
+        let (padded, o2) = bytes.addingReportingOverflow(alignment - 1)
+        guard !o1, !o2 else { return nil }
+        return padded / alignment * alignment
+    }
+
+    private init(storage: PixelStorage, width: Int, height: Int, bytesPerRow: Int, format: PixelFormat) {
         self.width = width
         self.height = height
         self.format = format
-        self.bytesPerRow = rowBytes
-        let size = (rowBytes * height + Self.alignment - 1) / Self.alignment * Self.alignment
-        var raw: UnsafeMutableRawPointer?
-        guard posix_memalign(&raw, Self.alignment, size) == 0, let raw else {
-            fatalError("PixelBuffer: out of memory allocating \(size) bytes")
-        }
-        memset(raw, 0, size)
-        self.storage = PixelStorage(pointer: raw, size: size, deallocate: { free($0) })
+        self.bytesPerRow = bytesPerRow
+        self.storage = storage
     }
 
     /// Wraps memory owned elsewhere (a mapped camera buffer); `deallocate` runs on deinit.
@@ -169,6 +207,28 @@ public final class PixelStorage: @unchecked Sendable {
         self.pointer = pointer
         self.size = size
         self.deallocate = deallocate
+    }
+
+    /// Allocations of at least this many bytes are anonymous mappings (`mmap`): page aligned, and
+    /// zeroed by the kernel page by page as they are first touched, so memory is committed as the
+    /// pixels are written (a decoder that fails after a few rows of a picture whose header claims
+    /// a gigabyte has cost a few rows), and the whole size is never written with zeros. Smaller
+    /// ones come from `posix_memalign` and are zeroed here.
+    public static let mappedThreshold = 1 << 20
+
+    /// `size` zero-filled bytes, page aligned (`size` a multiple of `PixelBuffer.alignment`), or
+    /// nil when the system has no memory (or address space) for them.
+    static func allocate(_ size: Int) -> PixelStorage? {
+        precondition(size > 0 && size % PixelBuffer.alignment == 0)
+        if size >= mappedThreshold {
+            guard let p = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+                  p != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+            return PixelStorage(pointer: p, size: size, deallocate: { _ = munmap($0, size) })
+        }
+        var raw: UnsafeMutableRawPointer?
+        guard posix_memalign(&raw, PixelBuffer.alignment, size) == 0, let raw else { return nil }
+        memset(raw, 0, size)
+        return PixelStorage(pointer: raw, size: size, deallocate: { free($0) })
     }
 
     deinit { deallocate?(pointer) }

@@ -56,7 +56,17 @@ int dl_png_write_options(const char *path, uint32_t width, uint32_t height, uint
 
 /// The most pixels a PNG or JPEG header may claim (2^28, as for PGM/PPM/PFM): a lying header
 /// gets an error, not a multi-gigabyte allocation.
+/// Memory follows the data: the decoders commit the pixels' memory as rows are decoded
+/// (`PixelBuffer`'s lazily zeroed pages, malloc's untouched pages), so a lying header costs the
+/// rows its data fills, not this limit; 2^28 is the format limit (16384x16384, 268 megapixels:
+/// large photos and panoramas), and smaller limits for network images are the source's (`--max-image`).
 #define DL_MAX_IMAGE_PIXELS ((uint64_t)1 << 28)
+
+/// libjpeg's working memory per decode (`max_memory_to_use`, 256 MB): baseline JPEGs of any
+/// allowed size need a few rows of it; progressive ones keep every coefficient (2 bytes a sample),
+/// so up to about 85 megapixels (4:2:0) or 42 (4:4:4) decode, and larger ones are an error before
+/// anything is allocated ("decoding needs more than 256 MB of working memory…").
+#define DL_JPEG_MAX_MEMORY ((long)256 << 20)
 
 /// Reads a JPEG as 8-bit RGB or gray. libjpeg's default error handler calls exit(); this one
 /// longjmps back into C and returns -1 with `error` filled.

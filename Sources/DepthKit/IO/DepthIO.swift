@@ -23,7 +23,7 @@ public enum DepthIO {
         let out: PixelBuffer
         switch raw.format {
         case .gray16:
-            out = PixelBuffer(width: raw.width, height: raw.height, format: .depthFloat32)
+            out = try PixelBuffer.make(width: raw.width, height: raw.height, format: .depthFloat32, for: path)
             parallelRows(raw.height) { rows in
                 for y in rows {
                     let s = raw.row(y, as: UInt16.self), d = out.row(y, as: Float.self)
@@ -69,7 +69,7 @@ public enum DepthIO {
             guard let s = disparityScale else {
                 throw DepthKitError.file(path: path, problem: "8-bit disparity needs --disparity-scale (8-bit value per pixel of disparity)")
             }
-            raw = eightBitDisparity(raw, scale: s)
+            raw = try eightBitDisparity(raw, scale: s, path: path)
         } else if disparityScale != nil {
             throw DepthKitError.file(path: path, problem: "--disparity-scale is for 8-bit disparity PNGs, got a \(raw.format) image")
         }
@@ -83,8 +83,8 @@ public enum DepthIO {
 
     /// 8-bit disparity (Middlebury `disp0GT`-style PNG) → disparity in pixels: value / scale;
     /// 0 (unknown) becomes +Inf, which `fromPixelDisparity` makes invalid whatever `doffs` is.
-    static func eightBitDisparity(_ raw: PixelBuffer, scale: Float) -> PixelBuffer {
-        let out = PixelBuffer(width: raw.width, height: raw.height, format: .depthFloat32)
+    static func eightBitDisparity(_ raw: PixelBuffer, scale: Float, path: String) throws -> PixelBuffer {
+        let out = try PixelBuffer.make(width: raw.width, height: raw.height, format: .depthFloat32, for: path)
         for y in 0..<raw.height {
             let s = raw.row(y, as: UInt8.self), d = out.row(y, as: Float.self)
             for x in 0..<raw.width { d[x] = s[x] == 0 ? .infinity : Float(s[x]) / scale }
@@ -99,7 +99,7 @@ public enum DepthIO {
         guard raw.format == .depthFloat32 else {
             throw DepthKitError.file(path: path, problem: "inverse depth must be a gray PFM (1/m), got a \(raw.format) image")
         }
-        let inverse = PixelBuffer(width: raw.width, height: raw.height, format: .disparityFloat32)
+        let inverse = try PixelBuffer.make(width: raw.width, height: raw.height, format: .disparityFloat32, for: path)
         for y in 0..<raw.height { inverse.row(y).copyMemory(from: raw.row(y), byteCount: raw.width * 4) }
         let depth = DepthData(map: inverse, accuracy: .absolute).converting(to: .depthFloat32)
         try requireValidSamples(depth, path: path)

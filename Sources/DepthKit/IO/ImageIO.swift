@@ -95,12 +95,39 @@ public enum ImageIO {
         }
     }
 
+    /// The width and height a PNG (its IHDR) or JPEG (its frame header) in memory claims, read
+    /// without decoding; nil when the bytes are neither, or the header cannot be read (or claims
+    /// more than 2^28 pixels: `decode` says which).
+    public static func headerSize(_ bytes: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
+        guard bytes.count >= 24, let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return nil }
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        if (0..<8).allSatisfy({ base[$0] == png[$0] }) {
+            guard base[12] == UInt8(ascii: "I"), base[13] == UInt8(ascii: "H"), base[14] == UInt8(ascii: "D"),
+                  base[15] == UInt8(ascii: "R") else { return nil }
+            func be32(_ i: Int) -> Int { Int(base[i]) << 24 | Int(base[i + 1]) << 16 | Int(base[i + 2]) << 8 | Int(base[i + 3]) }
+            return (be32(16), be32(20))
+        }
+        if base[0] == 0xFF, base[1] == 0xD8 {
+            var w: UInt32 = 0, h: UInt32 = 0, gray: Int32 = 0
+            var err = [CChar](repeating: 0, count: 256)
+            guard dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0 else { return nil }
+            return (Int(w), Int(h))
+        }
+        return nil
+    }
+
     /// Decodes a PNG or JPEG held in memory (a ROS `CompressedImage`), the format detected from its
     /// first bytes; the same pixel formats come back as from `read`. `name` (the file and message)
-    /// is what errors name.
-    public static func decode(_ bytes: UnsafeRawBufferPointer, name: String) throws -> PixelBuffer {
+    /// is what errors name. A header claiming more than `maxPixels` (at most 2^28, the format
+    /// limit) is refused before anything is allocated; the pixels' memory is committed as rows are
+    /// decoded (`PixelBuffer.make`), so data that ends early costs the rows it held.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, name: String,
+                              maxPixels: Int = Int(DL_MAX_IMAGE_PIXELS)) throws -> PixelBuffer {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count >= 8 else {
             throw DepthKitError.file(path: name, problem: "image data of \(bytes.count) bytes is neither PNG nor JPEG")
+        }
+        if maxPixels < Int(DL_MAX_IMAGE_PIXELS), let size = headerSize(bytes), size.width * size.height > maxPixels {
+            throw DepthKitError.file(path: name, problem: "image size \(size.width)x\(size.height) is more than \(maxPixels) pixels")
         }
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         if (0..<8).allSatisfy({ base[$0] == png[$0] }) {
@@ -113,7 +140,7 @@ public enum ImageIO {
             var err = [CChar](repeating: 0, count: 512)
             // A header that cannot be read, or is over the size limit, goes the other way, which says so.
             if dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0, gray == 0, w > 0, h > 0 {
-                let out = PixelBuffer(width: Int(w), height: Int(h), format: .rgba8)
+                let out = try PixelBuffer.make(width: Int(w), height: Int(h), format: .rgba8, for: name)
                 let dst = out.baseAddress.assumingMemoryBound(to: UInt8.self)
                 guard dl_jpeg_decode_rgba(base, bytes.count, dst, out.bytesPerRow, w, h, &err, err.count) == 0 else {
                     let msg = String(cBuffer: err)
@@ -145,12 +172,12 @@ public enum ImageIO {
             throw DepthKitError.file(path: path, problem: "unsupported \(kind.rawValue) layout (\(ch) channels, \(bits) bits)")
         }
         if ch == 1 {
-            let out = PixelBuffer(width: w, height: h, format: bits == 8 ? .gray8 : .gray16(depthScale: 0))
+            let out = try PixelBuffer.make(width: w, height: h, format: bits == 8 ? .gray8 : .gray16(depthScale: 0), for: path)
             let n = w * bits / 8
             for y in 0..<h { out.row(y).copyMemory(from: src + y * rowBytes, byteCount: n) }
             return out
         }
-        let out = PixelBuffer(width: w, height: h, format: .rgba8)
+        let out = try PixelBuffer.make(width: w, height: h, format: .rgba8, for: path)
         // The common layouts (every JPEG file, 8-bit RGB and RGBA PNGs) row by row, in bands of rows.
         if bits == 8 && ch == 3 {
             RGB24.toRGBA(src, bytesPerLine: rowBytes, bgr: false, into: out)

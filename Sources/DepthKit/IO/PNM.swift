@@ -59,14 +59,14 @@ enum PNM {
             throw DepthKitError.file(path: path, problem:
                 "truncated \(kind): expected \(expected) bytes of pixel data, found \(found)")
         }
-        return bytes.withUnsafeBufferPointer { all -> PixelBuffer in
+        return try bytes.withUnsafeBufferPointer { all -> PixelBuffer in
             let data = all.baseAddress! + offset
             @inline(__always) func sample16(_ i: Int) -> UInt16 {
                 let a = UInt16(data[2 * i]), b = UInt16(data[2 * i + 1])
                 return littleEndian ? (a | b << 8) : (a << 8 | b)
             }
             if !ppm {
-                let out = PixelBuffer(width: w, height: h, format: bps == 1 ? .gray8 : .gray16(depthScale: 0))
+                let out = try PixelBuffer.make(width: w, height: h, format: bps == 1 ? .gray8 : .gray16(depthScale: 0), for: path)
                 for y in 0..<h {
                     if bps == 1 {
                         out.row(y).copyMemory(from: data + y * w, byteCount: w)
@@ -79,7 +79,7 @@ enum PNM {
             }
             // Samples are rescaled from 0...maxval to 0...255; a sample above maxval (which netpbm
             // calls invalid) counts as maxval, as netpbm's own readers clamp it.
-            let out = PixelBuffer(width: w, height: h, format: .rgba8)
+            let out = try PixelBuffer.make(width: w, height: h, format: .rgba8, for: path)
             let m = UInt32(maxval)
             for y in 0..<h {
                 let r = out.row(y, as: UInt8.self)
@@ -115,7 +115,7 @@ enum PNM {
             throw DepthKitError.file(path: path, problem:
                 "PFM header size \(w)x\(h) does not match the data (expected \(expected) bytes, found \(found))")
         }
-        let out = PixelBuffer(width: w, height: h, format: .depthFloat32)
+        let out = try PixelBuffer.make(width: w, height: h, format: .depthFloat32, for: path)
         bytes.withUnsafeBytes { raw in
             let data = raw.baseAddress! + offset
             for fileRow in 0..<h {

@@ -56,31 +56,45 @@ public enum CompressedDepth {
         return Format(encoding: String(encoding), codec: codec)
     }
 
+    /// The most pixels a compressedDepth image may claim: 2^24 (4096 × 4096; depth cameras give up
+    /// to about 5 megapixels). RVL codes a run of zeros of any length in a few bits, so the size
+    /// the 8-byte header claims is all that bounds the image: 2^28 pixels (the image files' limit)
+    /// would be 512 MiB of values and 1 GiB of meters from a 28-byte payload.
+    public static let maxPixels = 1 << 24
+
     /// A decoded compressedDepth image: the 16-bit values and what they mean.
     public struct Image: Sendable {
         public var format: Format
-        public var width: Int
-        public var height: Int
-        /// Row-major, `width × height`.
-        public var values: [UInt16]
+        /// The values, `gray16` with no depth scale. Its pages are committed as values are written
+        /// (`PixelBuffer.make`): RVL's runs of zeros are never written.
+        public var pixels: PixelBuffer
+        public var width: Int { pixels.width }
+        public var height: Int { pixels.height }
+        /// Row-major, `width × height` (a copy, for tests and tools).
+        public var values: [UInt16] {
+            var out: [UInt16] = []
+            out.reserveCapacity(width * height)
+            for y in 0..<height { out += UnsafeBufferPointer(start: pixels.row(y, as: UInt16.self), count: width) }
+            return out
+        }
         public var depthQuantA: Float
         public var depthQuantB: Float
 
         /// Depth in meters: 16-bit values × `units` (meters per unit), or for `32FC1` the inverse
         /// depth expanded as the plugin does (A / (v − B), in float32); 0 stays 0 (invalid), and
-        /// so does any non-positive or non-finite result.
+        /// so does any non-positive or non-finite result. Zeros are not written (the new buffer
+        /// is zero), so an image of invalid depth commits no memory for its rows.
         public func meters(units: Float) -> PixelBuffer {
             let out = PixelBuffer(width: width, height: height, format: .depthFloat32)
             let a = depthQuantA, b = depthQuantB, inverse = format.isInverseDepth
-            values.withUnsafeBufferPointer { v in
-                for y in 0..<height {
-                    let d = out.row(y, as: Float.self)
-                    for x in 0..<width {
-                        let raw = v[y * width + x]
-                        if raw == 0 { d[x] = 0; continue }
-                        let m = inverse ? a / (Float(raw) - b) : Float(raw) * units
-                        d[x] = m > 0 && m.isFinite ? m : 0
-                    }
+            for y in 0..<height {
+                let v = pixels.row(y, as: UInt16.self)
+                let d = out.row(y, as: Float.self)
+                for x in 0..<width {
+                    let raw = v[x]
+                    if raw == 0 { continue }
+                    let m = inverse ? a / (Float(raw) - b) : Float(raw) * units
+                    if m > 0 && m.isFinite { d[x] = m }
                 }
             }
             out.markModified()
@@ -88,8 +102,11 @@ public enum CompressedDepth {
         }
     }
 
-    /// Decodes a compressedDepth message's `data` given its `format` string.
-    public static func decode(_ data: ArraySlice<UInt8>, format text: String, file: String, topic: String) throws -> Image {
+    /// Decodes a compressedDepth message's `data` given its `format` string. `expect`: the stream's
+    /// size where it is known (the first message's, the CameraInfo's): an image that claims another
+    /// is refused before anything is allocated. Any claimed size over `maxPixels` is refused.
+    public static func decode(_ data: ArraySlice<UInt8>, format text: String, file: String, topic: String,
+                              expect: (width: Int, height: Int)? = nil) throws -> Image {
         let format = try format(text, file: file, topic: topic)
         let what = "compressedDepth image (\(text)) on \(topic)"
         guard data.count > configHeaderSize else {
@@ -103,12 +120,25 @@ public enum CompressedDepth {
             }
         }
         let payload = data[(s + configHeaderSize)...]
-        let width: Int, height: Int, values: [UInt16]
+        /// The claimed size against the limit and the expected size, before any allocation.
+        func checkSize(_ width: Int, _ height: Int) throws {
+            try ROSImageDecoding.checkDimensions(width: width, height: height, file: file, topic: topic)
+            guard width * height <= maxPixels else {
+                throw CaptureError.file(path: file, problem: "\(what) claims \(width)x\(height), more than \(maxPixels) pixels")
+            }
+            if let expect, expect.width != width || expect.height != height {
+                throw CaptureError.file(path: file, problem: "\(what) is \(width)x\(height), the stream's images are \(expect.width)x\(expect.height)")
+            }
+        }
+        let pixels: PixelBuffer
         switch format.codec {
         case .png:
             let png: PixelBuffer
             do {
-                png = try payload.withUnsafeBytes { try ImageIO.decode($0, name: file) }
+                png = try payload.withUnsafeBytes { bytes in
+                    if let size = ImageIO.headerSize(bytes) { try checkSize(size.width, size.height) }
+                    return try ImageIO.decode(bytes, name: file)
+                }
             } catch let e as DepthKitError {
                 switch e {
                 case let .file(_, problem), let .invalidArgument(problem):
@@ -118,33 +148,33 @@ public enum CompressedDepth {
             guard case .gray16 = png.format else {
                 throw CaptureError.file(path: file, problem: "\(what): the PNG is \(png.format), not 16-bit gray")
             }
-            (width, height) = (png.width, png.height)
-            try ROSImageDecoding.checkDimensions(width: width, height: height, file: file, topic: topic)
-            var v = [UInt16](repeating: 0, count: width * height)
-            for y in 0..<height {
-                let row = png.row(y, as: UInt16.self)
-                for x in 0..<width { v[y * width + x] = row[x] }
-            }
-            values = v
+            try checkSize(png.width, png.height)
+            pixels = png
         case .rvl:
             guard payload.count >= 8 else {
                 throw CaptureError.file(path: file, problem: "\(what): RVL data of \(payload.count) bytes has no size")
             }
             let p = payload.startIndex
-            (width, height) = (Int(le32(payload, p)), Int(le32(payload, p + 4)))
-            try ROSImageDecoding.checkDimensions(width: width, height: height, file: file, topic: topic)
-            values = try rvl(payload[(p + 8)...], count: width * height, file: file, what: what)
+            let (width, height) = (Int(le32(payload, p)), Int(le32(payload, p + 4)))
+            try checkSize(width, height)
+            pixels = try rvl(payload[(p + 8)...], width: width, height: height, file: file, what: what)
         }
-        return Image(format: format, width: width, height: height, values: values, depthQuantA: a, depthQuantB: b)
+        return Image(format: format, pixels: pixels, depthQuantA: a, depthQuantB: b)
     }
 
-    /// Decodes `count` values of RVL code. Throws when the code ends early, a run passes the end of
-    /// the image or a value needs more than 32 bits. The code is walked once before the image is
-    /// allocated, so a header claiming a huge image costs nothing unless the code really holds it.
-    public static func rvl(_ code: ArraySlice<UInt8>, count: Int, file: String, what: String) throws -> [UInt16] {
+    /// Decodes `width × height` values of RVL code into a `gray16` buffer. Throws when the code ends
+    /// early, a run passes the end of the image or a value needs more than 32 bits. The code is
+    /// walked once before the image is allocated, so a header claiming a huge image costs nothing
+    /// unless the code really holds it, and only the non-zero values are written (the buffer's
+    /// pages are committed as they are).
+    public static func rvl(_ code: ArraySlice<UInt8>, width: Int, height: Int, file: String, what: String) throws -> PixelBuffer {
+        let count = width * height
         try rvlWalk(code, count: count, file: file, what: what, into: nil)
-        var out = [UInt16](repeating: 0, count: count)
-        try out.withUnsafeMutableBufferPointer { try rvlWalk(code, count: count, file: file, what: what, into: $0) }
+        let out = try PixelBuffer.make(width: width, height: height, format: .gray16(depthScale: 0), name: file, what: what)
+        // Packed rows (`make` without bytesPerRow): the values are one run of `count`.
+        let values = UnsafeMutableBufferPointer(start: out.row(0, as: UInt16.self), count: count)
+        try rvlWalk(code, count: count, file: file, what: what, into: values)
+        out.markModified()
         return out
     }
 
@@ -183,7 +213,7 @@ public enum CompressedDepth {
                 let positive = try value()
                 let delta = (positive >> 1) ^ -(positive & 1)
                 previous = UInt16(truncatingIfNeeded: Int(previous) + delta)
-                out?[filled] = previous
+                if previous != 0 { out?[filled] = previous }  // the output starts zeroed
                 filled += 1
             }
         }

@@ -161,7 +161,7 @@ public struct DepthPhoto {
             case .gray8: format = .gray8
             case .gray16: format = .gray16(depthScale: 0)
             }
-            image = PixelBuffer(width: width, height: height, format: format)
+            image = try PixelBuffer.make(width: width, height: height, format: format, name: name, what: "grid item \(item.id)")
             let bpp = format.bytesPerPixel
             var decoders: [[UInt8]: PictureDecoder] = [:]
             var tileSize: (Int, Int)?
@@ -244,7 +244,7 @@ public struct DepthPhoto {
         range = DepthRange(encoding: encoding, low: fmin, high: fmax, format: "linear", units: isDepth ? "m" : "1/m",
                            intLow: imin, intHigh: imax)
         storedDepth = stored
-        let map = PixelBuffer(width: stored.width, height: stored.height, format: .depthFloat32)
+        let map = try PixelBuffer.make(width: stored.width, height: stored.height, format: .depthFloat32, name: name, what: "depth")
         let scale = (fmax - fmin) / (imax - imin)
         for y in 0..<stored.height {
             let d = map.row(y, as: Float.self)

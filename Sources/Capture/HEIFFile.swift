@@ -77,6 +77,8 @@ public struct HEIFFile: Sendable {
 
     /// Most items, references and properties accepted (a box may claim any u32 count).
     public static let maxEntries = 1 << 16
+    /// Most extents one item may have (an encoder splits an item into a few; iPhones write one).
+    public static let maxExtentsPerItem = 1024
 
     /// True when `bytes` start like an ISO-BMFF file whose `ftyp` names a HEIF brand.
     public static func looksLikeHEIF(_ bytes: [UInt8]) -> Bool {
@@ -142,7 +144,7 @@ public struct HEIFFile: Sendable {
                     infos.append(try Self.infe(r.sub(b.payload, "infe")))
                 }
             case "iloc":
-                locations = try Self.iloc(&r)
+                locations = try Self.iloc(&r, fileSize: UInt64(bytes.count))
             case "iref":
                 let (version, _) = try r.fullBoxHeader()
                 while r.remaining > 0 {
@@ -225,7 +227,9 @@ public struct HEIFFile: Sendable {
         references.first { $0.type == type && $0.from == id }?.to ?? []
     }
 
-    /// An item's bytes: its extents concatenated. Throws when an extent lies outside the file.
+    /// An item's bytes: its extents concatenated. Throws when an extent lies outside the file (or
+    /// `idat`), or when the extents together are more than it holds: the memory is at most the
+    /// file's size, allocated once the extents are checked.
     public func data(of item: Item) throws -> [UInt8] {
         let (source, what): (Range<Int>, String)
         switch item.constructionMethod {
@@ -237,19 +241,29 @@ public struct HEIFFile: Sendable {
             throw CaptureError.file(path: name, problem: "item \(item.id): iloc construction method \(item.constructionMethod) is not supported")
         }
         guard !item.extents.isEmpty else { throw CaptureError.file(path: name, problem: "item \(item.id) (\(item.type)) has no data (no iloc entry)") }
-        var out: [UInt8] = []
+        let size = UInt64(source.count)
+        var pieces: [Range<Int>] = []
+        var total: UInt64 = 0
         for e in item.extents {
-            let size = UInt64(source.count)
             guard e.offset <= size else {
                 throw CaptureError.file(path: name, problem: "item \(item.id) (\(item.type)) starts at \(e.offset), past the end of \(what) (\(size) bytes): truncated file?")
             }
+            // Length 0 ("to the end") is a single extent's only (`iloc` refuses it among others).
             let length = e.length == 0 ? size - e.offset : e.length
             guard length <= size - e.offset else {
                 throw CaptureError.file(path: name, problem: "item \(item.id) (\(item.type)) needs \(e.offset + length) bytes of \(what), which has \(size): truncated file?")
             }
+            total += length  // ≤ maxExtentsPerItem × size: no overflow
+            guard total <= size else {
+                throw CaptureError.file(path: name, problem: "item \(item.id) (\(item.type)): its extents add up to more than \(what) (\(size) bytes)")
+            }
             let start = source.lowerBound + Int(e.offset)
-            out.append(contentsOf: bytes[start..<(start + Int(length))])
+            pieces.append(start..<(start + Int(length)))
         }
+        if pieces.count == 1 { return Array(bytes[pieces[0]]) }
+        var out: [UInt8] = []
+        out.reserveCapacity(Int(total))
+        for piece in pieces { out.append(contentsOf: bytes[piece]) }
         return out
     }
 
@@ -276,7 +290,10 @@ public struct HEIFFile: Sendable {
         return (id, type, itemName, content, flags & 1 != 0)
     }
 
-    private static func iloc(_ r: inout BEReader) throws -> [UInt32: (method: Int, extents: [Extent])] {
+    /// The item locations. Per item: at most `maxExtentsPerItem` extents, a length of 0 ("to the
+    /// end") only as the item's single extent, and lengths that add up to no more than the file
+    /// (`fileSize`; `idat` lies inside it), so that `data(of:)` never holds more than the file.
+    private static func iloc(_ r: inout BEReader, fileSize: UInt64) throws -> [UInt32: (method: Int, extents: [Extent])] {
         let (version, _) = try r.fullBoxHeader()
         guard version <= 2 else { throw r.bad("version \(version) is not 0, 1 or 2") }
         let a = try r.u8(), b = try r.u8()
@@ -295,12 +312,21 @@ public struct HEIFFile: Sendable {
             let base = try r.uint(baseSize)
             let n = Int(try r.u16())
             try r.need(n * (indexSize + offsetSize + lengthSize))
+            guard n <= maxExtentsPerItem else { throw r.bad("item \(id) has \(n) extents (at most \(maxExtentsPerItem))") }
             var extents: [Extent] = []
+            var total: UInt64 = 0
             for _ in 0..<n {
                 _ = try r.uint(indexSize)
                 let offset = try r.uint(offsetSize), length = try r.uint(lengthSize)
                 let (sum, overflow) = base.addingReportingOverflow(offset)
                 guard !overflow else { throw r.bad("item \(id): offset overflows") }
+                guard length > 0 || n == 1 else {
+                    throw r.bad("item \(id): an extent of length 0 (the rest of the file) among \(n) extents")
+                }
+                guard length <= fileSize, total + length <= fileSize else {
+                    throw r.bad("item \(id): its extents add up to more than the file's \(fileSize) bytes")
+                }
+                total += length
                 extents.append(Extent(offset: sum, length: length))
             }
             out[id] = (method, extents)

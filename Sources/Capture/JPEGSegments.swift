@@ -95,18 +95,22 @@ public struct JPEGSegments: Sendable {
         var extended: XMPPacket?
         if let guid = xmpPacket?.value(XMPPacket.NS.xmpNote, "HasExtendedXMP") {
             if let entry = chunks[guid], entry.total > 0, entry.total <= 1 << 28 {
-                var out = [UInt8](repeating: 0, count: entry.total)
+                // The parts are checked (each inside the claimed length, together covering it from
+                // 0 without a gap) before the packet is allocated: the claimed length is then at
+                // most the bytes the segments really hold, never a zero-filled 256 MiB.
+                let parts = entry.parts.sorted { $0.0 < $1.0 }
                 var covered = 0
-                for (offset, part) in entry.parts.sorted(by: { $0.0 < $1.0 }) {
+                for (offset, part) in parts {
                     guard offset >= 0, offset <= entry.total, part.count <= entry.total - offset else {
                         notes.append("an extended XMP chunk (offset \(offset), \(part.count) bytes) lies outside its \(entry.total) bytes")
                         covered = -1
                         break
                     }
-                    out.replaceSubrange(offset..<(offset + part.count), with: part)
                     if offset <= covered { covered = max(covered, offset + part.count) }
                 }
                 if covered == entry.total {
+                    var out = [UInt8](repeating: 0, count: entry.total)
+                    for (offset, part) in parts { out.replaceSubrange(offset..<(offset + part.count), with: part) }
                     extended = XMPPacket(bytes: out[...])
                 } else if covered >= 0 {
                     notes.append("extended XMP \(guid) is incomplete (\(covered) of \(entry.total) bytes): cut?")

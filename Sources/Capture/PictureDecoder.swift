@@ -47,7 +47,7 @@ final class PictureDecoder {
         case .gray8: pf = .gray8
         case .gray16: pf = .gray16(depthScale: 0)
         }
-        let out = PixelBuffer(width: Int(picture.width), height: Int(picture.height), format: pf)
+        let out = try PixelBuffer.make(width: Int(picture.width), height: Int(picture.height), format: pf, name: name, what: what)
         let rowBytes = Int(picture.width) * pf.bytesPerPixel
         for y in 0..<out.height {
             out.row(y).copyMemory(from: px + y * picture.stride, byteCount: rowBytes)
@@ -66,7 +66,7 @@ final class PictureDecoder {
             throw CaptureError.file(path: name, problem: "\(what): \(String(cBuffer: message))")
         }
         let w = Int(image.width), h = Int(image.height), channels = Int(image.channels)
-        let out = PixelBuffer(width: w, height: h, format: gray ? .gray8 : .rgba8)
+        let out = try PixelBuffer.make(width: w, height: h, format: gray ? .gray8 : .rgba8, name: name, what: what)
         for y in 0..<h {
             let s = px + y * image.row_bytes
             let d = out.row(y, as: UInt8.self)
@@ -87,5 +87,17 @@ final class PictureDecoder {
             }
         }
         return out
+    }
+}
+
+extension PixelBuffer {
+    /// `make` for a size a photo or message gives: a size that cannot be allocated is a
+    /// `CaptureError.file` naming `name` and `what` (the item, the topic), never a trap.
+    static func make(width: Int, height: Int, format: PixelFormat, name: String, what: String) throws -> PixelBuffer {
+        do {
+            return try make(width: width, height: height, format: format, for: name)
+        } catch let DepthKitError.file(_, problem) {
+            throw CaptureError.file(path: name, problem: "\(what): \(problem)")
+        }
     }
 }

@@ -263,47 +263,23 @@ INLINE uint32_t pack_unit(float r, float g, float b) {
     return unorm8_unit(r) | unorm8_unit(g) << 8 | unorm8_unit(b) << 16 | 0xFF000000u;
 }
 
-INLINE uint32_t jet(float x) {
-    float x4 = 4.0f * x;
-    return pack_unit(clamp01_fast(smin(x4 - 1.5f, 4.5f - x4)), clamp01_fast(smin(x4 - 0.5f, 3.5f - x4)),
-                     clamp01_fast(smin(x4 + 0.5f, 2.5f - x4)));
-}
+// The formulas are dl_colormap.h's (GLSL's and Swift's Colormap.color too); here each channel is
+// clamped with the vectorizable clamp01_fast (x is in [0, 1], so none is NaN).
+#define DL_FIXED_MAP(NAME)                                                               \
+    INLINE uint32_t NAME(float x) {                                                      \
+        dl_rgb c = dl_colormap_##NAME(x);                                                \
+        return pack_unit(clamp01_fast(c.r), clamp01_fast(c.g), clamp01_fast(c.b));      \
+    }
+DL_FIXED_MAP(jet)
+DL_FIXED_MAP(turbo)
+DL_FIXED_MAP(viridis)
+#undef DL_FIXED_MAP
 
-INLINE float turbo_poly(float x, float x2, float x3, float y0, float y1,
-                        float c0, float c1, float c2, float c3, float e0, float e1) {
-    return (((c0 + x * c1) + x2 * c2) + x3 * c3) + (y0 * e0 + y1 * e1);
-}
-
-INLINE uint32_t turbo(float x) {
-    float x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
-    float r = turbo_poly(x, x2, x3, y0, y1, 0.13572138f, 4.61539260f, -42.66032258f, 132.13108234f,
-                         -152.94239396f, 59.28637943f);
-    float g = turbo_poly(x, x2, x3, y0, y1, 0.09140261f, 2.19418839f, 4.84296658f, -14.18503333f,
-                         4.27729857f, 2.82956604f);
-    float b = turbo_poly(x, x2, x3, y0, y1, 0.10667330f, 12.64194608f, -60.58204836f, 110.36276771f,
-                         -89.90310912f, 27.34824973f);
-    return pack_unit(clamp01_fast(r), clamp01_fast(g), clamp01_fast(b));
-}
-
-INLINE float horner6(float x, float c0, float c1, float c2, float c3, float c4, float c5, float c6) {
-    float v = c6;
-    v = c5 + x * v;
-    v = c4 + x * v;
-    v = c3 + x * v;
-    v = c2 + x * v;
-    v = c1 + x * v;
-    v = c0 + x * v;
-    return clamp01_fast(v);
-}
-
-INLINE uint32_t viridis(float x) {
-    return pack_unit(
-        horner6(x, 0.2777273272234177f, 0.1050930431085774f, -0.3308618287255563f, -4.634230498983486f,
-                6.228269936347081f, 4.776384997670288f, -5.435455855934631f),
-        horner6(x, 0.005407344544966578f, 1.404613529898575f, 0.214847559468213f, -5.799100973351585f,
-                14.17993336680509f, -13.74514537774601f, 4.645852612178535f),
-        horner6(x, 0.3340998053353061f, 1.384590162594685f, 0.09509516302823659f, -19.33244095627987f,
-                56.69055260068105f, -65.35303263337234f, 26.3124352495832f));
+/// An unknown code: dl_colormap.h's loud magenta.
+INLINE uint32_t unknown_map(float x) {
+    (void)x;
+    dl_rgb c = dl_colormap_unknown();
+    return pack_unit(c.r, c.g, c.b);
 }
 
 INLINE uint32_t gray(float x) { return unorm8_unit(x) * 0x010101u | 0xFF000000u; }
@@ -323,7 +299,8 @@ INLINE void dl_k_colormap_fixed_body(const float *src, uint32_t *dst, size_t n, 
     case DL_COLORMAP_JET: FIXED_LOOP(jet) break;
     case DL_COLORMAP_TURBO: FIXED_LOOP(turbo) break;
     case DL_COLORMAP_VIRIDIS: FIXED_LOOP(viridis) break;
-    default: FIXED_LOOP(gray) break;   // DL_COLORMAP_GRAYSCALE
+    case DL_COLORMAP_GRAYSCALE: FIXED_LOOP(gray) break;
+    default: FIXED_LOOP(unknown_map) break;
     }
 }
 DL_DISPATCH(dl_k_colormap_fixed, (const float *src, uint32_t *dst, size_t n, float lo, float span, int map,

@@ -38,33 +38,11 @@ INLINE uint32_t pack_rgb(float r, float g, float b) {
     return unorm8(r) | unorm8(g) << 8 | unorm8(b) << 16 | 0xFF000000u;
 }
 
-/// dl_colormap of common.glsl (DepthKit's Colormap.color), packed.
+/// dl_colormap of common.glsl (dl_colormap.h's formulas, as DepthKit's Colormap.color), packed
+/// (pack_rgb clamps each channel).
 INLINE uint32_t colormap(uint32_t map, float t) {
-    float x = clamp01(t);
-    if (map == DL_COLORMAP_JET) {
-        float x4 = 4.0f * x;
-        return pack_rgb(smin(x4 - 1.5f, 4.5f - x4), smin(x4 - 0.5f, 3.5f - x4), smin(x4 + 0.5f, 2.5f - x4));
-    } else if (map == DL_COLORMAP_TURBO) {
-        float x2 = x * x, x3 = x2 * x, y0 = x2 * x2, y1 = x2 * x3;
-        float r = (((0.13572138f + x * 4.61539260f) + x2 * -42.66032258f) + x3 * 132.13108234f)
-            + (y0 * -152.94239396f + y1 * 59.28637943f);
-        float g = (((0.09140261f + x * 2.19418839f) + x2 * 4.84296658f) + x3 * -14.18503333f)
-            + (y0 * 4.27729857f + y1 * 2.82956604f);
-        float b = (((0.10667330f + x * 12.64194608f) + x2 * -60.58204836f) + x3 * 110.36276771f)
-            + (y0 * -89.90310912f + y1 * 27.34824973f);
-        return pack_rgb(r, g, b);
-    } else if (map == DL_COLORMAP_VIRIDIS) {
-#define DL_HORNER(c0, c1, c2, c3, c4, c5, c6) \
-        (c0 + x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * (c5 + x * c6))))))
-        return pack_rgb(DL_HORNER(0.2777273272234177f, 0.1050930431085774f, -0.3308618287255563f, -4.634230498983486f,
-                                  6.228269936347081f, 4.776384997670288f, -5.435455855934631f),
-                        DL_HORNER(0.005407344544966578f, 1.404613529898575f, 0.214847559468213f, -5.799100973351585f,
-                                  14.17993336680509f, -13.74514537774601f, 4.645852612178535f),
-                        DL_HORNER(0.3340998053353061f, 1.384590162594685f, 0.09509516302823659f, -19.33244095627987f,
-                                  56.69055260068105f, -65.35303263337234f, 26.3124352495832f));
-#undef DL_HORNER
-    }
-    return pack_rgb(x, x, x);
+    dl_rgb c = dl_colormap_rgb(map, clamp01(t));
+    return pack_rgb(c.r, c.g, c.b);
 }
 
 /// What every point of a call shares.

@@ -67,7 +67,8 @@ public enum Colormap: String, CaseIterable, Hashable, Sendable {
     case jet, turbo, viridis, grayscale
 
     /// DL_COLORMAP_* of dl_codes.h: the one code table the C kernels, the CPU point renderer and
-    /// the GLSL shaders read (a new colormap is a new case, a new code there, and each side's formula).
+    /// the GLSL shaders read. A new colormap is a new case here (this switch is exhaustive), a new
+    /// code there, and its formula in dl_colormap.h — which C, GLSL and `color(_:)` all use.
     public var code: UInt32 {
         switch self {
         case .jet: return DL_COLORMAP_JET
@@ -77,51 +78,12 @@ public enum Colormap: String, CaseIterable, Hashable, Sendable {
         }
     }
 
-    /// The color at t (clamped to [0, 1]) as linear RGB in [0, 1]. GPU shaders use the same formulas.
+    /// The color at t (clamped to [0, 1]) as linear RGB in [0, 1]: the formulas of
+    /// `Shaders/dl_colormap.h`, the one definition the C kernels and the GLSL shaders use too.
     @inline(__always)
     public func color(_ t: Float) -> SIMD3<Float> {
-        let x = min(max(t, 0), 1)
-        switch self {
-        case .jet:
-            // TrueDepthStreamer's JET: red = near (t = 1), blue = far (t = 0).
-            return SIMD3(clamp01(min(4 * x - 1.5, 4.5 - 4 * x)),
-                         clamp01(min(4 * x - 0.5, 3.5 - 4 * x)),
-                         clamp01(min(4 * x + 0.5, 2.5 - 4 * x)))
-        case .turbo:
-            // Google's Turbo, polynomial approximation (A. Mikhailov, 2019).
-            let v4 = SIMD4<Float>(1, x, x * x, x * x * x)
-            let v2 = SIMD2<Float>(v4.z * v4.z, v4.z * v4.w)
-            let r4 = SIMD4<Float>(0.13572138, 4.61539260, -42.66032258, 132.13108234)
-            let g4 = SIMD4<Float>(0.09140261, 2.19418839, 4.84296658, -14.18503333)
-            let b4 = SIMD4<Float>(0.10667330, 12.64194608, -60.58204836, 110.36276771)
-            let r2 = SIMD2<Float>(-152.94239396, 59.28637943)
-            let g2 = SIMD2<Float>(4.27729857, 2.82956604)
-            let b2 = SIMD2<Float>(-89.90310912, 27.34824973)
-            let r = (v4 * r4).sum() + (v2 * r2).sum()
-            let g = (v4 * g4).sum() + (v2 * g2).sum()
-            let b = (v4 * b4).sum() + (v2 * b2).sum()
-            return SIMD3(clamp01(r), clamp01(g), clamp01(b))
-        case .viridis:
-            // Viridis, degree-6 polynomial fit (after matplotlib's table).
-            let c0 = SIMD3<Float>(0.2777273272234177, 0.005407344544966578, 0.3340998053353061)
-            let c1 = SIMD3<Float>(0.1050930431085774, 1.404613529898575, 1.384590162594685)
-            let c2 = SIMD3<Float>(-0.3308618287255563, 0.214847559468213, 0.09509516302823659)
-            let c3 = SIMD3<Float>(-4.634230498983486, -5.799100973351585, -19.33244095627987)
-            let c4 = SIMD3<Float>(6.228269936347081, 14.17993336680509, 56.69055260068105)
-            let c5 = SIMD3<Float>(4.776384997670288, -13.74514537774601, -65.35303263337234)
-            let c6 = SIMD3<Float>(-5.435455855934631, 4.645852612178535, 26.3124352495832)
-            // Horner's rule, one step a line (keeps the type checker fast).
-            var v: SIMD3<Float> = c6
-            v = c5 + x * v
-            v = c4 + x * v
-            v = c3 + x * v
-            v = c2 + x * v
-            v = c1 + x * v
-            v = c0 + x * v
-            return SIMD3(clamp01(v.x), clamp01(v.y), clamp01(v.z))
-        case .grayscale:
-            return SIMD3(repeating: x)
-        }
+        let c = dl_colormap_rgb(code, min(max(t, 0), 1))
+        return SIMD3(clamp01(c.r), clamp01(c.g), clamp01(c.b))
     }
 }
 

@@ -208,6 +208,9 @@ public final class GPUDepthToGrayscaleFilter: GPUFilter {
 public final class GPUDepthColormapFilter: GPUFilter {
     /// Settable between frames (a push constant).
     public var colormap: Colormap
+    /// A raw DL_COLORMAP_* code pushed instead of `colormap.code`: for the test that an unknown code
+    /// comes out magenta, as it does in C (no `Colormap` case can name one).
+    var codeForTesting: UInt32?
     /// Settable between frames; a new equalization range re-sizes the histogram on the next frame.
     public var range: DepthRange { didSet { if range != oldValue { rangeChanged = true } } }
     private var rangeChanged = false
@@ -269,7 +272,7 @@ public final class GPUDepthColormapFilter: GPUFilter {
         }
         var p = PushWords()
         p.i(input.width); p.i(input.height)
-        p.u(colormap.code); p.u(equalized)
+        p.u(codeForTesting ?? colormap.code); p.u(equalized)
         p.f(lo); p.f(hi); p.f(perMeter); p.i(bins)
         main.dispatch(cb, sets: DescriptorSets(inSet, try textureCache.storageSet(output), counts.set), push: p,
                       threads: pixelThreads(input.width, input.height, pixelsPerInvocation))

@@ -1,4 +1,5 @@
 import XCTest
+import CDepthKit
 import DepthKit
 @testable import GPUKit
 
@@ -129,5 +130,57 @@ final class KernelTests: GPUTestCase {
         let t = try XCTUnwrap(f.lastTiming)
         XCTAssertGreaterThan(t.endToEndMs, 0)
         if context.timestampPeriod != nil { XCTAssertNotNil(t.dispatchMs) } else { XCTAssertNil(t.dispatchMs) }
+    }
+}
+
+/// Issue 34: one colormap. Every DL_COLORMAP_* code, and one that names no colormap, rendered by the
+/// C kernel (`dl_k_colormap_fixed`, the CPU filter's loop), by the GPU (depthToJET.comp) and by
+/// Swift's `Colormap.color`: all three use dl_colormap.h's formulas, so they agree to the LSB, and
+/// an unknown code is loud magenta on both sides, never a quiet gray.
+final class ColormapCodeTests: GPUTestCase {
+    func testEveryCodeAndAnUnknownOneOnCPUAndGPU() throws {
+        let factory = try GPUFilterFactory(context: context)
+        let w = 256, h = 2
+        let depth = PixelBuffer(width: w, height: h, format: .depthFloat32)
+        for y in 0..<h { for x in 0..<w { depth.row(y, as: Float.self)[x] = y == 1 && x % 17 == 0 ? 0 : 1 + 2 * Float(x) / Float(w - 1) } }
+        let unknown: UInt32 = 99
+        let codes = Colormap.allCases.map(\.code) + [unknown]
+        for code in codes {
+            // CPU: the C loop over each row, t = 1 − (d − 1)/2; invalid depth black.
+            let cpu = PixelBuffer(width: w, height: h, format: .rgba8)
+            for y in 0..<h {
+                dl_k_colormap_fixed(depth.row(y, as: Float.self), cpu.row(y, as: UInt32.self), w, 1, 2, Int32(code), 0xFF00_0000)
+            }
+            // GPU: the same range and code.
+            let filter = try XCTUnwrap(try factory.makeGPUFilter(.colormap(Colormap.allCases.first { $0.code == code } ?? .jet,
+                                                                               .fixed(min: 1, max: 3))) as? GPUDepthColormapFilter)
+            filter.codeForTesting = code
+            try filter.prepare(input: depth.frameFormat, outputRetainedBufferCountHint: 2)
+            let gpu = try filter.render(depth)
+            var worst = 0
+            for y in 0..<h {
+                for x in 0..<w {
+                    let a = cpu.rgba(x: x, y: y), b = gpu.rgba(x: x, y: y)
+                    worst = max(worst, abs(Int(a.0) - Int(b.0)), abs(Int(a.1) - Int(b.1)), abs(Int(a.2) - Int(b.2)))
+                }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "code \(code): CPU and GPU differ by \(worst)")
+            if let map = Colormap.allCases.first(where: { $0.code == code }) {
+                // Swift's Colormap.color is the same formula: its rounding equals the C kernel's.
+                for x in stride(from: 0, to: w, by: 5) {
+                    let c = map.color(1 - (depth.row(0, as: Float.self)[x] - 1) / 2)
+                    let p = cpu.rgba(x: x, y: 0)
+                    XCTAssertEqual([unorm8(c.x), unorm8(c.y), unorm8(c.z)], [p.0, p.1, p.2], "\(map) at x \(x)")
+                }
+                XCTAssertFalse(cpu.rgba(x: w / 2, y: 0) == (255, 0, 255, 255), "\(map) is not the unknown-code color")
+            } else {
+                for x in [0, w / 2, w - 1] {
+                    XCTAssertTrue(cpu.rgba(x: x, y: 0) == (255, 0, 255, 255), "CPU: unknown code \(code) is magenta, got \(cpu.rgba(x: x, y: 0))")
+                    XCTAssertTrue(gpu.rgba(x: x, y: 0) == (255, 0, 255, 255), "GPU: unknown code \(code) is magenta, got \(gpu.rgba(x: x, y: 0))")
+                }
+            }
+            // Invalid depth stays black whatever the code.
+            XCTAssertTrue(cpu.rgba(x: 17, y: 1) == (0, 0, 0, 255) && gpu.rgba(x: 17, y: 1) == (0, 0, 0, 255), "code \(code): invalid depth")
+        }
     }
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "../../../Shaders/dl_codes.h"  // DL_COLORMAP_*: the code table Swift and GLSL use
+#include "../../../Shaders/dl_colormap.h"  // the colormaps' formulas, shared with GLSL (and Swift's Colormap)
 
 #ifdef __cplusplus
 extern "C" {

@@ -89,7 +89,7 @@ final class DDSTests: XCTestCase {
     // MARK: depthlens publish → depthlens dds:
 
     func testPublishedBagArrivesExactlyInADDSSource() throws {
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let (expected, cal) = try bagFrames(bag)
         XCTAssertEqual(expected.count, 2)
         let d = domain(1)
@@ -130,7 +130,7 @@ final class DDSTests: XCTestCase {
 
     func testReferencePublisherArrivesExactlyAndBadSamplesAreDroppedOnce() throws {
         let py = try ddspy()
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let dir = TemporaryFolder("dds-ref")
         let d = domain(2)
         let color = DDSSource(topics: try DDSTopics.parse("/pyref/color/image_raw,domain=\(d)"), startTimeout: 60)
@@ -187,7 +187,7 @@ final class DDSTests: XCTestCase {
     /// second notice, when it comes back.
     func testSilentPublisherIsANoticeAndTheStreamResumes() throws {
         let py = try ddspy()
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let dir = TemporaryFolder("dds-silence")
         let d = domain(4)
         let source = DDSSource(topics: try DDSTopics.parse("/quiet/color/image_raw,domain=\(d)"), startTimeout: 60)
@@ -217,7 +217,7 @@ final class DDSTests: XCTestCase {
     /// `depthlens publish` sends the bag under `namespace`; the reference subscriber (`python`'s
     /// cyclonedds) receives its images and camera_infos, equal to the bag's.
     func assertReferenceSubscriberReceivesWhatPublishSends(python py: String, namespace: String, domain d: Int) throws {
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let (expected, cal) = try bagFrames(bag)
         let dir = TemporaryFolder("dds-sub")
         let done = DispatchSemaphore(value: 0)
@@ -295,7 +295,7 @@ final class DDSTests: XCTestCase {
     /// namespace; the viewer's catalog lists the same entries.
     func testDevicesListsImageTopicsWithSizeEncodingAndRate() throws {
         let py = try ddspy()
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let dir = TemporaryFolder("dds-devices")
         let d = domain(5)
         let publisher = inBackground([py, refScript, "pub", bag, "/devref", "\(d)", "15", dir.path], environment: debianPython)
@@ -406,7 +406,7 @@ final class DDSTests: XCTestCase {
     /// it sent), and an 11.x subscriber gets what `depthlens publish` sends (which exits normally).
     func testCyclone11PeersNeitherCrashDepthlensNorFailToMatch() throws {
         let py = try cyclone11()
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let dir = TemporaryFolder("dds-11")
         let d = domain(8)
         let publisher = inBackground([py, refScript, "pub", bag, "/new11", "\(d)", "8", dir.path], environment: debianPython)
@@ -450,7 +450,7 @@ final class DDSTests: XCTestCase {
     /// Namespaces (the veth goes with them) and every process in them are removed when the test
     /// ends, failed or not. Needs root (CI runs as root); without it the test fails and says so.
     func testPublishAndRecordAcrossTwoNetworkNamespaces() throws {
-        let bag = try Repo.sharedData("realsense-d435-640x480.bag")
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
         let (expected, _) = try bagFrames(bag)
         let id = Int(getpid()) % 10000
         let (nsA, nsB, vethA, vethB) = ("dlA\(id)", "dlB\(id)", "dlva\(id)", "dlvb\(id)")

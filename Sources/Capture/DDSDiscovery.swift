@@ -10,7 +10,8 @@ public struct DDSImageTopic: Sendable, Equatable, Encodable {
     public var type: String
     /// "reliable" or "best effort" (the writer's).
     public var reliability: String
-    /// Of the first sample heard (nil when none was heard, or a compressed image that did not decode).
+    /// Of the first sample heard, a compressed image's from its header (nil when none was heard, or
+    /// its header did not read, or it was over the size limit: `problem` says so).
     public var width: Int?
     public var height: Int?
     /// The Image's encoding ("rgb8", "16UC1"), or the CompressedImage's format ("jpeg").
@@ -21,21 +22,29 @@ public struct DDSImageTopic: Sendable, Equatable, Encodable {
     public var samples: Int
     /// The `--source` that opens it ("dds:/camera/color/image_raw,domain=3").
     public var source: String
+    /// Why the first sample's size is not given: "JPEG of 16384x16384 is over the 8192x8192 limit".
+    public var problem: String?
 
     /// "640x480 rgb8, 30.0 Hz" (or what is known of it).
     public var summary: String {
         var parts: [String] = []
         if let w = width, let h = height { parts.append("\(w)x\(h)" + (encoding.map { " \($0)" } ?? "")) } else if let e = encoding { parts.append(e) }
         if let r = rate { parts.append(String(format: "%.1f Hz", r)) } else { parts.append(samples == 0 ? "no samples heard" : "1 sample heard") }
+        if let p = problem { parts.append(p) }
         return parts.joined(separator: ", ")
     }
 }
 
 /// Lists the image topics published on a domain (`sensor_msgs/msg/Image` and `CompressedImage`
 /// writers, from DDS discovery) and listens to each for a moment for its size, encoding and rate.
-/// The samples are decoded as the `dds:` source decodes them (`ROS2Message`, over the bytes as they
-/// came; a bad one is counted as heard, its size unknown).
+/// The samples are read as the `dds:` source reads them (`ROS2Message`, over the bytes as they
+/// came; a bad one is counted as heard, its size unknown); a compressed image is never decoded: its
+/// size is its header's (`DDSImages.claimedSize`), and one over the size limit is said, not given.
+/// At most `maxTopics` topics are listened to (a peer can announce any number of writers).
 public enum DDSDiscovery {
+    /// Most image topics one listing reads (each is a reader); further ones are left out.
+    public static let maxTopics = 256
+
     static let types = [ROS2DDS.TypeName.image: "sensor_msgs/msg/Image",
                         ROS2DDS.TypeName.compressedImage: "sensor_msgs/msg/CompressedImage"]
 
@@ -50,7 +59,7 @@ public enum DDSDiscovery {
 
     /// Listens on `domain` for `seconds`: writers as they are discovered, then each image topic's
     /// samples from the moment its reader exists. Sorted by topic.
-    public static func imageTopics(domain: Int, listening seconds: Double) throws -> [DDSImageTopic] {
+    public static func imageTopics(domain: Int, listening seconds: Double, maxImage: DDSImageLimit = .standard) throws -> [DDSImageTopic] {
         let participant = try DDSParticipant(domain: domain)
         defer { participant.close() }
         let publications = try participant.publicationReader()
@@ -65,7 +74,7 @@ public enum DDSDiscovery {
             if now - lastDiscovery >= 0.05 {
                 lastDiscovery = now
                 for p in try participant.publications(publications) where p.ddsTopic.hasPrefix("rt/") && heard[p.topic] == nil {
-                    guard let type = types[p.type] else { continue }
+                    guard let type = types[p.type], heard.count < maxTopics else { continue }
                     let reader = try participant.reader(ros: p.topic, type: p.type, qos: .sensorReader)
                     try waitset.attach(reader)
                     heard[p.topic] = Heard(topic: DDSImageTopic(topic: p.topic, type: type, reliability: p.reliable ? "reliable" : "best effort",
@@ -81,7 +90,7 @@ public enum DDSDiscovery {
                     h.topic.samples += 1
                     if h.first == nil { h.first = t }
                     h.last = t
-                    if h.topic.encoding == nil { describe(&h, bytes) }
+                    if h.topic.encoding == nil { describe(&h, bytes, maxImage: maxImage) }
                     heard[key] = h
                 }
             }
@@ -93,16 +102,30 @@ public enum DDSDiscovery {
         }.sorted { $0.topic < $1.topic }
     }
 
-    /// Size and encoding from a sample (left unknown when it does not decode).
-    static func describe(_ h: inout Heard, _ bytes: UnsafeRawBufferPointer) {
+    /// Size and encoding from a sample (left unknown when it does not decode; a size over
+    /// `maxImage` is said in `problem`). A compressed image's size is read from its header: nothing
+    /// is decoded.
+    static func describe(_ h: inout Heard, _ bytes: UnsafeRawBufferPointer, maxImage: DDSImageLimit = .standard) {
         let file = DDSImages.file(h.topic.topic)
+        let size: (what: String, width: Int, height: Int)
         if h.compressed {
             guard let m = try? ROS2Message.compressedImage(Array(bytes), file: file, topic: h.topic.topic) else { return }
             h.topic.encoding = m.format
-            if let img = try? DDSImages.decompress(m, topic: h.topic.topic) { (h.topic.width, h.topic.height) = (img.width, img.height) }
+            do { size = try DDSImages.claimedSize(m, topic: h.topic.topic) } catch {
+                h.topic.problem = "first sample did not read"
+                return
+            }
         } else if let m = try? ROS2Message.imageView(bytes, file: file, topic: h.topic.topic), (try? DDSImages.check(m, topic: h.topic.topic)) != nil {
-            (h.topic.width, h.topic.height, h.topic.encoding) = (m.width, m.height, m.encoding)
+            h.topic.encoding = m.encoding
+            size = (m.encoding, m.width, m.height)
+        } else {
+            return
         }
+        guard maxImage.allows(width: size.width, height: size.height) else {
+            h.topic.problem = "\(size.what) of \(size.width)x\(size.height) is over the \(maxImage) limit"
+            return
+        }
+        (h.topic.width, h.topic.height) = (size.width, size.height)
     }
 
     /// realsense2_camera-style namespaces among `topics` (those with `NS/color/image_raw`), each with

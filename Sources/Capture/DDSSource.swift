@@ -13,10 +13,15 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
     public var target: Target
     /// ROS_DOMAIN_ID; nil is 0.
     public var domain: Int?
+    /// The largest image taken (`max-image=WxH`); nil: `DDSImageLimit.standard`.
+    public var maxImage: DDSImageLimit?
 
-    public init(target: Target, domain: Int? = nil) { self.target = target; self.domain = domain }
+    public init(target: Target, domain: Int? = nil, maxImage: DDSImageLimit? = nil) {
+        self.target = target; self.domain = domain; self.maxImage = maxImage
+    }
 
-    /// Parses what follows `dds:`: `TOPIC[,depth=TOPIC][,domain=N]` or `/NAMESPACE[,domain=N]`.
+    /// Parses what follows `dds:`: `TOPIC[,depth=TOPIC][,domain=N][,max-image=WxH]` or
+    /// `/NAMESPACE[,domain=N][,max-image=WxH]`.
     /// A topic's last name has "image" in it or is `compressed`; anything else is a namespace.
     /// Throws the reason, one line.
     public static func parse(_ rest: String) throws -> DDSTopics {
@@ -31,7 +36,7 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
             }
         }
         try checkName(first)
-        var depth: String?, domain: Int?
+        var depth: String?, domain: Int?, maxImage: DDSImageLimit?
         for option in parts.dropFirst() {
             if option.hasPrefix("depth=") {
                 guard depth == nil else { throw CaptureError.invalidSource("depth= given twice") }
@@ -45,20 +50,23 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
                     throw CaptureError.invalidSource("domain '\(option.dropFirst(7))' is not a DDS domain id 0…232")
                 }
                 domain = n
+            } else if option.hasPrefix("max-image=") {
+                guard maxImage == nil else { throw CaptureError.invalidSource("max-image= given twice") }
+                maxImage = try DDSImageLimit.parse(String(option.dropFirst(10)))
             } else {
-                throw CaptureError.invalidSource("unknown option '\(option)' (expected depth=TOPIC or domain=N)")
+                throw CaptureError.invalidSource("unknown option '\(option)' (expected depth=TOPIC, domain=N or max-image=WxH)")
             }
         }
         if isImageTopic(first) {
             if let d = depth, d.hasSuffix("/compressed") {
                 throw CaptureError.invalidSource("depth topic \(d) is compressed; depth is read as sensor_msgs/Image")
             }
-            return DDSTopics(target: .topics(color: first, depth: depth), domain: domain)
+            return DDSTopics(target: .topics(color: first, depth: depth), domain: domain, maxImage: maxImage)
         }
         guard depth == nil else {
             throw CaptureError.invalidSource("'\(first)' is a namespace (its last name has no 'image'); depth= goes with an image topic")
         }
-        return DDSTopics(target: .namespace(first), domain: domain)
+        return DDSTopics(target: .namespace(first), domain: domain, maxImage: maxImage)
     }
 
     static func isImageTopic(_ t: String) -> Bool {
@@ -67,7 +75,7 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        let d = domain.map { ",domain=\($0)" } ?? ""
+        let d = (domain.map { ",domain=\($0)" } ?? "") + (maxImage.map { ",max-image=\($0)" } ?? "")
         switch target {
         case let .topics(c, depth): return "dds:\(c)" + (depth.map { ",depth=\($0)" } ?? "") + d
         case let .namespace(n): return "dds:\(n)\(d)"
@@ -141,16 +149,53 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         var timings: [DDSFrameTiming] = []
         /// Image samples received and lost on the way (`DeliveryCounts`).
         var delivery = DeliveryCounts()
+        /// The latest `maxWarnings` notices; `warningsDropped` older ones were let go (a peer can make
+        /// one a frame: a stream whose size changes every sample).
         var warnings: [String] = []
+        var warningsDropped = 0
         var calibration: RGBDCalibration?
         var colorIntrinsics: CameraIntrinsics?
         var streams: [SourceMetadata.Stream] = []
         var dropped: [String: Int] = [:]
+        /// Samples over the size limit (`DDSImageLimit`), by topic: dropped before decoding.
+        var oversize: [String: Int] = [:]
+        /// What the receiver's caps let go (`DDSSource.forgotten`).
+        var forgotten = DDSSource.Forgotten()
         var framesReceived = 0
         var framesOverrun = 0
         var running = true
         var fps: Double?
         func with<T>(_ body: (Shared) -> T) -> T { lock.lock(); defer { lock.unlock() }; return body(self) }
+
+        /// Appends a notice, letting the oldest go past `maxWarnings` (under `lock`).
+        func append(warning: String) {
+            warnings.append(warning)
+            if warnings.count > DDSSource.maxWarnings {
+                let extra = warnings.count - DDSSource.maxWarnings
+                warnings.removeFirst(extra)
+                warningsDropped += extra
+                forgotten.warnings += extra
+            }
+        }
+    }
+
+    /// Most notices kept for the consumer (it takes them with each `nextFrame`).
+    static let maxWarnings = 256
+    /// Most writers whose sequence numbers are followed per image topic (the least recently heard goes).
+    static let maxWritersPerTopic = 64
+    /// Most TF frames kept (the least recently updated goes), and the longest frame id taken.
+    static let maxTFFrames = 1024
+    static let maxFrameIDLength = 256
+
+    /// What the receiver's caps let go: state a peer can grow (writers, TF frames, notices) is
+    /// bounded, the oldest dropped first and counted here.
+    public struct Forgotten: Sendable, Equatable {
+        /// Writers whose sequence numbers were no longer followed (a gap after one comes back is not seen).
+        public var writers = 0
+        /// TF frames let go (a calibration needing one waits for it again).
+        public var tfFrames = 0
+        /// Notices let go before the consumer took them.
+        public var warnings = 0
     }
 
     public var intrinsics: CameraIntrinsics {
@@ -158,6 +203,12 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
     }
     public var calibration: RGBDCalibration? { shared.with { $0.calibration } }
     public var warnings: [String] { shared.with { $0.warnings } }
+    /// What the receiver's caps let go so far.
+    public var forgotten: Forgotten { shared.with { $0.forgotten } }
+    /// Samples over the size limit, dropped before decoding, by topic (one notice per topic).
+    public var oversizeSamples: [String: Int] { shared.with { $0.oversize } }
+    /// The size limit of network images before any camera_info lowers it.
+    public var maxImage: DDSImageLimit { topics.maxImage ?? .standard }
     public var onWarning: ((String) -> Void)?
     public var nominalFrameRate: Double? { shared.with { $0.fps } }
     public var depthUnitsPerMeter: Float? { 1000 }
@@ -184,6 +235,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         shared.with { s in
             var tags = ["domain": "\(topics.domain ?? 0)"]
             for (t, n) in s.dropped { tags["dropped \(t)"] = "\(n)" }
+            for (t, n) in s.oversize { tags["over \(topics.maxImage ?? .standard) \(t)"] = "\(n)" }
             return SourceMetadata(kind: "dds", streams: s.streams, tags: tags)
         }
     }
@@ -194,7 +246,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
     public func start() throws {
         stop()
         shared.with { s in
-            s.frames.removeAll(); s.warnings.removeAll(); s.dropped.removeAll(); s.running = true
+            s.frames.removeAll(); s.warnings.removeAll(); s.warningsDropped = 0; s.dropped.removeAll(); s.oversize.removeAll()
+            s.forgotten = Forgotten(); s.running = true
             s.framesReceived = 0; s.framesOverrun = 0; s.delivery = DeliveryCounts()
         }
         deliveredWarnings = 0
@@ -251,17 +304,105 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
 
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard thread != nil else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
-        let (frame, news) = shared.with { s -> (FrameSet?, [String]) in
-            guard !s.frames.isEmpty else { return (nil, Array(s.warnings.dropFirst(deliveredWarnings))) }
+        let (frame, news, total) = shared.with { s -> (FrameSet?, [String], Int) in
+            // `deliveredWarnings` counts every notice ever delivered; the kept ones start after `warningsDropped`.
+            let news = Array(s.warnings.dropFirst(max(0, deliveredWarnings - s.warningsDropped)))
+            let total = s.warningsDropped + s.warnings.count
+            guard !s.frames.isEmpty else { return (nil, news, total) }
             var f = s.frames.removeFirst()
             f.timing.handed = DDSFrameTiming.now()
             if s.timings.count >= 100_000 { s.timings.removeFirst(50_000) }
             s.timings.append(f.timing)
-            return (f.frame, Array(s.warnings.dropFirst(deliveredWarnings)))
+            return (f.frame, news, total)
         }
-        deliveredWarnings += news.count
+        deliveredWarnings = total
         for w in news { onWarning?(w) }
         return frame
+    }
+
+    // MARK: Receiving without a network
+
+    /// A sample handed to the offline receiver (`receive(_:topics:)`), as a reader would take it.
+    public struct Sample: Sendable {
+        /// The ROS 2 topic it came on (an image topic of `topics`, its camera_info, `/tf`, `/tf_static`).
+        public var topic: String
+        /// The CDR as on the wire (encapsulation header first).
+        public var bytes: [UInt8]
+        public var writer: UInt64
+        /// The writer's sequence number (0: not known).
+        public var sequence: Int64
+        /// The writer's source timestamp, ns since the Unix epoch.
+        public var sourceNs: Int64
+        public init(topic: String, bytes: [UInt8], writer: UInt64 = 1, sequence: Int64 = 0, sourceNs: Int64 = 0) {
+            self.topic = topic; self.bytes = bytes; self.writer = writer; self.sequence = sequence; self.sourceNs = sourceNs
+        }
+    }
+
+    /// What the offline receiver made of its samples.
+    public struct ReceiveSummary: Sendable {
+        /// Frames made (queued for a consumer).
+        public var frames: Int
+        public var delivery: DeliveryCounts
+        public var dropped: [String: Int]
+        public var oversize: [String: Int]
+        /// The notices still kept (at most `maxWarnings`).
+        public var warnings: [String]
+        public var forgotten: Forgotten
+        public var calibration: RGBDCalibration?
+    }
+
+    /// The `dds:` receive path without a network: each sample is handled in order exactly as the
+    /// receiver handles what its readers take (decoding, the size limit, conversion, pairing, the
+    /// counts and caps), then a color still waiting for its depth is emitted. For the fuzzer (`fuzz(_:)`)
+    /// and tests; nothing is opened.
+    public static func receive(_ samples: [Sample], topics: DDSTopics) -> ReceiveSummary {
+        let shared = Shared()
+        guard let r = try? Receiver(participant: nil, waitset: nil, topics: topics, shared: shared, silence: .infinity,
+                                    sayNothingHeard: false) else {
+            return ReceiveSummary(frames: 0, delivery: DeliveryCounts(), dropped: [:], oversize: [:], warnings: [], forgotten: Forgotten())
+        }
+        r.lock.withLock {
+            for sample in samples {
+                sample.bytes.withUnsafeBytes {
+                    r.handle(topic: sample.topic, $0,
+                             info: DDSParticipant.SampleInfo(sourceNs: sample.sourceNs, sequence: sample.sequence, receivedNs: 0, writer: sample.writer))
+                }
+            }
+            r.emitPending()
+            r.shareCounts()
+        }
+        return shared.with { s in
+            ReceiveSummary(frames: s.framesReceived, delivery: s.delivery, dropped: s.dropped, oversize: s.oversize, warnings: s.warnings,
+                           forgotten: s.forgotten, calibration: s.calibration)
+        }
+    }
+
+    /// The topics `fuzz` feeds: realsense2_camera's layout under `/fz` (images, compressed color,
+    /// camera_infos) and the TF topics, in the order a record's selector byte picks them.
+    public static let fuzzTopics = ["/fz/color/image_raw", "/fz/color/image_raw/compressed", "/fz/depth/image_rect_raw",
+                                    "/fz/depth/image_raw", "/fz/aligned_depth_to_color/image_raw", "/fz/color/camera_info",
+                                    "/fz/depth/camera_info", "/fz/aligned_depth_to_color/camera_info", "/tf_static", "/tf"]
+
+    /// A fuzzer's bytes as a sequence of samples for `receive` on `dds:/fz,max-image=2048x2048`
+    /// (the limit keeps one decode under 16 MiB of rgba8): records of a selector byte (the topic,
+    /// `fuzzTopics[b % count]`), a writer byte, a little-endian Int64 sequence number, a
+    /// little-endian UInt16 length and that many bytes of CDR; a record cut short ends the input.
+    @discardableResult
+    public static func fuzz(_ data: [UInt8]) -> ReceiveSummary {
+        var samples: [Sample] = []
+        var at = 0
+        while data.count - at >= 12 {
+            let topic = fuzzTopics[Int(data[at]) % fuzzTopics.count], writer = UInt64(data[at + 1])
+            var sequence: UInt64 = 0
+            for i in 0..<8 { sequence |= UInt64(data[at + 2 + i]) << (8 * UInt64(i)) }
+            let length = Int(data[at + 10]) | Int(data[at + 11]) << 8
+            at += 12
+            let n = min(length, data.count - at)
+            samples.append(Sample(topic: topic, bytes: Array(data[at..<(at + n)]), writer: writer, sequence: Int64(bitPattern: sequence),
+                                  sourceNs: Int64(bitPattern: sequence &* 33_333_333)))
+            at += n
+        }
+        return receive(samples, topics: DDSTopics(target: .namespace("/fz"), maxImage: DDSImageLimit(width: 2048, height: 2048)))
     }
 
     // MARK: Receiving
@@ -288,9 +429,12 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
     /// under its own lock, always taken after `lock`).
     final class Receiver: @unchecked Sendable {
         let lock = NSLock()
-        let participant: DDSParticipant
-        let waitset: DDSWaitset
+        /// nil for the offline receiver (`DDSSource.receive(_:topics:)`: samples handed in, no network).
+        let participant: DDSParticipant?
+        let waitset: DDSWaitset?
         let shared: Shared
+        /// The size limit before camera_info lowers it.
+        let maxImage: DDSImageLimit
         let silence: Double
         var streams: [Stream] = []
         var tfReaders: [(topic: String, reader: Int32)] = []
@@ -314,6 +458,9 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         var infos: [String: ROS2Message.CameraInfo] = [:]
         var frames: [String: String] = [:]    // image topic → header frame id
         var tf: [String: ROS2Message.TransformStamped] = [:]   // child frame → transform from its parent
+        /// When each TF frame was last sent (a count of transforms taken), for letting the oldest go.
+        var tfHeard: [String: Int] = [:]
+        var tfCount = 0
         var sizes: [String: (Int, Int, String)] = [:]
         var index = 0
         var started = ProcessInfo.processInfo.systemUptime
@@ -327,23 +474,40 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         struct TopicDelivery {
             var received = 0
             var gaps = 0
-            var lastSequence: [UInt64: Int64] = [:]
+            /// Per writer (at most `maxWriters`): its last sequence number, and when it was heard (the
+            /// `received` count then).
+            var lastSequence: [UInt64: (sequence: Int64, heard: Int)] = [:]
+            /// Writers let go to stay within `maxWriters` (the least recently heard first).
+            var writersForgotten = 0
+            var maxWriters = DDSSource.maxWritersPerTopic
 
-            /// Counts a sample of `writer` numbered `sequence` (0: not known, e.g. from this process).
+            /// Counts a sample of `writer` numbered `sequence` (0: not known, e.g. from this process;
+            /// a peer's number may be anything: nothing here can overflow).
             mutating func count(writer: UInt64, sequence: Int64) {
-                received += 1
+                received &+= 1
                 guard sequence > 0 else { return }
-                if let last = lastSequence[writer], sequence > last + 1 { gaps += Int(min(sequence - last - 1, 1 << 30)) }
-                lastSequence[writer] = sequence
+                if let last = lastSequence[writer]?.sequence, sequence > last {
+                    // Both are positive, so the difference cannot overflow; one gap counts at most 2^30
+                    // and the sum stops at 2^62.
+                    gaps = min(gaps + Int(min(sequence - last - 1, 1 << 30)), 1 << 62)
+                }
+                if lastSequence[writer] == nil, lastSequence.count >= maxWriters {
+                    // Let the least recently heard quarter go at once (one sort per maxWriters/4 new writers).
+                    let oldest = lastSequence.sorted { $0.value.heard < $1.value.heard }.prefix(max(1, maxWriters / 4))
+                    for (w, _) in oldest { lastSequence[w] = nil }
+                    writersForgotten += oldest.count
+                }
+                lastSequence[writer] = (sequence, received)
             }
         }
 
-        init(participant: DDSParticipant, waitset: DDSWaitset, topics: DDSTopics, shared: Shared, silence: Double,
+        init(participant: DDSParticipant?, waitset: DDSWaitset?, topics: DDSTopics, shared: Shared, silence: Double,
              sayNothingHeard: Bool) throws {
             self.participant = participant
             self.waitset = waitset
             self.shared = shared
             self.silence = silence
+            maxImage = topics.maxImage ?? .standard
             name = topics.description
             domain = topics.domain ?? 0
             self.sayNothingHeard = sayNothingHeard
@@ -361,20 +525,34 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                 let compressed = topic.hasSuffix("/compressed")
                 let base = compressed ? String(topic.dropLast("/compressed".count)) : topic
                 let info = String(base[..<(base.lastIndex(of: "/") ?? base.endIndex)]) + "/camera_info"
-                let r = try participant.reader(ros: topic, type: compressed ? ROS2DDS.TypeName.compressedImage : ROS2DDS.TypeName.image,
-                                               qos: .sensorReader)
+                let r = try participant?.reader(ros: topic, type: compressed ? ROS2DDS.TypeName.compressedImage : ROS2DDS.TypeName.image,
+                                                qos: .sensorReader) ?? -1
                 let infoReader: Int32
                 if let known = streams.first(where: { $0.infoTopic == info })?.infoReader {
                     infoReader = known
                 } else {
-                    infoReader = try participant.reader(ros: info, type: ROS2DDS.TypeName.cameraInfo, qos: .sensorReader)
+                    infoReader = try participant?.reader(ros: info, type: ROS2DDS.TypeName.cameraInfo, qos: .sensorReader) ?? -1
                 }
                 streams.append(Stream(topic: topic, compressed: compressed, role: role, reader: r, infoTopic: info, infoReader: infoReader))
             }
             for (topic, qos) in [("/tf_static", DDSParticipant.QoS.tfStaticReader), ("/tf", .sensorReader)] {
-                let r = try participant.reader(ros: topic, type: ROS2DDS.TypeName.tfMessage, qos: qos)
-                try waitset.attach(r)
+                let r = try participant?.reader(ros: topic, type: ROS2DDS.TypeName.tfMessage, qos: qos) ?? -1
+                try waitset?.attach(r)
                 tfReaders.append((topic, r))
+            }
+        }
+
+        /// One sample of `topic` as if taken from its reader (the offline receiver): an image, a
+        /// camera_info or a TF message of the topics this receiver reads; others are ignored.
+        func handle(topic: String, _ bytes: UnsafeRawBufferPointer, info: DDSParticipant.SampleInfo) {
+            if let s = streams.first(where: { $0.topic == topic }) {
+                delivery[s.topic, default: TopicDelivery()].count(writer: info.writer, sequence: info.sequence)
+                image(s, bytes, timing: DDSFrameTiming(written: info.sourceNs, received: info.receivedNs, taken: DDSFrameTiming.now()))
+                shareCounts()
+            } else if let s = streams.first(where: { $0.infoTopic == topic }) {
+                cameraInfo(s.infoTopic, bytes)
+            } else if tfReaders.contains(where: { $0.topic == topic }) {
+                transforms(topic, bytes)
             }
         }
 
@@ -383,6 +561,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         /// Sets the image and camera_info readers' listeners: a sample is taken and converted on the
         /// thread that delivered it. Called once, before the receive thread starts.
         func listen() throws {
+            guard let participant else { return }
             let context = Unmanaged.passUnretained(self).toOpaque()
             for r in Set(streams.flatMap { [$0.reader, $0.infoReader] }) {
                 try participant.onData(r, context: context) { _, context in
@@ -395,6 +574,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
 
         /// Takes and handles every waiting image and camera_info sample (under `lock`).
         func takeImages() {
+            guard let participant else { return }
             var seenInfos = Set<Int32>()
             var taken = 0
             for s in streams {
@@ -415,21 +595,25 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
 
         /// Received and lost (the larger of the sequence gaps and Cyclone's count) for the consumer.
         func shareCounts() {
+            var writersForgotten = 0
             let counts = streams.reduce(into: DeliveryCounts()) { c, s in
                 let d = delivery[s.topic] ?? TopicDelivery()
-                c.received += d.received
-                c.lost += max(d.gaps, cycloneLost[s.topic] ?? 0)
+                c.received &+= d.received
+                c.lost = min(c.lost + max(d.gaps, cycloneLost[s.topic] ?? 0), 1 << 62)
+                writersForgotten += d.writersForgotten
             }
             shared.with { s in
                 s.delivery.received = counts.received
                 s.delivery.lost = counts.lost
                 s.delivery.overrun = s.framesOverrun
+                s.delivery.oversize = s.oversize.values.reduce(0, +)
+                s.forgotten.writers = writersForgotten
             }
         }
 
         func run() {
             while shared.with({ $0.running }) {
-                waitset.wait(0.02)
+                waitset?.wait(0.02)
                 lock.withLock { pass() }
             }
         }
@@ -438,14 +622,16 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         /// whose depth did not come in time, the counts, silence.
         func pass() {
             takeImages()
-            for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
+            if let participant {
+                for t in tfReaders { participant.takeAll(t.reader) { bytes, _ in self.transforms(t.topic, bytes) } }
+            }
             if let p = pendingColor, now - p.arrived > sync.frameInterval || now - lastDepthArrival > 1 { emitPending() }
-            for s in streams { cycloneLost[s.topic] = participant.samplesLost(s.reader) }
+            if let participant { for s in streams { cycloneLost[s.topic] = participant.samplesLost(s.reader) } }
             shareCounts()
             checkSilence()
         }
 
-        func warn(_ message: String) { shared.with { $0.warnings.append(message) } }
+        func warn(_ message: String) { shared.with { $0.append(warning: message) } }
 
         /// Counts a bad sample; the first of a topic is a warning naming it.
         func drop(_ topic: String, _ error: Error) {
@@ -454,6 +640,24 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                 return s.dropped[topic] == 1
             }
             if first { warn("dds:\(topic): sample dropped (further ones are counted): \(error)") }
+        }
+
+        /// Counts a sample over the size limit (dropped before decoding); the first of a topic is a
+        /// notice naming it and the limit.
+        func dropOversize(_ e: DDSImages.Oversize) {
+            let first = shared.with { s -> Bool in
+                s.oversize[e.topic, default: 0] += 1
+                s.delivery.oversize = s.oversize.values.reduce(0, +)
+                return s.oversize[e.topic] == 1
+            }
+            if first { warn("\(e): dropped before decoding (further ones are counted)") }
+        }
+
+        /// The size limit of `s`'s images: `maxImage`, no side above its camera_info's when one came.
+        func limit(_ s: Stream) -> (limit: DDSImageLimit, fromCameraInfo: Bool) {
+            guard let info = infos[s.infoTopic], info.width > 0, info.height > 0 else { return (maxImage, false) }
+            let l = maxImage.capped(byCameraInfo: info.width, info.height)
+            return (l, l != maxImage)
         }
 
         func checkSilence() {
@@ -530,6 +734,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                         publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), timing: p.timing)
                     }
                 }
+            } catch let e as DDSImages.Oversize {
+                dropOversize(e)
             } catch {
                 drop(s.topic, error)
             }
@@ -570,13 +776,19 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         /// Decodes and converts one image sample; throws for anything a frame cannot be made of.
         func decode(_ s: Stream, _ bytes: UnsafeRawBufferPointer) throws -> (ROS2Message.Header, Stream.Role, Decoded) {
             let file = DDSImages.file(s.topic)
+            let (limit, fromInfo) = self.limit(s)
             if s.compressed {
                 let m = try ROS2Message.compressedImage(Array(bytes), file: file, topic: s.topic)
+                // The header's size against the limit before the decoder allocates anything for it
+                // (a 600-byte JPEG may claim 16384x16384); over it, the sample goes no further.
+                let claim = try DDSImages.claimedSize(m, topic: s.topic)
+                try DDSImages.checkLimit(claim.what, width: claim.width, height: claim.height, limit: limit, fromCameraInfo: fromInfo, topic: s.topic)
                 return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic)))
             }
             // The pixels are converted from the sample's own bytes (a 1280x720 rgb8 image is 2.7 MB; not copied first).
             let m = try ROS2Message.imageView(bytes, file: file, topic: s.topic)
             try DDSImages.check(m, topic: s.topic)
+            try DDSImages.checkLimit(m.encoding, width: m.width, height: m.height, limit: limit, fromCameraInfo: fromInfo, topic: s.topic)
             let isDepth = ROSImageDecoding.isDepthEncoding(m.encoding)
             if s.role == .depth && !isDepth {
                 throw CaptureError.file(path: file, problem: "a depth topic sent \(m.encoding), not 16UC1, mono16 or 32FC1")
@@ -639,16 +851,42 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                 for t in list {
                     let (p, q) = (t.transform.translation, t.transform.rotation)
                     let v = [p.x, p.y, p.z, q.x, q.y, q.z, q.w]
+                    guard t.childFrameID.utf8.count <= DDSSource.maxFrameIDLength, t.header.frameID.utf8.count <= DDSSource.maxFrameIDLength else {
+                        throw CaptureError.file(path: "dds:\(topic)", problem: "a frame id is over \(DDSSource.maxFrameIDLength) bytes")
+                    }
                     guard v.allSatisfy({ $0.isFinite }), (p * p).sum() < 1e6,
                           !t.childFrameID.isEmpty, t.childFrameID != t.header.frameID else {
                         throw CaptureError.file(path: "dds:\(topic)", problem: "transform \(t.header.frameID) → \(t.childFrameID) is not finite or over 1 km")
                     }
+                    tfCount &+= 1
+                    tfHeard[t.childFrameID] = tfCount
                     if tf[t.childFrameID] != t { tf[t.childFrameID] = t; changed = true }
                 }
+                if tf.count > DDSSource.maxTFFrames { forgetTFFrames() }
                 if changed { updateCalibration() }
             } catch {
                 drop(topic, error)
             }
+        }
+
+        /// Lets the least recently sent TF frames go, down to three quarters of `maxTFFrames` (one sort
+        /// per quarter of new frames), but never one on the way from an image's frame to its root.
+        func forgetTFFrames() {
+            var keep = Set<String>()
+            for topic in [colorTopic, depthTopic].compactMap({ $0 }) {
+                guard var f = frames[topic] else { continue }
+                while let t = tf[f], keep.insert(f).inserted { f = t.header.frameID }
+            }
+            let target = DDSSource.maxTFFrames * 3 / 4
+            let candidates = tfHeard.filter { tf[$0.key] != nil && !keep.contains($0.key) }.sorted { $0.value < $1.value }
+            var removed = 0
+            for (frame, _) in candidates where tf.count > target {
+                tf[frame] = nil
+                tfHeard[frame] = nil
+                removed += 1
+            }
+            tfHeard = tfHeard.filter { tf[$0.key] != nil }
+            shared.with { $0.forgotten.tfFrames += removed }
         }
 
         /// frame → root: the chain of transforms (each p_parent = R p_child + t) composed.
@@ -720,8 +958,9 @@ public struct DDSFrameTiming: Sendable, Equatable {
         self.written = written; self.received = received; self.taken = taken
     }
 
-    /// Seconds from publication to `nextFrame`.
-    public var latency: Double { Double(handed - written) * 1e-9 }
+    /// Seconds from publication to `nextFrame` (`written` is the peer's number: subtracted as
+    /// doubles, so no value of it can trap).
+    public var latency: Double { (Double(handed) - Double(written)) * 1e-9 }
 
     /// The steps in order with their seconds: `write_to_received` (the publisher's write, the
     /// network, Cyclone's reassembly), `received_to_taken` (the sample's copy out of Cyclone's
@@ -733,7 +972,7 @@ public struct DDSFrameTiming: Sendable, Equatable {
                                         ("queued", queued), ("handed", handed)]
         var out: [(name: String, seconds: Double)] = []
         for i in 1..<marks.count where marks[i - 1].1 > 0 && marks[i].1 > 0 {
-            out.append(("\(marks[i - 1].0)_to_\(marks[i].0)", Double(marks[i].1 - marks[i - 1].1) * 1e-9))
+            out.append(("\(marks[i - 1].0)_to_\(marks[i].0)", (Double(marks[i].1) - Double(marks[i - 1].1)) * 1e-9))
         }
         return out
     }
@@ -787,5 +1026,93 @@ public enum DDSImages {
             throw CaptureError.file(path: file(topic), problem: "compressed image is \(out.width)x\(out.height) (each side 1…\(maxSide))")
         }
         return out
+    }
+}
+
+/// The largest image a network source takes, each side (`--max-image WxH`, a `dds:` source's
+/// `max-image=WxH`): checked on a sample's header — a compressed image's JPEG frame header or PNG
+/// IHDR (`ImageHeader`), a raw image's width and height — before anything is decoded or allocated
+/// for it, and never above the topic's camera_info size when one is known. A peer's 600-byte JPEG
+/// may claim 16384×16384 (1 GiB of rgba8); over the limit it costs the header's walk and a count.
+public struct DDSImageLimit: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) { self.width = width; self.height = height }
+
+    /// 8192×8192 (256 MiB of rgba8): above every camera a ROS 2 driver publishes today.
+    public static let standard = DDSImageLimit(width: 8192, height: 8192)
+
+    /// "WxH", each side 1…`DDSImages.maxSide`. Throws `CaptureError.invalidSource`, one line.
+    public static func parse(_ text: String) throws -> DDSImageLimit {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (1...DDSImages.maxSide).contains(w), (1...DDSImages.maxSide).contains(h) else {
+            throw CaptureError.invalidSource("max-image '\(text.prefix(40))' is not WxH with each side 1…\(DDSImages.maxSide) (e.g. 1920x1080)")
+        }
+        return DDSImageLimit(width: w, height: h)
+    }
+
+    public func allows(width w: Int, height h: Int) -> Bool { w <= width && h <= height }
+
+    /// This limit, no side above a camera_info's size (`width`, `height`; 0 means not given).
+    public func capped(byCameraInfo w: Int, _ h: Int) -> DDSImageLimit {
+        guard w > 0, h > 0 else { return self }
+        return DDSImageLimit(width: min(width, w), height: min(height, h))
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+extension DDSImages {
+    /// A sample whose header claims more than the limit: dropped before decoding, counted apart
+    /// from bad samples (`DDSSource.oversizeSamples`).
+    public struct Oversize: Error, CustomStringConvertible, Equatable {
+        public var topic: String
+        /// "JPEG", "PNG", or the raw image's encoding.
+        public var what: String
+        public var width: Int
+        public var height: Int
+        public var limit: DDSImageLimit
+        /// Whether a camera_info lowered the limit.
+        public var fromCameraInfo: Bool
+        public var description: String {
+            "dds:\(topic): \(what) of \(width)x\(height) is over the \(limit) limit"
+                + (fromCameraInfo ? " (the topic's camera_info size)" : " (--max-image, max-image=WxH)")
+        }
+    }
+
+    /// The size a compressed image's `data` claims, from its header only (`ImageHeader`; a
+    /// compressedDepth PNG after its 12-byte config header, an RVL's two little-endian sides).
+    /// Throws for data that is neither JPEG nor PNG (nothing else is decoded from the network).
+    public static func claimedSize(_ m: ROS2Message.CompressedImage, topic: String) throws -> (what: String, width: Int, height: Int) {
+        var data = m.data
+        if CompressedDepth.isCompressedDepth(m.format) {
+            guard data.count > 12 else {
+                throw CaptureError.file(path: file(topic), problem: "compressedDepth image of \(data.count) bytes has no header")
+            }
+            data = data.dropFirst(12)
+            if m.format.contains("rvl") {
+                guard data.count >= 8 else { throw CaptureError.file(path: file(topic), problem: "RVL data of \(data.count) bytes has no size") }
+                let s = data.startIndex
+                func le32(_ i: Int) -> Int { Int(data[i]) | Int(data[i + 1]) << 8 | Int(data[i + 2]) << 16 | Int(data[i + 3]) << 24 }
+                return ("RVL", le32(s), le32(s + 4))
+            }
+        }
+        do {
+            let info = try ImageHeader.read(data, name: file(topic))
+            return (info.kind.rawValue, info.width, info.height)
+        } catch let e as DepthKitError {
+            switch e {
+            case let .file(_, problem), let .invalidArgument(problem):
+                throw CaptureError.file(path: file(topic), problem: "compressed image (\(m.format.prefix(64))): \(problem)")
+            }
+        }
+    }
+
+    /// Throws `Oversize` when `width`×`height` is over `limit`.
+    static func checkLimit(_ what: String, width: Int, height: Int, limit: DDSImageLimit, fromCameraInfo: Bool, topic: String) throws {
+        guard limit.allows(width: width, height: height) else {
+            throw Oversize(topic: topic, what: what, width: width, height: height, limit: limit, fromCameraInfo: fromCameraInfo)
+        }
     }
 }

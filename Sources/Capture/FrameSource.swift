@@ -146,13 +146,19 @@ public struct DeliveryCounts: Sendable, Equatable {
     public var lost = 0
     /// Frames made but pushed out of the source's queue before the consumer took them.
     public var overrun = 0
-    public init(received: Int = 0, lost: Int = 0, overrun: Int = 0) { self.received = received; self.lost = lost; self.overrun = overrun }
+    /// Image samples over the source's size limit, dropped before decoding (`DDSImageLimit`).
+    public var oversize = 0
+    public init(received: Int = 0, lost: Int = 0, overrun: Int = 0, oversize: Int = 0) {
+        self.received = received; self.lost = lost; self.overrun = overrun; self.oversize = oversize
+    }
 
-    /// "dds: 600 images received, 2 lost (0.33 %), 0 overrun" — `what` names the transport.
+    /// "dds: 600 images received, 2 lost (0.33 %), 0 overrun" (", 5 over the size limit" when any
+    /// were) — `what` names the transport.
     public func line(_ what: String) -> String {
-        let total = received + lost
+        let total = received &+ lost
         return "\(what): \(received) images received, \(lost) lost"
             + (total > 0 ? String(format: " (%.2f %%)", 100 * Double(lost) / Double(total)) : "") + ", \(overrun) overrun"
+            + (oversize > 0 ? ", \(oversize) over the size limit" : "")
     }
 }
 

@@ -13,7 +13,7 @@ struct DevicesCommand: ParsableCommand {
             + "each with the --source that opens it: {\"busInfo\", \"card\", \"driver\", \"source\", \"nodes\": [{\"path\", \"node\", \"formats\", ...}]}. "
             + "Thermal zones are read from /sys/class/thermal, or from DEPTHLENS_THERMAL_DIR when set. "
             + "With --dds, --json prints {\"domain\", \"topics\": [{\"topic\", \"type\", \"reliability\", \"width\", \"height\", "
-            + "\"encoding\", \"rate\", \"samples\", \"source\"}], \"cameras\": [{\"namespace\", \"source\"}]} (docs/DDS.md)."
+            + "\"encoding\", \"rate\", \"samples\", \"source\", \"problem\"}], \"cameras\": [{\"namespace\", \"source\"}]} (docs/DDS.md)."
     )
 
     @Option(help: "Prefer this device (index or part of the name) over automatic choice.")
@@ -26,6 +26,8 @@ struct DevicesCommand: ParsableCommand {
     var domain: Int = 0
     @Option(help: "With --dds: seconds to listen for publishers and their samples (the rate is measured over them).")
     var listen: Double = 2
+    @Option(help: "With --dds: largest image size given, WxH (default 8192x8192); a compressed image's size is read from its header, never decoded.")
+    var maxImage: String?
 
     /// What `--json` prints.
     struct Listing: Encodable {
@@ -61,7 +63,13 @@ struct DevicesCommand: ParsableCommand {
 
     func listDDS() throws {
         guard listen > 0, listen <= 60 else { throw DepthKitError.invalidArgument("--listen must be 0…60 seconds") }
-        let topics = try DDSDiscovery.imageTopics(domain: domain, listening: listen)
+        var limit = DDSImageLimit.standard
+        if let maxImage {
+            do { limit = try DDSImageLimit.parse(maxImage) } catch let CaptureError.invalidSource(why) {
+                throw DepthKitError.invalidArgument("--max-image: \(why)")
+            }
+        }
+        let topics = try DDSDiscovery.imageTopics(domain: domain, listening: listen, maxImage: limit)
         let cameras = DDSDiscovery.cameraNamespaces(topics, domain: domain)
         if json {
             struct Camera: Encodable { var namespace: String; var source: String }

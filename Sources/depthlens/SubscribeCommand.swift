@@ -12,15 +12,19 @@ struct SubscribeCommand: ParsableCommand {
             + "depthlens' hands (nextFrame), so it needs the two machines' clocks in agreement (it is exact on one machine). "
             + "Received counts image samples (color and depth); lost counts those missing on the way (gaps in each writer's "
             + "sequence numbers: a sample with a lost fragment, one the kernel or the reader's history dropped; or Cyclone DDS's "
-            + "sample-lost count when higher). --json prints {frames, seconds, fps, received_samples, lost_samples, overrun, "
-            + "dropped, latency_ms: {median, p90, p99, max}, stages_ms, stamps}; stages_ms splits the latency into the steps of "
+            + "sample-lost count when higher). Images whose header claims more than --max-image (default 8192x8192, never above "
+            + "the topic's camera_info size) are dropped before decoding and counted (oversize_samples), with one notice. "
+            + "--json prints {frames, seconds, fps, received_samples, lost_samples, overrun, "
+            + "dropped, oversize_samples, oversize, latency_ms: {median, p90, p99, max}, stages_ms, stamps}; stages_ms splits the latency into the steps of "
             + "the color sample's way, each {median, p90}: write_to_received (the publisher's write, the network, Cyclone's "
             + "reassembly), received_to_taken (the copy out of Cyclone's buffers, the delivery to the reader), taken_to_converted "
             + "(decoding, pixel conversion), converted_to_queued (waiting for the paired depth), queued_to_handed (waking the consumer)."
     )
 
-    @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N] or dds:/NAMESPACE).")
+    @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N][,max-image=WxH] or dds:/NAMESPACE).")
     var source: String
+    @Option(help: "Largest image taken, WxH (default 8192x8192; never above the topic's camera_info size): a sample whose header claims more is dropped before decoding and counted.")
+    var maxImage: String?
     @Option(help: "Seconds to receive after the first frame (at most).")
     var seconds: Double = 10
     @Option(help: "Stop after this many frames.")
@@ -40,6 +44,9 @@ struct SubscribeCommand: ParsableCommand {
         var lost_samples: Int
         var overrun: Int
         var dropped: [String: Int]
+        /// Samples over the size limit, dropped before decoding: in all and by topic.
+        var oversize_samples: Int
+        var oversize: [String: Int]
         var latency_ms: [String: Double]
         var stages_ms: [String: [String: Double]]
         var stamps: [Double]?
@@ -48,8 +55,14 @@ struct SubscribeCommand: ParsableCommand {
     func run() throws {
         guard seconds > 0, seconds <= 3600 else { throw DepthKitError.invalidArgument("--seconds must be in (0, 3600]") }
         let spec = try SourceSpec(parsing: source)
-        guard case let .dds(topics) = spec else {
+        guard case var .dds(topics) = spec else {
             throw DepthKitError.invalidArgument("--source must be a dds: source")
+        }
+        if let maxImage {
+            guard topics.maxImage == nil else { throw DepthKitError.invalidArgument("--max-image and the source's max-image= both given; drop one") }
+            do { topics.maxImage = try DDSImageLimit.parse(maxImage) } catch let CaptureError.invalidSource(why) {
+                throw DepthKitError.invalidArgument("--max-image: \(why)")
+            }
         }
         let src = DDSSource(topics: topics)
         src.onWarning = { FileHandle.standardError.write(Data("depthlens: \($0)\n".utf8)) }
@@ -88,6 +101,7 @@ struct SubscribeCommand: ParsableCommand {
         }
         let report = Report(frames: frames, seconds: elapsed, fps: elapsed > 0 ? Double(max(frames - 1, 0)) / elapsed : 0, received_samples: src.samplesReceived, lost_samples: src.samplesLost,
                             overrun: src.framesOverrun, dropped: src.droppedSamples,
+                            oversize_samples: src.oversizeSamples.values.reduce(0, +), oversize: src.oversizeSamples,
                             latency_ms: ["median": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1)], stages_ms: stages,
                             stamps: stamps ? frameStamps : nil)
         if json {
@@ -98,6 +112,7 @@ struct SubscribeCommand: ParsableCommand {
             print(String(format: "%d frames in %.1f s (%.2f fps), %d images received, %d lost, %d overrun; latency median %.2f ms, p90 %.2f, p99 %.2f, max %.2f",
                          frames, elapsed, report.fps, report.received_samples, report.lost_samples, report.overrun, q(0.5), q(0.9), q(0.99), q(1)))
             for (t, n) in report.dropped.sorted(by: { $0.key < $1.key }) { print("  \(n) bad samples dropped on \(t)") }
+            for (t, n) in report.oversize.sorted(by: { $0.key < $1.key }) { print("  \(n) samples over the \(src.maxImage) limit dropped on \(t)") }
         }
     }
 }

@@ -33,6 +33,7 @@ typedef struct dl_decoder {
 struct dl_media {
     AVFormatContext *format;
     AVIOContext *custom_io;     // memory IO (NULL for files)
+    AVIOContext *file_io;       // the file, opened here (NULL for memory)
     dl_memory_io memory;
     AVPacket *packet;           // the last packet read
     AVFrame *frame;
@@ -139,30 +140,57 @@ void dl_media_close(dl_media *m) {
         av_freep(&m->custom_io->buffer);
         avio_context_free(&m->custom_io);
     }
+    avio_closep(&m->file_io);
     av_free(m->memory.data);
     av_free(m);
 }
 
-static int dl_open(dl_media *m, const char *path, const char *format, char *error, size_t error_len) {
-    const AVInputFormat *input = NULL;
-    if (format) {
-        input = av_find_input_format(format);
-        if (!input) return dl_failf(DL_MEDIA_ERROR, error, error_len, "libavformat has no '%s' demuxer", format);
-    }
+/// AVFormatContext.io_open for every container depthlens opens: refuses. The one input (the file,
+/// or the bytes in memory) is opened by dl_media_open_* before the demuxer sees it; anything the
+/// demuxer would open on the data's say-so — an HLS playlist's segments, a QuickTime data
+/// reference, a concat or tee list, a URL — is another input, and no input names another.
+static int dl_refuse_io_open(AVFormatContext *s, AVIOContext **pb, const char *url, int flags, AVDictionary **options) {
+    (void)s; (void)flags; (void)options;
+    *pb = NULL;
+    av_log(NULL, AV_LOG_ERROR, "refused to open '%.160s' named inside the file", url ? url : "");
+    return AVERROR(EPERM);
+}
+
+/// A person's word for a demuxer, for "not a … file".
+static const char *dl_format_noun(const char *format) {
+    if (!strcmp(format, "matroska")) return "a Matroska";
+    if (!strcmp(format, "mov")) return "an MP4 / QuickTime";
+    return NULL;
+}
+
+/// Opens the demuxer `format` (required: the kind of container the caller expects, never a probe
+/// over every demuxer libavformat has) over `m->custom_io` (memory) or `m->file_io` (a file),
+/// with nested opens refused (dl_refuse_io_open) and, for good measure, only the `file` protocol
+/// allowed.
+static int dl_open(dl_media *m, const char *format, char *error, size_t error_len) {
+    if (!format || !*format) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no demuxer named");
+    const AVInputFormat *input = av_find_input_format(format);
+    if (!input) return dl_failf(DL_MEDIA_ERROR, error, error_len, "libavformat has no '%s' demuxer", format);
     m->format = avformat_alloc_context();
     m->packet = av_packet_alloc();
     m->frame = av_frame_alloc();
     if (!m->format || !m->packet || !m->frame) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
-    if (m->custom_io) {
-        m->format->pb = m->custom_io;
-        m->format->flags |= AVFMT_FLAG_CUSTOM_IO;
-    }
-    int r = avformat_open_input(&m->format, path, input, NULL);
+    m->format->pb = m->custom_io ? m->custom_io : m->file_io;
+    m->format->flags |= AVFMT_FLAG_CUSTOM_IO;
+    m->format->io_open = dl_refuse_io_open;
+    m->format->protocol_whitelist = av_strdup("file");
+    if (!m->format->protocol_whitelist) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
+    int r = avformat_open_input(&m->format, NULL, input, NULL);
     if (r < 0) {
-        // avformat_open_input freed the context on failure.
+        // avformat_open_input freed the context on failure (not the custom IO: dl_media_close does).
         m->format = NULL;
-        if (r == AVERROR_INVALIDDATA && format)
-            return dl_fail(DL_MEDIA_ERROR, error, error_len, "not a Matroska file", r);
+        const char *noun = dl_format_noun(format);
+        if (r == AVERROR_INVALIDDATA) {
+            char what[96];
+            if (noun) snprintf(what, sizeof what, "not %s file", noun);
+            else snprintf(what, sizeof what, "not a '%s' file", format);
+            return dl_fail(DL_MEDIA_ERROR, error, error_len, what, r);
+        }
         return dl_fail(DL_MEDIA_ERROR, error, error_len, "cannot open", r);
     }
     m->stream_count = m->format->nb_streams;
@@ -174,9 +202,26 @@ static int dl_open(dl_media *m, const char *path, const char *format, char *erro
 int dl_media_open_file(const char *path, const char *format, dl_media **out, char *error, size_t error_len) {
     dl_begin();
     *out = NULL;
+    if (!format || !*format) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no demuxer named");
     dl_media *m = av_mallocz(sizeof *m);
     if (!m) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
-    int r = dl_open(m, path, format, error, error_len);
+    // The path as a `file:` URL (the file protocol takes the rest as it is, so a name with a colon
+    // is never read as another protocol), through the file protocol only.
+    size_t n = strlen(path) + sizeof "file:";
+    char *url = av_malloc(n);
+    AVDictionary *options = NULL;
+    int r = url ? av_dict_set(&options, "protocol_whitelist", "file", 0) : AVERROR(ENOMEM);
+    if (r >= 0) {
+        snprintf(url, n, "file:%s", path);
+        r = avio_open2(&m->file_io, url, AVIO_FLAG_READ, NULL, &options);
+    }
+    av_dict_free(&options);
+    av_free(url);
+    if (r < 0) {
+        dl_media_close(m);
+        return dl_fail(DL_MEDIA_ERROR, error, error_len, "cannot open", r);
+    }
+    r = dl_open(m, format, error, error_len);
     if (r) { dl_media_close(m); return r; }
     *out = m;
     return 0;
@@ -186,6 +231,7 @@ int dl_media_open_memory(const uint8_t *data, size_t size, const char *format, d
                          char *error, size_t error_len) {
     dl_begin();
     *out = NULL;
+    if (!format || !*format) return dl_failf(DL_MEDIA_BAD_ARG, error, error_len, "no demuxer named");
     dl_media *m = av_mallocz(sizeof *m);
     if (!m) return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     m->memory.data = av_malloc(size ? size : 1);
@@ -204,7 +250,7 @@ int dl_media_open_memory(const uint8_t *data, size_t size, const char *format, d
         dl_media_close(m);
         return dl_fail(DL_MEDIA_ERROR, error, error_len, "out of memory", AVERROR(ENOMEM));
     }
-    int r = dl_open(m, NULL, format, error, error_len);
+    int r = dl_open(m, format, error, error_len);
     if (r) { dl_media_close(m); return r; }
     *out = m;
     return 0;

@@ -36,8 +36,11 @@ final class MediaFile {
 
     deinit { dl_media_close(handle) }
 
-    /// Opens a file with the demuxer `format` ("matroska"), or nil to let libavformat probe it.
-    static func open(path: String, format: String?) throws -> MediaFile {
+    /// Opens a file with the demuxer `format` ("matroska", "mov" for MP4): the kind of container
+    /// the source expects, never a probe over every demuxer (an `rgb.mp4` that is really an HLS
+    /// playlist would open the files or URLs it names). Nothing the file names is opened
+    /// (`dl_media_open_file`).
+    static func open(path: String, format: String) throws -> MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)
         let r = dl_media_open_file(path, format, &h, &message, message.count)
@@ -45,7 +48,8 @@ final class MediaFile {
         return MediaFile(handle: h, name: path)
     }
 
-    /// Opens bytes in memory (through a custom AVIOContext).
+    /// Opens bytes in memory (through a custom AVIOContext) with the demuxer `format`; nothing else
+    /// is opened.
     static func open(bytes: [UInt8], name: String, format: String) throws -> MediaFile {
         var h: OpaquePointer?
         var message = [CChar](repeating: 0, count: 512)

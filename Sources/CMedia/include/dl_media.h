@@ -71,10 +71,15 @@ typedef struct dl_media_packet {
 #define DL_MEDIA_RGBA8 0       ///< 4 bytes a pixel, r g b a (a = 255)
 #define DL_MEDIA_GRAY16 1      ///< 2 bytes a pixel, host byte order
 
-/// Opens a file. `format` names the demuxer ("matroska") or is NULL to probe. Returns 0 and sets
-/// *out (close with dl_media_close), or a negative code with `error` filled.
+/// Opens a file with the demuxer `format` names ("matroska", "mov" for MP4): required, never a
+/// probe over every demuxer. The file is opened here through libavformat's `file` protocol only
+/// (`protocol_whitelist=file`), and the demuxer may open nothing else: its `io_open` refuses every
+/// nested open (an HLS playlist's segments, a QuickTime data reference, a URL), so a file cannot
+/// name another input. Returns 0 and sets *out (close with dl_media_close), or a negative code with
+/// `error` filled ("not a Matroska file: …" when the bytes are not of that kind).
 int dl_media_open_file(const char *path, const char *format, dl_media **out, char *error, size_t error_len);
-/// The same from bytes in memory, read through a custom AVIOContext (the bytes are copied first).
+/// The same from bytes in memory, read through a custom AVIOContext (the bytes are copied first);
+/// no nested open at all.
 int dl_media_open_memory(const uint8_t *data, size_t size, const char *format, dl_media **out,
                          char *error, size_t error_len);
 /// Frees everything (decoders, packet, IO, demuxer). NULL is fine.

@@ -84,6 +84,13 @@ public final class ScanSource: FrameSource, IMURecording {
         imuRead = nil
         imuFile = nil
         if case .strayScanner = found.layout {
+            do {
+                let folder = try ConfinedFolder(dir)
+                try folder.check(dir + "/rgb.mp4")
+                try folder.check(dir + "/imu.csv")
+            } catch {
+                throw CaptureError.wrapping(error, path: directory)
+            }
             video = try VideoFrames(path: dir + "/rgb.mp4")
             if FileManager.default.fileExists(atPath: dir + "/imu.csv") { imuFile = dir + "/imu.csv" }
         }
@@ -216,7 +223,25 @@ enum ScanFolder {
         var warnings: [String]
     }
 
+    /// The folder's layout and frames. Every file a frame names (and every index, pose and
+    /// intrinsics file read here) lies inside `dir`: the names are the layout's own, and a file that
+    /// is a link leading out of the folder is one error naming it (`ConfinedFolder`).
     static func read(_ dir: String, shownAs shown: String) throws -> Found {
+        let found = try layout(dir, shownAs: shown)
+        do {
+            let folder = try ConfinedFolder(dir)
+            for f in found.frames {
+                if case let .file(p) = f.color { try folder.check(p) }
+                if let p = f.depth { try folder.check(p) }
+                if let p = f.confidence { try folder.check(p) }
+            }
+        } catch {
+            throw CaptureError.wrapping(error, path: shown)
+        }
+        return found
+    }
+
+    private static func layout(_ dir: String, shownAs shown: String) throws -> Found {
         let fm = FileManager.default
         func exists(_ p: String) -> Bool { fm.fileExists(atPath: dir + "/" + p) }
         if exists("rgb.mp4") && FileSupport.isDirectory(dir + "/depth") { return try stray(dir) }
@@ -242,7 +267,7 @@ enum ScanFolder {
         var pinhole: ScanFormats.Pinhole?
         let matrixPath = dir + "/camera_matrix.csv"
         if FileManager.default.fileExists(atPath: matrixPath) {
-            pinhole = try ScanFormats.strayCameraMatrix(try read(matrixPath), path: matrixPath)
+            pinhole = try ScanFormats.strayCameraMatrix(try read(matrixPath, in: dir), path: matrixPath)
         } else {
             warnings.append("no camera_matrix.csv: default intrinsics")
         }
@@ -255,7 +280,7 @@ enum ScanFolder {
                                     timestamp: timestamp, pinhole: k ?? pinhole, pose: pose, name: stem)
         }
         if FileManager.default.fileExists(atPath: odometryPath) {
-            let rows = try ScanFormats.strayOdometry(try read(odometryPath), path: odometryPath)
+            let rows = try ScanFormats.strayOdometry(try read(odometryPath, in: dir), path: odometryPath)
             frames = rows.map { frame($0.frame, timestamp: $0.timestamp, pose: $0.pose, k: $0.pinhole) }
             guard !frames.isEmpty else { throw CaptureError.file(path: odometryPath, problem: "lists no frame") }
             return Found(layout: .strayScanner, frames: frames, poseOrigin: "odometry.csv", warnings: warnings)
@@ -284,7 +309,7 @@ enum ScanFolder {
             var pose: CameraPose?, pinhole: ScanFormats.Pinhole?
             let cameraPath = cameras + "/\(s).json"
             if FileManager.default.fileExists(atPath: cameraPath) {
-                let c = try ScanFormats.polycamCamera(try read(cameraPath), path: cameraPath)
+                let c = try ScanFormats.polycamCamera(try read(cameraPath, in: dir), path: cameraPath)
                 pose = c.pose; pinhole = c.pinhole
             } else {
                 missing += 1
@@ -302,7 +327,7 @@ enum ScanFolder {
         let trajPath = dir + "/lowres_wide.traj"
         var track: PoseTrack?
         if FileManager.default.fileExists(atPath: trajPath) {
-            var t = try ScanFormats.arkitScenesTrajectory(try read(trajPath), path: trajPath)
+            var t = try ScanFormats.arkitScenesTrajectory(try read(trajPath, in: dir), path: trajPath)
             t.maxDifference = 0.05
             t.maxGap = 0.2
             track = t
@@ -317,7 +342,7 @@ enum ScanFolder {
             var pinhole: ScanFormats.Pinhole?
             let pincamPath = dir + "/lowres_wide_intrinsics/\(s).pincam"
             if FileManager.default.fileExists(atPath: pincamPath) {
-                let k = try ScanFormats.pincam(try read(pincamPath), path: pincamPath)
+                let k = try ScanFormats.pincam(try read(pincamPath, in: dir), path: pincamPath)
                 pinhole = ScanFormats.Pinhole(fx: Double(k.fx), fy: Double(k.fy), cx: Double(k.cx), cy: Double(k.cy))
             } else {
                 noIntrinsics += 1
@@ -343,7 +368,7 @@ enum ScanFolder {
             let jsonPath = dir + "/frame_\(number).json"
             var pose: CameraPose?, pinhole: ScanFormats.Pinhole?, time: Double?
             if FileManager.default.fileExists(atPath: jsonPath) {
-                let f = try ScanFormats.scannerAppFrame(try read(jsonPath), path: jsonPath)
+                let f = try ScanFormats.scannerAppFrame(try read(jsonPath, in: dir), path: jsonPath)
                 pose = f.pose; pinhole = f.pinhole; time = f.time
             } else {
                 missing += 1
@@ -358,8 +383,14 @@ enum ScanFolder {
         return Found(layout: .threeDScannerApp, frames: frames, poseOrigin: "frame_N.json cameraPoseARFrame", warnings: warnings)
     }
 
-    private static func read(_ path: String) throws -> [UInt8] {
-        do { return try FileSupport.readAll(path) } catch { throw CaptureError.wrapping(error, path: path) }
+    /// A file of the folder `dir`, refused when it is a link leading out of it.
+    private static func read(_ path: String, in dir: String) throws -> [UInt8] {
+        do {
+            try ConfinedFolder(dir).check(path)
+            return try FileSupport.readAll(path)
+        } catch {
+            throw CaptureError.wrapping(error, path: path)
+        }
     }
 }
 
@@ -379,7 +410,8 @@ final class VideoFrames {
     }
 
     private func reopen() throws {
-        let f = try MediaFile.open(path: path, format: nil)
+        // libavformat's mov demuxer (MP4, QuickTime): what Stray Scanner writes, and nothing else.
+        let f = try MediaFile.open(path: path, format: "mov")
         guard let s = f.streams.first(where: { $0.kind == DL_MEDIA_VIDEO }) else {
             throw CaptureError.file(path: path, problem: "has no video stream")
         }

@@ -3,6 +3,7 @@ import Foundation
 
 /// A viewer snapshot (`snapshot:NAME.json`): the `*_color.png` and `*_depth.png` its JSON names
 /// beside it, read at its depth scale with its intrinsics, delivered once like a `PairSource`.
+/// Only files in the JSON's own folder are read (`SnapshotMetadata.readablePath`).
 public final class SnapshotSource: FrameSource {
     public let json: String
     public var name: String { "snapshot:\(json)" }
@@ -24,15 +25,15 @@ public final class SnapshotSource: FrameSource {
             }
             guard let depthName = meta.depthFile else {
                 // A snapshot without depth serves color-only filters; consumers that need depth say so.
-                let color = try ImageIO.readColor(SnapshotMetadata.sibling(colorName, of: json))
+                let color = try ImageIO.readColor(SnapshotMetadata.readablePath(colorName, of: json))
                 intrinsics = .default(width: color.width, height: color.height)
                 calibration = nil
                 frame = FrameSet(color: color, depth: nil, timestamp: meta.timestamp, index: meta.frame)
                 delivered = false
                 return
             }
-            let f = try RGBDFrame.loadPair(color: SnapshotMetadata.sibling(colorName, of: json),
-                                           depth: SnapshotMetadata.sibling(depthName, of: json), depthScale: meta.depth_scale)
+            let f = try RGBDFrame.loadPair(color: SnapshotMetadata.readablePath(colorName, of: json),
+                                           depth: SnapshotMetadata.readablePath(depthName, of: json), depthScale: meta.depth_scale)
             let k = meta.cameraIntrinsics
             guard k.width == f.depth.map.width, k.height == f.depth.map.height else {
                 throw DepthKitError.file(path: json, problem:

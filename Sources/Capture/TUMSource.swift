@@ -58,6 +58,17 @@ public final class TUMSource: FrameSource, DepthRateLimiting, RecordedStreams {
         // calibration.json beside the frames gives the cameras and the depth units (a folder
         // `convert` wrote keeps its recording's units); --depth-scale still wins.
         let calibrationPath = TUMSequence.absolute(directory) + "/calibration.json"
+        let groundTruthPath = TUMSequence.absolute(directory) + "/groundtruth.txt"
+        // Files of the folder only: a calibration.json or groundtruth.txt that is a link leading
+        // out of it is refused (the lists' files are checked by TUMSequence).
+        if let folder = try? ConfinedFolder(directory) {
+            do {
+                try folder.check(calibrationPath)
+                try folder.check(groundTruthPath)
+            } catch {
+                throw CaptureError.wrapping(error, path: directory)
+            }
+        }
         if FileManager.default.fileExists(atPath: calibrationPath) {
             do { calibration = try RGBDCalibration.read(calibrationPath) } catch {
                 throw CaptureError.wrapping(error, path: calibrationPath)
@@ -65,7 +76,6 @@ public final class TUMSource: FrameSource, DepthRateLimiting, RecordedStreams {
         } else {
             calibration = nil
         }
-        let groundTruthPath = TUMSequence.absolute(directory) + "/groundtruth.txt"
         poses = nil
         if FileManager.default.fileExists(atPath: groundTruthPath) {
             do {

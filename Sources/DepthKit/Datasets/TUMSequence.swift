@@ -9,12 +9,16 @@ import Foundation
 /// with the depth frame of the nearest timestamp if that is within `maxTimeDifference` (0.02 s);
 /// color frames with no such depth are dropped. A depth frame may serve more than one color
 /// frame: nearest is enough for viewing, and TUM's own `associate.py` is there for stricter pairing.
+///
+/// The lists name files inside the folder only (`ConfinedFolder`): an absolute path, a `..`
+/// component, or a file that is a link leading out of the folder is one error naming the list file,
+/// the line and the path, when the folder is opened.
 public final class TUMSequence: Sendable {
     public struct Entry: Hashable, Sendable {
         /// The color frame's timestamp, in seconds.
         public var timestamp: Double
         public var depthTimestamp: Double
-        /// Absolute paths.
+        /// Absolute paths, inside the folder (`ConfinedFolder`).
         public var colorPath: String
         public var depthPath: String
         /// The pair's file name without extension (color/ + depth/ folders); nil for TUM entries.
@@ -47,29 +51,29 @@ public final class TUMSequence: Sendable {
             throw DepthKitError.file(path: directory, problem: "is not a directory (a TUM RGB-D folder holds rgb.txt and depth.txt)")
         }
         self.directory = dir
+        let folder = try ConfinedFolder(dir)
         let assocPath = dir + "/associations.txt"
         let fm = FileManager.default
         if !fm.fileExists(atPath: assocPath) && !fm.fileExists(atPath: dir + "/rgb.txt")
             && FileSupport.isDirectory(dir + "/color") && FileSupport.isDirectory(dir + "/depth") {
             self.layout = .pairs
             self.depthScale = try DepthIO.validatedScale(depthScale ?? TUMSequence.pairsDepthScale)
-            self.entries = try TUMSequence.pairsByName(in: dir, shownAs: directory)
+            self.entries = try TUMSequence.pairsByName(in: folder, shownAs: directory)
             return
         }
         self.layout = .tum
         self.depthScale = try DepthIO.validatedScale(depthScale ?? TUMSequence.depthScale)
         var pairs: [Entry]
         if FileManager.default.fileExists(atPath: assocPath) {
-            pairs = try TUMSequence.parseList(assocPath, fields: 4).map {
-                Entry(timestamp: $0.times[0], depthTimestamp: $0.times[1],
-                      colorPath: TUMSequence.resolve($0.paths[0], in: dir), depthPath: TUMSequence.resolve($0.paths[1], in: dir))
+            pairs = try TUMSequence.parseList(assocPath, fields: 4, in: folder).map {
+                Entry(timestamp: $0.times[0], depthTimestamp: $0.times[1], colorPath: $0.paths[0], depthPath: $0.paths[1])
             }
         } else {
             for name in ["rgb.txt", "depth.txt"] where !FileManager.default.fileExists(atPath: dir + "/" + name) {
                 throw DepthKitError.file(path: dir + "/" + name, problem: "no such file (a TUM RGB-D folder needs rgb.txt and depth.txt)")
             }
-            let color = try TUMSequence.parseList(dir + "/rgb.txt", fields: 2).map { ($0.times[0], TUMSequence.resolve($0.paths[0], in: dir)) }
-            let depth = try TUMSequence.parseList(dir + "/depth.txt", fields: 2).map { ($0.times[0], TUMSequence.resolve($0.paths[0], in: dir)) }
+            let color = try TUMSequence.parseList(dir + "/rgb.txt", fields: 2, in: folder).map { ($0.times[0], $0.paths[0]) }
+            let depth = try TUMSequence.parseList(dir + "/depth.txt", fields: 2, in: folder).map { ($0.times[0], $0.paths[0]) }
             pairs = TUMSequence.associate(color: color, depth: depth, maxDifference: TUMSequence.maxTimeDifference)
         }
         guard !pairs.isEmpty else {
@@ -79,8 +83,10 @@ public final class TUMSequence: Sendable {
         self.entries = pairs
     }
 
-    /// The files of `color/` and `depth/` that share a name without extension, sorted by name.
-    static func pairsByName(in dir: String, shownAs directory: String) throws -> [Entry] {
+    /// The files of `color/` and `depth/` that share a name without extension, sorted by name;
+    /// a link among them that leads out of the folder is refused (`ConfinedFolder`).
+    static func pairsByName(in folder: ConfinedFolder, shownAs directory: String) throws -> [Entry] {
+        let dir = folder.path
         let fm = FileManager.default
         let colors = (try? fm.contentsOfDirectory(atPath: dir + "/color")) ?? []
         let depths = (try? fm.contentsOfDirectory(atPath: dir + "/depth")) ?? []
@@ -93,6 +99,10 @@ public final class TUMSequence: Sendable {
         }
         guard !pairs.isEmpty else {
             throw DepthKitError.file(path: directory, problem: "no color/depth pairs with matching names in color/ and depth/")
+        }
+        for e in pairs {
+            try folder.check(e.colorPath)
+            try folder.check(e.depthPath)
         }
         return pairs.enumerated().map { i, e in
             var e = e
@@ -145,8 +155,8 @@ public final class TUMSequence: Sendable {
         }
         func listed(_ name: String) throws -> [StreamFile]? {
             guard layout == .tum, FileManager.default.fileExists(atPath: directory + "/" + name) else { return nil }
-            return try TUMSequence.parseList(directory + "/" + name, fields: 2).map {
-                StreamFile(timestamp: $0.times[0], path: TUMSequence.resolve($0.paths[0], in: directory))
+            return try TUMSequence.parseList(directory + "/" + name, fields: 2, in: try ConfinedFolder(directory)).map {
+                StreamFile(timestamp: $0.times[0], path: $0.paths[0])
             }
         }
         let color = try listed("rgb.txt") ?? entries.map { StreamFile(timestamp: $0.timestamp, path: $0.colorPath) }
@@ -157,7 +167,9 @@ public final class TUMSequence: Sendable {
     struct Line { var times: [Double]; var paths: [String] }
 
     /// Parses `timestamp path` (fields 2) or `t path t path` (fields 4) lines, skipping `#` comments.
-    static func parseList(_ path: String, fields: Int) throws -> [Line] {
+    /// Each path is resolved inside `folder` (`ConfinedFolder.resolve`): an absolute path, a `..` or
+    /// a link leading out of the folder is one error naming the list file, the line and the path.
+    static func parseList(_ path: String, fields: Int, in folder: ConfinedFolder) throws -> [Line] {
         let bytes = try FileSupport.readAll(path)
         let text = String(decoding: bytes, as: UTF8.self)
         var out: [Line] = []
@@ -174,14 +186,13 @@ public final class TUMSequence: Sendable {
                 guard let t = Double(parts[k]), t.isFinite else {
                     throw DepthKitError.file(path: path, problem: "line \(n + 1): bad timestamp '\(parts[k])'")
                 }
-                times.append(t); paths.append(String(parts[k + 1]))
+                times.append(t)
+                paths.append(try folder.resolve(String(parts[k + 1]), namedIn: path, entry: "line \(n + 1)"))
             }
             out.append(Line(times: times, paths: paths))
         }
         return out
     }
-
-    static func resolve(_ p: String, in dir: String) -> String { p.hasPrefix("/") ? p : dir + "/" + p }
 
     public static func absolute(_ p: String) -> String {
         var s = p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p

@@ -127,3 +127,75 @@ public enum FileSupport {
         }
     }
 }
+
+/// A folder whose own files an input may name — a TUM list's images, a scan's frames, a
+/// snapshot's PNGs — and nothing else: a name that is absolute or has a `..` component is refused
+/// as it is read, and so is a file inside the folder that is a link leading out of it (its real
+/// path, links resolved, must lie under the folder's real path). A data set cannot make depthlens
+/// read any other file on the host.
+public struct ConfinedFolder: Sendable {
+    /// The folder as given (made absolute): paths handed out are under it, as the user named it.
+    public let path: String
+    /// Its real path (links resolved), which every file's real path must start with.
+    public let realPath: String
+
+    /// `path` must name an existing folder (`.file(path:)` "no such folder" otherwise).
+    public init(_ path: String) throws {
+        var p = path.hasPrefix("/") ? path : FileSupport.currentDirectory + "/" + path
+        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
+        guard let real = FileSupport.realPath(p) else { throw DepthKitError.file(path: path, problem: "no such folder") }
+        self.path = p
+        realPath = real
+    }
+
+    /// The path of `name`, a path relative to the folder as `listedIn` (the list file, or the file
+    /// naming it) gives it at `entry` ("line 3"), after `check(_:namedIn:entry:)`. Throws one line
+    /// naming `listedIn`, the entry and the name when `name` is empty, absolute or has a `..`.
+    public func resolve(_ name: String, namedIn listedIn: String, entry: String) throws -> String {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        if name.isEmpty || name.hasPrefix("/") || parts.contains("..") || name.contains("\0") {
+            throw DepthKitError.file(path: listedIn, problem:
+                "\(entry): '\(Self.shown(name))' is not a path inside \(path) (absolute paths and '..' are refused)")
+        }
+        let full = path == "/" ? "/" + name : path + "/" + name
+        try check(full, namedIn: listedIn, entry: entry)
+        return full
+    }
+
+    /// Throws when `file` (a path under the folder) exists and its real path lies outside the
+    /// folder: a link leading out. A file that does not exist passes (reading it says so).
+    public func check(_ file: String, namedIn listedIn: String? = nil, entry: String? = nil) throws {
+        guard let real = FileSupport.realPath(file) else { return }
+        if realPath == "/" || real == realPath || real.hasPrefix(realPath + "/") { return }
+        let problem = "is a link to \(Self.shown(real)), outside the folder \(path): not read"
+        if let listedIn {
+            throw DepthKitError.file(path: listedIn, problem: "\(entry.map { $0 + ": " } ?? "")\(Self.shown(file)) \(problem)")
+        }
+        throw DepthKitError.file(path: file, problem: problem)
+    }
+
+    /// A name as it goes into a one-line message: control characters escaped, at most 200 characters.
+    static func shown(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars.prefix(200) {
+            if c.value < 0x20 || c.value == 0x7F { out += "\\u{\(String(c.value, radix: 16))}" } else { out.unicodeScalars.append(c) }
+        }
+        return s.unicodeScalars.count > 200 ? out + "…" : out
+    }
+}
+
+extension FileSupport {
+    /// `path` with every link resolved (realpath(3)); nil when it does not exist.
+    public static func realPath(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    /// The process's working directory ("/" when it cannot be read).
+    static var currentDirectory: String {
+        guard let p = getcwd(nil, 0) else { return "/" }
+        defer { free(p) }
+        return String(cString: p)
+    }
+}

@@ -102,6 +102,14 @@ public struct SnapshotMetadata: Codable, Equatable, Sendable {
         ((jsonPath as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
     }
 
+    /// The path of a listed `file` next to the JSON file at `jsonPath`, to read: `check` already
+    /// refuses names with a folder or `..`, and here a file that is a link leading out of the
+    /// snapshot's folder is refused too (`ConfinedFolder`), in one error naming the JSON file.
+    public static func readablePath(_ file: String, of jsonPath: String) throws -> String {
+        let dir = (jsonPath as NSString).deletingLastPathComponent
+        return try ConfinedFolder(dir.isEmpty ? "." : dir).resolve(file, namedIn: jsonPath, entry: "'files'")
+    }
+
     private static func describe(_ error: DecodingError) -> String {
         func key(_ path: [CodingKey]) -> String {
             path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")

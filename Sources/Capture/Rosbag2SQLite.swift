@@ -1,7 +1,9 @@
 import CSQLite
 import Foundation
 
-/// One rosbag2 SQLite storage file (`.db3`), through Debian's libsqlite3, opened read-only.
+/// One rosbag2 SQLite storage file (`.db3`), through Debian's libsqlite3, opened read-only and
+/// immutable (nothing written beside it: `uri(_:)`), with the schema untrusted and values bounded
+/// (`harden()`).
 ///
 /// rosbag2's tables: `topics` (id, name, type, serialization_format, offered_qos_profiles
 /// [, type_description_hash]), `messages` (id, topic_id, timestamp, data) with the `timestamp`
@@ -50,20 +52,60 @@ final class Rosbag2SQLite: ROS2Storage {
         db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
     }
 
+    /// The most bytes one value (a message's `data`, a topic's name) may have: SQLite's
+    /// `SQLITE_LIMIT_LENGTH` on this connection, so that a value the database computes (a generated
+    /// column `zeroblob(1e9)`) is an error, not a gigabyte row. 256 MiB is 8 times a 4K RGBA image
+    /// (33 MB) and 4 times a 2-million-point cloud of 32-byte points: no real message comes near it.
+    static let maxValueLength: Int32 = 256 << 20
+
+    /// The `file:` URI of `path` (made absolute) for `sqlite3_open_v2`: every byte but unreserved
+    /// characters and `/` percent-encoded (a `?`, `#` or `%` in a name stays part of the name), and
+    /// `immutable=1`: SQLite takes the file as it is, with no lock, no `-shm` and no `-wal` — nothing
+    /// is written beside the recording, and a recording on read-only media opens.
+    static func uri(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var out = "file://"
+        for b in absolute.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                out += "%" + String(b >> 4, radix: 16, uppercase: true) + String(b & 15, radix: 16, uppercase: true)
+            }
+        }
+        return out + "?immutable=1"
+    }
+
     private func open() throws {
         if let image {
             guard sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else {
                 throw fail("cannot open an in-memory SQLite database: \(lastError)")
             }
+            try harden()
             let bytes = UnsafeMutablePointer(mutating: image.raw.bindMemory(to: UInt8.self).baseAddress)
             let n = Int64(image.raw.count)
             guard sqlite3_deserialize(db, "main", bytes, n, n, UInt32(SQLITE_DESERIALIZE_READONLY)) == SQLITE_OK else {
                 throw fail("decompressed database image is not a SQLite database: \(lastError)")
             }
         } else {
-            guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
+            guard sqlite3_open_v2(Self.uri(path), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nil) == SQLITE_OK else {
                 throw fail("cannot open as SQLite: \(lastError)")
             }
+            try harden()
+        }
+    }
+
+    /// A recording is data, not code: the schema may not call functions with side effects
+    /// (`trusted_schema=OFF`), the connection cannot be used to corrupt the file
+    /// (`SQLITE_DBCONFIG_DEFENSIVE`), and no value is longer than `maxValueLength`.
+    private func harden() throws {
+        guard dl_sqlite3_db_config_int(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nil) == SQLITE_OK else {
+            throw fail("cannot turn on SQLite's defensive mode: \(lastError)")
+        }
+        sqlite3_limit(db, SQLITE_LIMIT_LENGTH, Self.maxValueLength)
+        guard sqlite3_exec(db, "PRAGMA trusted_schema=OFF", nil, nil, nil) == SQLITE_OK else {
+            throw fail("cannot set PRAGMA trusted_schema=OFF: \(lastError)")
         }
     }
 
@@ -99,12 +141,29 @@ final class Rosbag2SQLite: ROS2Storage {
 
     private func readIndex(fileIndex: Int32) throws {
         var tables = Set<String>()
-        try query("SELECT name FROM sqlite_master WHERE type='table'", what: "listing its tables") { st in
-            tables.insert(Self.text(st, 0))
+        var virtual = Set<String>()
+        try query("SELECT name, sql FROM sqlite_master WHERE type='table'", what: "listing its tables") { st in
+            let name = Self.text(st, 0)
+            tables.insert(name)
+            if Self.text(st, 1).uppercased().hasPrefix("CREATE VIRTUAL") { virtual.insert(name) }
         }
         guard tables.contains("topics"), tables.contains("messages") else {
             let missing = ["topics", "messages"].filter { !tables.contains($0) }.joined(separator: " and ")
             throw fail("SQLite database without rosbag2's \(missing) table\(missing.contains(" and ") ? "s" : ""): not a rosbag2 recording")
+        }
+        // The tables read hold stored rows: a virtual table or a generated column computes its
+        // values (as large as the schema says) instead of reading them from the file.
+        for table in ["topics", "messages", "message_definitions"] where tables.contains(table) {
+            if virtual.contains(table) { throw fail("rosbag2's \(table) table is a virtual table: not a rosbag2 recording") }
+            var generated: [String] = []
+            // `table` is one of the three names above, never text from the file.
+            try query("SELECT name, hidden FROM pragma_table_xinfo('\(table)')", what: "reading the \(table) table's columns") { st in
+                // hidden: 0 a plain column, 1 a virtual table's hidden one, 2 and 3 generated.
+                if sqlite3_column_int(st, 1) >= 2 { generated.append(Self.text(st, 0)) }
+            }
+            if let c = generated.first {
+                throw fail("rosbag2's \(table).\(c) is a generated column, not stored data: not a rosbag2 recording")
+            }
         }
         // ros2msg definitions by type (schema version 4 on).
         var definitions: [String: String] = [:]

@@ -102,29 +102,70 @@ static int grow(uint8_t **buf, size_t *cap, size_t used, size_t max_out) {
     return DL_DECOMPRESS_OK;
 }
 
+int dl_zstd_declared_size(const uint8_t *in, size_t in_size, unsigned long long *size) {
+    unsigned long long total = 0;
+    size_t pos = 0;
+    *size = 0;
+    if (in_size == 0) return 0;
+    while (pos < in_size) {
+        unsigned long long n = ZSTD_getFrameContentSize(in + pos, in_size - pos);
+        if (n == ZSTD_CONTENTSIZE_UNKNOWN || n == ZSTD_CONTENTSIZE_ERROR) return 0;
+        size_t frame = ZSTD_findFrameCompressedSize(in + pos, in_size - pos);
+        if (ZSTD_isError(frame) || frame == 0) return 0;
+        total = total + n < total ? ULLONG_MAX : total + n;  // saturates: a sum past 2^64 is "too much" all the same
+        pos += frame;
+    }
+    *size = total;
+    return 1;
+}
+
+/// The first buffer an `_alloc` decoder takes for a stream that declares `declared` bytes: no more
+/// than 64 MiB whatever it declares, so that memory is committed as data is actually decoded.
+static size_t first_capacity(unsigned long long declared) {
+    const unsigned long long most = 64ull << 20;
+    return (size_t)(declared < most ? declared : most);
+}
+
 int dl_zstd_decompress_alloc(const uint8_t *in, size_t in_size, size_t max_out, uint8_t **out, size_t *out_size) {
     *out = NULL;
     *out_size = 0;
+    // Frames that all declare their content size bound the output by what they declare (more is
+    // DL_DECOMPRESS_TOO_LONG, checked as it is decoded); a declaration over `max_out` is refused
+    // before anything is allocated.
+    unsigned long long declared = 0;
+    int sized = dl_zstd_declared_size(in, in_size, &declared);
+    if (sized && declared > max_out) return DL_DECOMPRESS_OVER_LIMIT;
+    size_t limit = sized ? (size_t)declared : max_out;
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     if (dctx == NULL) return DL_DECOMPRESS_NO_MEMORY;
     uint8_t *buf = NULL;
     size_t cap = 0, used = 0;
-    // Start with the size the frame header records, when it records one (and it is plausible).
-    unsigned long long known = ZSTD_getFrameContentSize(in, in_size);
-    if (known != ZSTD_CONTENTSIZE_UNKNOWN && known != ZSTD_CONTENTSIZE_ERROR && known > 0 && known <= max_out) {
-        buf = malloc((size_t)known);
+    if (sized && declared > 0) {
+        cap = first_capacity(declared);
+        buf = malloc(cap);
         if (buf == NULL) { ZSTD_freeDCtx(dctx); return DL_DECOMPRESS_NO_MEMORY; }
-        cap = (size_t)known;
     }
     ZSTD_inBuffer src = {in, in_size, 0};
     int result = DL_DECOMPRESS_TOO_SHORT;
     size_t hint = 1;
     for (;;) {
         if (src.pos == src.size && hint == 0) { result = DL_DECOMPRESS_OK; break; }
-        int g = grow(&buf, &cap, used, max_out);
+        int g = grow(&buf, &cap, used, limit);
         if (g != DL_DECOMPRESS_OK) {
             // Full at the limit: fine only if the stream has nothing more to give.
             if (g == DL_DECOMPRESS_OVER_LIMIT && src.pos == src.size && hint == 0) { result = DL_DECOMPRESS_OK; break; }
+            if (g == DL_DECOMPRESS_OVER_LIMIT && sized) {
+                // At what the frames declare: a 1-byte probe tells whether the stream holds more.
+                uint8_t scratch[1];
+                ZSTD_outBuffer probe = {scratch, sizeof scratch, 0};
+                size_t probed_from = src.pos;
+                hint = ZSTD_decompressStream(dctx, &probe, &src);
+                if (ZSTD_isError(hint)) { result = DL_DECOMPRESS_CORRUPT; break; }
+                if (probe.pos > 0) { result = DL_DECOMPRESS_TOO_LONG; break; }
+                if (src.pos == src.size && hint == 0) { result = DL_DECOMPRESS_OK; break; }
+                if (src.pos == probed_from) { result = hint == 0 ? DL_DECOMPRESS_OK : DL_DECOMPRESS_TOO_SHORT; break; }
+                continue;
+            }
             result = g;
             break;
         }
@@ -140,6 +181,7 @@ int dl_zstd_decompress_alloc(const uint8_t *in, size_t in_size, size_t max_out, 
         }
     }
     ZSTD_freeDCtx(dctx);
+    if (result == DL_DECOMPRESS_OK && sized && used != declared) result = DL_DECOMPRESS_TOO_SHORT;
     if (result != DL_DECOMPRESS_OK) { free(buf); return result; }
     if (buf == NULL) buf = malloc(1);  // an empty result is still a buffer to free
     if (buf == NULL) return DL_DECOMPRESS_NO_MEMORY;

@@ -1,4 +1,5 @@
 import CPlatform
+import DepthKit
 import Foundation
 
 /// An MCAP file (https://mcap.dev/spec, major version 0) read from its bytes: a file mapped
@@ -17,10 +18,27 @@ import Foundation
 /// with the Statistics record) is scanned once instead, every chunk decompressed, up to its last
 /// whole record. Messages are read on demand, one chunk decompressed at a time (`zstd`, `lz4` —
 /// the LZ4 frame format — or none), the last one kept.
+///
+/// **Bounds.** A chunk is decompressed into exactly the size its header declares (at most
+/// `maxChunkSize`, and no more than the memory available — `MemoryBudget` — where it declares
+/// over 64 MiB), more or less data being an error found as it is decoded. A chunk holds at most
+/// its uncompressed bytes / 31 messages (the smallest Message record), and the whole index at most
+/// `indexLimit` messages.
+///
+/// **Damage.** A chunk that cannot be read (corrupt, failing its CRC, over the budget) is left
+/// out and said in `damage`, one line each, with how many messages it held when the summary
+/// says; a file cut short is read up to its last whole record and said there too. A scan meets
+/// every chunk at opening; a file opened from its summary meets a bad chunk when it is read, or
+/// in `checkChunks()`, which reads each chunk once.
 final class MCAPReader: ROS2Storage {
     static let magic: [UInt8] = [0x89, 0x4D, 0x43, 0x41, 0x50, 0x30, 0x0D, 0x0A]
     /// Largest uncompressed chunk accepted (a chunk header may claim any u64 size).
     static let maxChunkSize = 1 << 30
+    /// The fewest bytes a Message record takes (opcode, length, channel, sequence, two times).
+    static let smallestMessageRecord = 9 + 22
+    /// Most messages indexed per file: what the memory available allows at ~128 bytes a message
+    /// (the index, the per-topic lists, their sorting), at least a million.
+    static var indexLimit: Int { max(1 << 20, (MemoryBudget.available() ?? (8 << 30)) / 128) }
 
     struct Schema {
         var id: UInt16
@@ -62,6 +80,11 @@ final class MCAPReader: ROS2Storage {
     private(set) var chunks: [Chunk] = []
     private(set) var messages: [Message] = []
     private(set) var notices: [String] = []
+    /// Chunks that could not be read (index → the line saying why), and those read whole once.
+    private(set) var damagedChunks: [Int: String] = [:]
+    private var checkedChunks = Set<Int>()
+    /// "recording cut short at byte B of ≥ C…" when the file ends before its data does.
+    private(set) var cutShort: String?
     /// The summary section's indexes were used (no chunk was decompressed at opening).
     private(set) var usedSummary = false
     private(set) var topics: [ROS2Topic] = []
@@ -74,6 +97,33 @@ final class MCAPReader: ROS2Storage {
         self.fileIndex = fileIndex
         try readIndex()
         buildTopics()
+    }
+
+    /// What of the file could not be read: the cut, then each unreadable chunk in file order.
+    var damage: [String] {
+        (cutShort.map { [$0] } ?? []) + damagedChunks.sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    /// Reads every chunk not yet read (one at a time; the last one stays cached), so that
+    /// `damage` lists every unreadable one and `isUnreadable` knows them. Returns whether any
+    /// chunk was found damaged by this call.
+    @discardableResult
+    func checkChunks() -> Bool {
+        let before = damagedChunks.count
+        for i in chunks.indices where !checkedChunks.contains(i) && damagedChunks[i] == nil {
+            _ = try? chunkData(i)
+        }
+        return damagedChunks.count > before
+    }
+
+    /// The message lies in a chunk found unreadable.
+    func isUnreadable(_ ref: ROS2MessageRef) -> Bool {
+        ref.chunk >= 0 && damagedChunks[Int(ref.chunk)] != nil
+    }
+
+    /// Messages indexed in chunk `index` (from the summary's indexes; counted when a chunk is found bad).
+    private func messageCount(inChunk index: Int) -> Int {
+        messages.reduce(0) { $0 + ($1.chunk == Int32(index) ? 1 : 0) }
     }
 
     private func fail(_ problem: String) -> CaptureError { .file(path: name, problem: problem) }
@@ -247,6 +297,8 @@ final class MCAPReader: ROS2Storage {
         chunks = []
         messages = []
         cachedChunk = nil
+        damagedChunks = [:]
+        checkedChunks = []
         try scan(from: header.end)
     }
 
@@ -257,8 +309,7 @@ final class MCAPReader: ROS2Storage {
         let size = buf.count
         let footerAt = size - 8 - 29
         guard footerAt >= dataStart, Array(buf[(size - 8)...]) == Self.magic else {
-            notices.append("no footer (recording cut short?): scanned the file up to its last whole record")
-            return false
+            return false  // no footer: cut short, most likely (the scan says so when its data does not end)
         }
         guard let footer = Self.record(in: buf, at: footerAt, end: size - 8), footer.op == 0x02, footer.content.count == 20 else {
             throw fail("no Footer record before the closing magic")
@@ -329,6 +380,7 @@ final class MCAPReader: ROS2Storage {
             return false
         }
         indexes.sort { $0.start < $1.start }
+        let indexLimit = Self.indexLimit
         var list: [(Message, Int)] = []
         for (i, idx) in indexes.enumerated() {
             guard let rec = Self.record(in: buf, at: idx.start, end: Int(summaryStart)), rec.op == 0x06,
@@ -346,6 +398,13 @@ final class MCAPReader: ROS2Storage {
                 guard channels[channel] != nil else { throw fail("MessageIndex at offset \(off) names channel \(channel), which the summary does not define") }
                 let entries = try c.prefixed32()
                 guard entries.count % 16 == 0 else { throw fail("MessageIndex at offset \(off) has \(entries.count) bytes of entries, not a multiple of 16") }
+                guard entries.count / 16 <= max(1, chunk.uncompressedSize / Self.smallestMessageRecord) else {
+                    throw fail("MessageIndex at offset \(off) lists \(entries.count / 16) messages, more than its chunk's "
+                               + "\(chunk.uncompressedSize) bytes can hold")
+                }
+                guard list.count + entries.count / 16 <= indexLimit else {
+                    throw fail("the summary indexes more than \(indexLimit) messages, more than the memory available allows")
+                }
                 var e = Cursor(buf, entries, name: name, what: "MessageIndex entries at offset \(off)")
                 while e.remaining > 0 {
                     let t = try e.u64()
@@ -365,17 +424,30 @@ final class MCAPReader: ROS2Storage {
     }
 
     /// Reads the data section record by record from `start` (chunks decompressed), stopping at
-    /// DataEnd, the Footer, or the first record cut off by the end of the file.
+    /// DataEnd, the Footer, or the first record cut off by the end of the file (said in `cutShort`,
+    /// as a data section that just stops is). A chunk that cannot be read is left out and said in
+    /// `damagedChunks`; the scan goes on with the next record.
     private func scan(from start: Int) throws {
         let buf = bytes.raw
+        let indexLimit = Self.indexLimit
         var at = start
+        var ended = false
         scanning: while at < buf.count {
             guard let rec = Self.record(in: buf, at: at, end: buf.count) else {
-                notices.append("file ends inside the record at offset \(at) (cut short): read up to the last whole record")
+                // How long the record says it is (its length field, when the file still holds it).
+                var claimed = ""
+                if buf.count - at >= 9 {
+                    let len = Cursor.le64(buf, at + 1)
+                    if len <= UInt64(Int.max - at - 9) { claimed = " of ≥ \(at + 9 + Int(len))" }
+                }
+                cutShort = "recording cut short at byte \(buf.count)\(claimed) (the record at offset \(at) does not end "
+                    + "in the file): read up to the last whole record"
+                ended = true
                 break
             }
             switch rec.op {
             case 0x02, 0x0F:
+                ended = true
                 break scanning  // Footer, DataEnd: the data section ends
             case 0x03:
                 let s = try parseSchema(buf, rec)
@@ -388,42 +460,72 @@ final class MCAPReader: ROS2Storage {
                 guard channels[m.channel] != nil else {
                     throw fail("message at offset \(rec.offset) names channel \(m.channel), which no earlier Channel record defines")
                 }
+                guard messages.count < indexLimit else {
+                    throw fail("holds more than \(indexLimit) messages, more than the memory available allows indexing")
+                }
                 messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: -1, offset: Int64(rec.offset)))
             case 0x06:
                 let chunk = try parseChunk(buf, rec)
                 let index = chunks.count
                 chunks.append(chunk)
-                let data = try chunkData(index)
-                try data.withUnsafeBytes { inner in
-                    var p = 0
-                    while p < inner.count {
-                        guard let r = Self.record(in: inner, at: p, end: inner.count) else {
-                            throw fail("chunk at offset \(chunk.recordOffset): record at offset \(p) runs past the chunk's end")
-                        }
-                        switch r.op {
-                        case 0x03:
-                            let s = try parseSchema(inner, r)
-                            schemas[s.id] = s
-                        case 0x04:
-                            let c = try parseChannel(inner, r)
-                            channels[c.id] = c
-                        case 0x05:
-                            let m = try parseMessage(inner, r, where: "of the chunk at offset \(chunk.recordOffset)")
-                            guard channels[m.channel] != nil else {
-                                throw fail("message in the chunk at offset \(chunk.recordOffset) names channel \(m.channel), which no earlier Channel record defines")
-                            }
-                            messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: Int32(index), offset: Int64(p)))
-                        default:
-                            break
-                        }
-                        p = r.end
-                    }
+                let kept = messages.count
+                do {
+                    try scanChunk(index, indexLimit: indexLimit)
+                } catch let e as CaptureError {
+                    // What the chunk held is left out; the line says why (the file's name is said once, by the caller).
+                    messages.removeSubrange(kept...)
+                    if damagedChunks[index] == nil { damagedChunks[index] = Self.problem(of: e) }
+                    cachedChunk = nil
                 }
             default:
                 break  // MessageIndex, Attachment, Metadata, unknown records
             }
             at = rec.end
         }
+        if !ended {
+            cutShort = "recording cut short at byte \(buf.count) (its data section does not end: no DataEnd or Footer record): "
+                + "read up to the last whole record"
+        }
+    }
+
+    /// The records of chunk `index` (decompressed): its schemas, channels and messages indexed.
+    private func scanChunk(_ index: Int, indexLimit: Int) throws {
+        let chunk = chunks[index]
+        let data = try chunkData(index)
+        try data.withUnsafeBytes { inner in
+            var p = 0
+            while p < inner.count {
+                guard let r = Self.record(in: inner, at: p, end: inner.count) else {
+                    throw fail("chunk at offset \(chunk.recordOffset): record at offset \(p) runs past the chunk's end")
+                }
+                switch r.op {
+                case 0x03:
+                    let s = try parseSchema(inner, r)
+                    schemas[s.id] = s
+                case 0x04:
+                    let c = try parseChannel(inner, r)
+                    channels[c.id] = c
+                case 0x05:
+                    let m = try parseMessage(inner, r, where: "of the chunk at offset \(chunk.recordOffset)")
+                    guard channels[m.channel] != nil else {
+                        throw fail("message in the chunk at offset \(chunk.recordOffset) names channel \(m.channel), which no earlier Channel record defines")
+                    }
+                    guard messages.count < indexLimit else {
+                        throw fail("holds more than \(indexLimit) messages, more than the memory available allows indexing")
+                    }
+                    messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: Int32(index), offset: Int64(p)))
+                default:
+                    break
+                }
+                p = r.end
+            }
+        }
+    }
+
+    /// A reader error's problem, without the file's name in front (`damage` lines are said with the file named once).
+    static func problem(of error: CaptureError) -> String {
+        if case let .file(_, problem) = error { return problem }
+        return error.description
     }
 
     private func buildTopics() {
@@ -453,22 +555,37 @@ final class MCAPReader: ROS2Storage {
 
     // MARK: Messages
 
+    /// Chunk `index`'s records, decompressed (the last one cached). A chunk that cannot be read is
+    /// marked damaged (its line in `damage`, with the messages the summary indexed in it) and throws.
     private func chunkData(_ index: Int) throws -> [UInt8] {
         if let c = cachedChunk, c.index == index { return c.data }
         guard index >= 0, index < chunks.count else { throw fail("chunk \(index) does not exist") }
         let chunk = chunks[index]
+        let kind = chunk.compression.isEmpty ? "uncompressed" : chunk.compression
+        func damaged(_ problem: String) -> CaptureError {
+            if damagedChunks[index] == nil {
+                let n = usedSummary ? messageCount(inChunk: index) : 0
+                damagedChunks[index] = "chunk at offset \(chunk.recordOffset) (\(kind)): \(problem)"
+                    + (n > 0 ? "; its \(n) message\(n == 1 ? "" : "s") left out" : "")
+            }
+            return fail("chunk at offset \(chunk.recordOffset) (\(kind)): \(problem)")
+        }
+        if let problem = damagedChunks[index] { throw fail(problem) }
+        // The declared size is what the decoder fills, no more; above 64 MiB it must also fit in
+        // the memory available (the pages are committed as the data is decoded, but a chunk
+        // decoded whole must fit).
+        if chunk.uncompressedSize > 64 << 20, let available = MemoryBudget.available(), chunk.uncompressedSize > available {
+            throw damaged("declares \(chunk.uncompressedSize) uncompressed bytes, more than the memory available "
+                          + "(\(MemoryBudget.describe(available)))")
+        }
         let (out, code) = ROS2Compression.chunk(UnsafeRawBufferPointer(rebasing: bytes.raw[chunk.data]), compression: chunk.compression,
                                                 size: chunk.uncompressedSize)
-        let kind = chunk.compression.isEmpty ? "uncompressed" : chunk.compression
-        guard code == 0 else {
-            throw fail("chunk at offset \(chunk.recordOffset) (\(kind)): \(String(cString: dl_decompress_error(code)))")
-        }
+        guard code == 0 else { throw damaged(String(cString: dl_decompress_error(code))) }
         if chunk.uncompressedCRC != 0 {
             let crc = out.withUnsafeBufferPointer { dl_crc32(0, $0.baseAddress, $0.count) }
-            guard crc == chunk.uncompressedCRC else {
-                throw fail("chunk at offset \(chunk.recordOffset) (\(kind)) fails its CRC check (corrupt)")
-            }
+            guard crc == chunk.uncompressedCRC else { throw damaged("fails its CRC check (corrupt)") }
         }
+        checkedChunks.insert(index)
         cachedChunk = (index, out)
         return out
     }

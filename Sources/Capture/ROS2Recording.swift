@@ -1,4 +1,5 @@
 import CPlatform
+import DepthKit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -49,8 +50,15 @@ protocol ROS2Storage: AnyObject {
     /// Per topic, its messages sorted by log time (file order among equal times); refs carry the
     /// file index given at opening.
     var refs: [String: [ROS2MessageRef]] { get }
-    /// What the reader noticed and worked around (a file cut short, a summary it could not use).
+    /// What the reader noticed and worked around (a summary it could not use).
     var notices: [String] { get }
+    /// What of the file could not be read, one line each (a file cut short, an unreadable chunk).
+    var damage: [String] { get }
+    /// Reads every part of the file not read at opening (MCAP: each chunk once), so that `damage`
+    /// is complete; true when it found something new.
+    func checkChunks() -> Bool
+    /// The message lies in a part of the file found unreadable.
+    func isUnreadable(_ ref: ROS2MessageRef) -> Bool
     /// The stored bytes of a message (possibly still compressed per message by rosbag2).
     func storedData(of ref: ROS2MessageRef) throws -> [UInt8]
     /// The first `count` (or fewer) stored bytes of a message, read as cheaply as the storage
@@ -60,6 +68,10 @@ protocol ROS2Storage: AnyObject {
 
 extension ROS2Storage {
     func storedPrefix(of ref: ROS2MessageRef, count: Int) throws -> [UInt8] { Array(try storedData(of: ref).prefix(count)) }
+    /// A storage read whole at opening (SQLite: its index is its table).
+    var damage: [String] { [] }
+    func checkChunks() -> Bool { false }
+    func isUnreadable(_ ref: ROS2MessageRef) -> Bool { false }
 }
 
 /// A ROS 2 recording: a rosbag2 folder (`metadata.yaml` + storage files, possibly split into
@@ -79,13 +91,26 @@ public final class ROS2Recording {
     public let path: String
     /// The storage files, in recording order.
     public let files: [String]
-    /// What was noticed while opening (a file cut short and read up to its last whole record, an
-    /// MCAP summary that could not be used); empty for a sound recording.
-    public private(set) var notices: [String] = []
+    /// What was noticed while opening (an MCAP summary that could not be used), then `damage`;
+    /// empty for a sound recording.
+    public var notices: [String] { openingNotices + damage }
+    private var openingNotices: [String] = []
+
+    /// What of the recording could not be read, one line each: a file cut short ("recording cut
+    /// short at byte B of ≥ C…", read up to its last whole record), a chunk that does not
+    /// decompress or fails its CRC ("chunk at offset X (zstd): corrupt data; its N messages left
+    /// out"). Complete after `checkChunks()`; before it, what opening met (a file without a
+    /// summary is scanned whole at opening, one with a summary is not). Each line names the
+    /// storage file when the recording has several.
+    public var damage: [String] {
+        storages.enumerated().flatMap { i, s in
+            s.damage.map { storages.count > 1 ? "\((files[i] as NSString).lastPathComponent): \($0)" : $0 }
+        }
+    }
 
     private let storages: [any ROS2Storage]
-    private let merged: [ROS2Topic]
-    private let refsByTopic: [String: [ROS2MessageRef]]
+    private var merged: [ROS2Topic]
+    private var refsByTopic: [String: [ROS2MessageRef]]
     /// rosbag2's metadata says every message is compressed (`compression_mode: message`).
     private let perMessageCompression: String?
 
@@ -176,7 +201,7 @@ public final class ROS2Recording {
         }
         merged = byName.values.sorted { $0.name < $1.name }
         refsByTopic = refs
-        notices = notes
+        openingNotices = notes
     }
 
     /// Reads an MCAP file held in memory (fuzzing, tests); `name` stands for the path in errors.
@@ -188,7 +213,29 @@ public final class ROS2Recording {
         storages = [reader]
         merged = reader.topics
         refsByTopic = reader.refs
-        notices = reader.notices
+        openingNotices = reader.notices
+    }
+
+    /// Reads every part of the recording opening did not (each MCAP chunk once, one at a time) and
+    /// leaves the messages of unreadable ones out of `topics` and `messages(onTopic:)`; `damage`
+    /// then lists everything missing. True when it found damage opening had not.
+    @discardableResult
+    public func checkChunks() -> Bool {
+        var found = false
+        for s in storages where s.checkChunks() { found = true }
+        guard found else { return false }
+        var counts: [String: Int] = [:]
+        for (name, list) in refsByTopic {
+            let kept = list.filter { !storages[Int($0.file)].isUnreadable($0) }
+            refsByTopic[name] = kept
+            counts[name] = kept.count
+        }
+        merged = merged.map { t in
+            var t = t
+            t.messageCount = counts[t.name] ?? t.messageCount
+            return t
+        }
+        return true
     }
 
     /// "sqlite3" or "mcap" (the first storage file's).
@@ -391,25 +438,56 @@ enum ROS2Compression {
         return Array(UnsafeBufferPointer(start: out, count: count))
     }
 
-    /// Largest decompressed storage file accepted: half the machine's memory.
-    static var maxFileSize: Int { Int(min(UInt64(Int.max), ProcessInfo.processInfo.physicalMemory / 2)) }
+    /// Largest decompressed storage file accepted: the memory available now (`MemoryBudget`: the
+    /// kernel's MemAvailable, the cgroup's limit, or `DEPTHLENS_MEMORY_AVAILABLE`), never more than
+    /// half the machine's memory. A whole-file stream inflates in memory (SQLite and the MCAP reader
+    /// want the storage file whole), so this is where a zstd bomb stops.
+    static var maxFileSize: Int {
+        let half = Int(min(UInt64(Int.max), ProcessInfo.processInfo.physicalMemory / 2))
+        return MemoryBudget.available().map { min($0, half) } ?? half
+    }
 
     /// A whole storage file compressed per file (rosbag2 `compression_mode: file`).
     static func zstdFile(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
-        try file(bytes, name: name, format: "zstd", dl_zstd_decompress_alloc)
+        try file(bytes, name: name, format: "zstd")
     }
 
     static func lz4File(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
-        try file(bytes, name: name, format: "lz4", dl_lz4_decompress_frame_alloc)
+        try file(bytes, name: name, format: "lz4")
     }
 
-    private static func file(_ bytes: ROS2Bytes, name: String, format: String, _ decode: AllocDecoder) throws -> ROS2Bytes {
+    /// Inflates a whole storage file into memory, bounded by what its frames declare (zstd: when
+    /// every frame declares its content size, more is an error found as it is decoded, and a
+    /// declaration over the memory available is refused before anything is allocated) and by
+    /// `limit` (`maxFileSize`): a stream without declarations is decoded into a buffer that grows
+    /// with the data, up to the limit. Each failure is one line naming the file.
+    static func file(_ bytes: ROS2Bytes, name: String, format: String, limit: Int = maxFileSize) throws -> ROS2Bytes {
+        let src = bytes.raw.bindMemory(to: UInt8.self)
+        var declared: UInt64 = 0
+        let sized = format == "zstd" && dl_zstd_declared_size(src.baseAddress, src.count, &declared) == 1
+        func fail(_ problem: String) -> CaptureError {
+            .file(path: name, problem: "\(format)-compressed storage file: \(problem)")
+        }
+        if sized, declared > UInt64(limit) {
+            throw fail("its frames declare \(declared) bytes uncompressed, more than the memory available "
+                       + "(\(MemoryBudget.describe(limit)); DEPTHLENS_MEMORY_AVAILABLE sets it)")
+        }
         var out: UnsafeMutablePointer<UInt8>?
         var count = 0
-        let src = bytes.raw.bindMemory(to: UInt8.self)
-        let code = decode(src.baseAddress, src.count, maxFileSize, &out, &count)
+        let code = format == "zstd" ? dl_zstd_decompress_alloc(src.baseAddress, src.count, limit, &out, &count)
+                                    : dl_lz4_decompress_frame_alloc(src.baseAddress, src.count, limit, &out, &count)
         guard code == 0, let out else {
-            throw CaptureError.file(path: name, problem: "decompressing the \(format)-compressed storage file: \(String(cString: dl_decompress_error(code)))")
+            switch Int(code) {
+            case Int(DL_DECOMPRESS_OVER_LIMIT):
+                throw fail("it inflates past \(MemoryBudget.describe(limit)), the memory available (stopped there; "
+                           + "DEPTHLENS_MEMORY_AVAILABLE sets it)")
+            case Int(DL_DECOMPRESS_TOO_LONG):
+                throw fail("it decompresses to more than the \(declared) bytes its frames declare (corrupt)")
+            case Int(DL_DECOMPRESS_TOO_SHORT):
+                throw fail(sized ? "it ends before the \(declared) bytes its frames declare (cut short)" : "it ends mid-stream (cut short)")
+            default:
+                throw fail(String(cString: dl_decompress_error(code)))
+            }
         }
         return ROS2Bytes(adopting: out, count: count)
     }

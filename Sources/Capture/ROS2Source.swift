@@ -42,7 +42,7 @@ import Foundation
 ///
 /// **IMU** (`IMURecording`): the `sensor_msgs/msg/Imu` topics `ROSIMUTopics` picks (librealsense's
 /// Accel_N and Gyro_N streams, else the first Imu topic), each sample under its header stamp.
-public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
+public final class ROS2Source: FrameSource, RecordedStreams, IMURecording, RecordingDamage {
     public let path: String
     /// Topics chosen by the user (nil: automatic).
     public let depthTopic: String?
@@ -58,6 +58,11 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
     public private(set) var frameTimes: [Double] = []
     /// Meters per raw unit of 16-bit depth, after `start()`.
     public private(set) var depthUnits: Float?
+    /// `RecordingDamage`: read every chunk at `start()` (`info`, `convert`).
+    public var checksWholeRecording = false
+    /// `RecordingDamage`: what of the recording could not be read (`ROS2Recording.damage`), from
+    /// `start()` (kept after `stop()`, for the exit status of a command that has finished with it).
+    public private(set) var damage: [String] = []
 
     /// One image topic of the recording.
     struct Stream {
@@ -128,6 +133,7 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
     public func start() throws {
         stop()
         warnings.removeAll()
+        damage = []
         do { try open() } catch {
             stop()
             throw CaptureError.wrapping(error, path: path)
@@ -138,6 +144,10 @@ public final class ROS2Source: FrameSource, RecordedStreams, IMURecording {
 
     private func open() throws {
         let rec = try ROS2Recording(path: path)
+        if checksWholeRecording { rec.checkChunks() }
+        // Damage is said, not hidden: the readable frames play, each missing part is a warning (a notice in the viewer).
+        damage = rec.damage
+        for line in damage { warn(line) }
         recording = rec
         imuTopics = ROSIMUTopics(imuTopics: rec.topics.filter { $0.type == "sensor_msgs/msg/Imu" }.map(\.name)) { topic in
             guard let ref = rec.messages(onTopic: topic).first,

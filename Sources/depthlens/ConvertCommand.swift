@@ -93,6 +93,7 @@ struct ConvertCommand: ParsableCommand {
         let contents = try ExportContents(parsing: what)
         let spec = try SourceSpec(parsing: source)
         let src = try spec.makeSource(depthScale: depthScale)
+        (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
         try DatasetExporter.prepare(directory: out, overwrite: overwrite)
         let exporter = DatasetExporter(source: src, directory: out)
@@ -127,8 +128,9 @@ struct ConvertCommand: ParsableCommand {
         } else {
             print("wrote \(summary.framesWritten) frames\(plys) to \(out)")
         }
-        // Frames that could not be read were each said above: bad input, exit 1.
-        if summary.skippedFrames > 0 { throw ExitCode(1) }
+        // Frames that could not be read, and the parts of a damaged recording that could not
+        // (said above among the warnings), are bad input: the rest is written, and the exit status is 1.
+        if summary.skippedFrames > 0 || !((src as? RecordingDamage)?.damage.isEmpty ?? true) { throw ExitCode(1) }
     }
 }
 

@@ -14,6 +14,7 @@ extension ConvertCommand {
         let contents = try ExportContents(parsing: what)
         try MCAPExporter.prepare(path: out, overwrite: overwrite)
         let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
+        (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
         let exporter = MCAPExporter(source: src, path: out)
         exporter.selection = selection
@@ -31,5 +32,7 @@ extension ConvertCommand {
         let depth = summary.depthMillimeters ? "16UC1 mm" : "32FC1 m"
         let clock = summary.perStream ? "each stream on its own clock" : "frames as playback pairs them"
         print("wrote \(summary.colorFrames) color and \(summary.depthFrames) depth (\(depth)) frames, \(summary.messages) messages, to \(out) (\(clock))")
+        // A damaged recording's readable frames are written; what was missing is said above: exit 1.
+        if !((src as? RecordingDamage)?.damage.isEmpty ?? true) { throw ExitCode(1) }
     }
 }

@@ -36,6 +36,8 @@ struct InfoCommand: ParsableCommand {
                 if let spec, spec.kind.hasFrames {
                     let d = try SourceDescription(spec, depthScale: depthScale)
                     print(json ? try d.jsonText() : d.text)
+                    // A damaged recording is described (its readable frames) and said: exit 1, as for unreadable files.
+                    if !d.damage.isEmpty { failed += 1 }
                     continue
                 }
                 // `ply:FILE`, the point-list source, is described as its file is.
@@ -177,6 +179,10 @@ struct SourceDescription {
     let poses: (count: Int, origin: String)?
     /// The IMU streams (samples read; listed without them), when the source has any.
     let imu: [IMUSummary]
+    /// What of a recording could not be read (`RecordingDamage`, the whole recording checked);
+    /// nil for sources that are not such recordings.
+    let damageReport: [String]?
+    var damage: [String] { damageReport ?? [] }
 
     /// One IMU stream as `info` lists it.
     struct IMUSummary {
@@ -191,7 +197,9 @@ struct SourceDescription {
     init(_ spec: SourceSpec, depthScale: Float?) throws {
         self.spec = spec
         let source = try spec.makeSource(depthScale: depthScale)
+        (source as? RecordingDamage)?.checksWholeRecording = true
         let reader = try FrameReader(source: source)   // keeps the source started while it is read
+        damageReport = (source as? RecordingDamage)?.damage
         guard let first = try reader.next() else { throw CaptureError.invalidState("\(source.name) has no frame") }
         var meta = source.metadata
         frameCount = source.playback?.frameCount
@@ -245,6 +253,7 @@ struct SourceDescription {
              "first_s": s.first ?? NSNull(), "last_s": s.last ?? NSNull()]
         }
         o["imu"] = imuStreams.isEmpty ? NSNull() as Any : imuStreams as Any
+        if let damageReport { o["damage"] = damageReport }
         return o
     }
 
@@ -284,6 +293,7 @@ struct SourceDescription {
             lines.append("  imu \(s.kind.rawValue): \(s.name), \(s.samples) samples" + (s.rate.map { String(format: " @ %.2f Hz", $0) } ?? "")
                          + " (\(s.kind.unit))")
         }
+        for line in damage { lines.append("  damaged: \(line)") }
         return lines.joined(separator: "\n")
     }
 }

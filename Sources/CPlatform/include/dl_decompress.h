@@ -39,8 +39,17 @@ int dl_zstd_decompress(const uint8_t *in, size_t in_size, uint8_t *out, size_t o
 
 /// Decodes a zstd stream whose decompressed size is not known in advance into a buffer it
 /// allocates with malloc (`*out`, `*out_size`; the caller frees it with `dl_decompress_free`),
-/// at most `max_out` bytes. On an error `*out` is NULL.
+/// at most `max_out` bytes. When every frame declares its content size, the output is exactly
+/// their sum (more is DL_DECOMPRESS_TOO_LONG, checked as it is decoded; less DL_DECOMPRESS_TOO_SHORT),
+/// and a sum over `max_out` is DL_DECOMPRESS_OVER_LIMIT before anything is allocated. The buffer
+/// starts at no more than 64 MiB and doubles as data is decoded: memory follows the data, not
+/// what a header claims. On an error `*out` is NULL.
 int dl_zstd_decompress_alloc(const uint8_t *in, size_t in_size, size_t max_out, uint8_t **out, size_t *out_size);
+
+/// The sum of the content sizes the zstd frames in `in` declare (`*size`; saturating at
+/// ULLONG_MAX): 1 when every frame declares one, 0 when one does not or the frames cannot be
+/// walked (a stream cut short). Reads frame headers only.
+int dl_zstd_declared_size(const uint8_t *in, size_t in_size, unsigned long long *size);
 
 /// The same for LZ4 frames (one or several concatenated).
 int dl_lz4_decompress_frame_alloc(const uint8_t *in, size_t in_size, size_t max_out, uint8_t **out, size_t *out_size);

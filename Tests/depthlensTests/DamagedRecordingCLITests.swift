@@ -1,0 +1,109 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Issue 33 through the command line: a damaged ROS 2 recording is described and converted as far
+/// as it can be read, its damage said (the same line in `info`, `info --json` and on `convert`'s
+/// stderr) and the exit status 1; a hostile one (a chunk or a whole-file zstd stream that inflates
+/// to gigabytes from kilobytes) costs memory within the budget and is one line. Recordings from
+/// Tests/Fixtures/damaged_ros2.py (PyPI `mcap`, `zstandard`); peak memory measured on the child.
+final class DamagedRecordingCLITests: CLITestCase {
+    /// Runs damaged_ros2.py; the file it wrote and the offsets of its Chunk records.
+    private func make(_ args: [String], _ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> (path: String, chunks: [Int]) {
+        let python = try PythonReference.python(importing: ["mcap", "rosbags", "numpy", "zstandard"], file: file, line: line)
+        let out = path(name)
+        let r = try TestProcess.run([python, Repo.fixture("damaged_ros2.py")] + args.prefix(1) + [out] + args.dropFirst(), file: file, line: line)
+        XCTAssertEqual(r.status, 0, r.output, file: file, line: line)
+        let json = r.output.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let chunks = (try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["chunks"] as? [Int] ?? []
+        return (out, chunks)
+    }
+
+    private func rewrite(_ file: String, _ change: (inout [UInt8]) -> Void) throws {
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: file)))
+        change(&bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+    }
+
+    /// `info` (text and JSON) and `convert` of a damaged recording: the readable frames, the damage
+    /// line `expect` begins with, exit 1 each time.
+    private func assertSaid(_ file: String, damage expect: String, frames: Int, colorFrames: Int,
+                            fileName: StaticString = #filePath, line: UInt = #line) throws {
+        let info = try CLI.run(["info", "ros2:\(file)"])
+        XCTAssertEqual(info.status, 1, "info: damage is not hidden; \(info.stderr)", file: fileName, line: line)
+        let damaged = info.stdout.split(separator: "\n").filter { $0.hasPrefix("  damaged: ") }
+        XCTAssertEqual(damaged.count, 1, info.stdout, file: fileName, line: line)
+        XCTAssertTrue(damaged.first?.dropFirst(11).hasPrefix(expect) ?? false, "\(damaged)", file: fileName, line: line)
+        XCTAssertTrue(info.stdout.hasPrefix("ros2:\(file): ros2 source, \(frames) frames"), info.stdout, file: fileName, line: line)
+
+        let json = try CLI.run(["info", "--json", "ros2:\(file)"])
+        XCTAssertEqual(json.status, 1, file: fileName, line: line)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        XCTAssertEqual(object?["damage"] as? [String], damaged.map { String($0.dropFirst(11)) }, file: fileName, line: line)
+
+        let out = path("out-\(UUID().uuidString)")
+        let convert = try CLI.run(["convert", "--source", "ros2:\(file)", "--out", out])
+        XCTAssertEqual(convert.status, 1, "convert: the readable frames written, the damage said; \(convert.stderr)", file: fileName, line: line)
+        let said = convert.stderrLines.filter { $0.contains(expect) }
+        XCTAssertEqual(said, ["depthlens: ros2:\(file): \(damaged.first?.dropFirst(11) ?? "")"], convert.stderr, file: fileName, line: line)
+        let rgb = try FileManager.default.contentsOfDirectory(atPath: out + "/rgb")
+        XCTAssertEqual(rgb.count, colorFrames, "color frames written", file: fileName, line: line)
+        XCTAssertTrue(convert.stdout.contains("wrote \(colorFrames) color"), convert.stdout, file: fileName, line: line)
+    }
+
+    /// Cut in half: before, `info` said a clean 5-frame recording (the file had 10) and `convert` exited 0.
+    func testMCAPCutInHalf() throws {
+        let (file, _) = try make(["mcap"], "half.mcap")
+        var size = 0
+        try rewrite(file) { b in
+            b.removeLast(b.count / 2 + b.count % 2)
+            size = b.count
+        }
+        try assertSaid(file, damage: "recording cut short at byte \(size) of ≥ ", frames: 5, colorFrames: 5)
+    }
+
+    /// 4 KiB zeroed inside a zstd chunk: before, `info` said a clean 10-frame recording and `convert`
+    /// stopped with exit 1 after writing nothing of the rest.
+    func testMCAPWithAZeroedChunk() throws {
+        let (file, chunks) = try make(["mcap"], "zeroed.mcap")
+        XCTAssertGreaterThan(chunks.count, 3)
+        try rewrite(file) { b in
+            for i in (chunks[2] + 200)..<(chunks[2] + 200 + 4096) { b[i] = 0 }
+        }
+        // The third chunk holds color frames 3 and 4 and depth frame 3 (16 KiB chunks of 64x48 frames).
+        try assertSaid(file, damage: "chunk at offset \(chunks[2]) (zstd): ", frames: 9, colorFrames: 8)
+    }
+
+    /// A summary-less MCAP with a zstd chunk of ~50 KB that declares (and inflates to) 1 GiB: with
+    /// 256 MiB available, that chunk is one line and the rest opens. Before: 1.1 GB peak, a clean
+    /// 10-frame recording.
+    func testChunkDeclaringAGibibyteStaysWithinTheBudget() throws {
+        let (file, chunks) = try make(["chunk-bomb"], "bomb.mcap")
+        let r = try PeakRun.run(Repo.depthlens, ["info", "ros2:\(file)"], environment: ["DEPTHLENS_MEMORY_AVAILABLE": "\(256 << 20)"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("ros2:\(file): ros2 source, 10 frames"), r.stdout)
+        let damaged = r.stdout.split(separator: "\n").filter { $0.hasPrefix("  damaged: ") }
+        XCTAssertEqual(damaged, ["  damaged: chunk at offset \(chunks.last ?? -1) (zstd): declares 1073741824 uncompressed bytes, "
+                                 + "more than the memory available (256 MiB)"])
+        XCTAssertLessThan(r.peakMiB, 400, "peak resident memory (MiB)")
+    }
+
+    /// A `.mcap.zstd` of ~260 KB inflating to 8 GiB, its frames without a declared size: stopped at
+    /// the budget, one line. Before: inflated up to half the machine's memory.
+    func testWholeFileZstdBombWithoutDeclaredSize() throws {
+        let (file, _) = try make(["zstd-bomb"], "bomb.mcap.zstd")
+        let r = try PeakRun.run(Repo.depthlens, ["info", "ros2:\(file)"], environment: ["DEPTHLENS_MEMORY_AVAILABLE": "\(128 << 20)"])
+        r.assertOneLineError(mentioning: ["bomb.mcap.zstd: zstd-compressed storage file: it inflates past 128 MiB"], peakUnder: 400)
+        XCTAssertEqual(r.stdout, "")
+    }
+
+    /// The same bomb whose frames declare their 64 MiB each: refused from the frame headers, before decoding.
+    func testWholeFileZstdBombDeclaringItsSize() throws {
+        let (file, _) = try make(["zstd-bomb", "--declared"], "declared.mcap.zstd")
+        let r = try PeakRun.run(Repo.depthlens, ["convert", "--source", "ros2:\(file)", "--out", path("out")],
+                                environment: ["DEPTHLENS_MEMORY_AVAILABLE": "\(128 << 20)"])
+        r.assertOneLineError(mentioning: ["declared.mcap.zstd: zstd-compressed storage file: its frames declare 8589934592 bytes uncompressed"],
+                             peakUnder: 200)
+        XCTAssertEqual((try? FileManager.default.contentsOfDirectory(atPath: path("out"))) ?? [], [], "no frame written")
+    }
+}

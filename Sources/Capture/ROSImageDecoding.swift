@@ -148,11 +148,19 @@ public enum ROSImageDecoding {
     /// A `sensor_msgs/CompressedImage` color frame (PNG or JPEG, `format` "jpeg", "png",
     /// "rgb8; png compressed bgr8", …) → rgba8. The file holds true colors whatever the format
     /// string's encodings say (image_transport's `compressed` converts to bgr8 before OpenCV writes
-    /// it, and OpenCV stores BGR mats as RGB files). 16-bit PNGs are not color: an error.
+    /// it, and OpenCV stores BGR mats as RGB files). 16-bit PNGs are not color: an error. The size
+    /// the header claims is checked (`checkDimensions`) before decoding; the pixels are committed as
+    /// rows are decoded.
     public static func compressedColor(_ data: ArraySlice<UInt8>, format: String, file: String, topic: String) throws -> PixelBuffer {
         let decoded: PixelBuffer
         do {
-            decoded = try data.withUnsafeBytes { try ImageIO.decode($0, name: file) }
+            decoded = try data.withUnsafeBytes { bytes in
+                // The size the header claims against the limits before anything is decoded.
+                if let size = ImageIO.headerSize(bytes) {
+                    try checkDimensions(width: size.width, height: size.height, file: file, topic: topic)
+                }
+                return try ImageIO.decode(bytes, name: file)
+            }
         } catch let e as DepthKitError {
             switch e {
             case let .file(_, problem), let .invalidArgument(problem):

@@ -64,7 +64,10 @@ extension PeakRun {
     /// This test bundle run as a child on one test (`Target.Class/test`) with `environment`: for a
     /// decode reached by no command (an in-memory image), measured on its own process.
     public static func testBundle(_ test: String, environment: [String: String]) throws -> PeakRun {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        // The bundle's path; when a build replaced it since this process started, the link ends
+        // in " (deleted)" and the same path holds the new one.
+        var exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if exe.hasSuffix(" (deleted)") { exe = String(exe.dropLast(10)) }
         return try run(exe, [test], environment: environment)
     }
 }

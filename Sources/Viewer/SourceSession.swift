@@ -101,6 +101,9 @@ final class SourceSession {
                             imu: imu.flatMap { $0.isEmpty ? nil : $0 })
         reconnect = ReconnectWatch(reconnection: source?.reconnection, seen: source?.reconnection?.stateChanges ?? 0)
         ply.start()
+        // What the source said while it opened (a damaged recording's missing parts, assumed
+        // calibration) is shown as its later warnings are: its callback is only set below.
+        for w in source?.warnings ?? [] { log.notice(w) }
         // The prefetcher sets the source's warning callback before its thread starts.
         prefetcher = source.map(SourcePrefetcher.init)
     }

@@ -21,9 +21,9 @@ final class LibrealsenseAlignTests: XCTestCase {
     private func python() throws -> String { try PythonReference.python(importing: ["pyrealsense2", "numpy"]) }
 
     private func recording() throws -> String {
+        // The repository's copy (tests never read ../shared: a clone without it must pass).
         let candidates: [String?] = [ProcessInfo.processInfo.environment["DEPTHLENS_D435_BAG"],
-                          Self.root.appendingPathComponent("Tests/Fixtures/realsense-d435-640x480.bag").path,
-                          Self.root.appendingPathComponent("../shared/data/realsense-d435-640x480.bag").path]
+                          Self.root.appendingPathComponent("Tests/Fixtures/realsense-d435-640x480.bag").path]
         guard let bag = candidates.compactMap({ $0 }).first(where: { FileManager.default.fileExists(atPath: $0) }) else {
             XCTFail("no D435 recording in \(candidates.compactMap { $0 })")
             throw CocoaError(.fileNoSuchFile)

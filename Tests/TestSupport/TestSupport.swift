@@ -12,16 +12,6 @@ public enum Repo {
         .deletingLastPathComponent().deletingLastPathComponent()
     /// `Tests/Fixtures/NAME`.
     public static func fixture(_ name: String) -> String { root.appendingPathComponent("Tests/Fixtures/\(name)").path }
-    /// The shared real data (`../shared/data/NAME` beside the checkout), else `DEPTHLENS_SHARED_DATA/NAME`.
-    /// Fails the test (never skips) when the file is in neither place.
-    public static func sharedData(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        var candidates = [root.appendingPathComponent("../shared/data/\(name)").standardizedFileURL.path]
-        if let dir = ProcessInfo.processInfo.environment["DEPTHLENS_SHARED_DATA"] { candidates.insert(dir + "/" + name, at: 0) }
-        if let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0) }) { return found }
-        XCTFail("shared data \(name) not found in \(candidates)", file: file, line: line)
-        throw CocoaError(.fileNoSuchFile)
-    }
-
     /// The built `depthlens` executable in the products folder that holds the test bundle (on
     /// Linux `bundleURL` is that folder itself, on macOS the .xctest inside it); `DEPTHLENS_BIN`
     /// overrides (CI points it at the release build for the steady-state checks).

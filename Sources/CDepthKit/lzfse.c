@@ -280,9 +280,9 @@ typedef struct {
 } bit_stream;
 
 /// The little-endian value of `n` (0…8) bytes at offset `at`, bytes before the payload as zero.
-static uint64_t load_bytes(const bit_stream *s, ptrdiff_t at, int n) {
+static inline uint64_t load_bytes(const bit_stream *s, ptrdiff_t at, int n) {
     if (n == 0) return 0;
-    if (at >= 0 && at + 8 <= s->size) {
+    if (__builtin_expect(at >= 0 && at + 8 <= s->size, 1)) {
         uint64_t v = le64(s->base + at);
         return n == 8 ? v : v & (((uint64_t)1 << (8 * n)) - 1);
     }
@@ -386,10 +386,17 @@ static inline int32_t decode_value(const fse_entry *t, uint16_t *state, bit_stre
     return e.value + (int32_t)(b & ((1u << e.extra_bits) - 1));
 }
 
-static inline uint8_t decode_literal(const fse_entry *t, uint16_t *state, bit_stream *s) {
-    fse_entry e = t[*state];
+/// A literal decoder entry: fse_entry in 4 bytes (the 1024-state table stays in 4 KB).
+typedef struct {
+    uint8_t state_bits;
+    uint8_t symbol;
+    uint16_t next_base;
+} literal_entry;
+
+static inline uint8_t decode_literal(const literal_entry *t, uint16_t *state, bit_stream *s) {
+    literal_entry e = t[*state];
     *state = (uint16_t)(e.next_base + bits_pull(s, e.state_bits));
-    return (uint8_t)e.value;
+    return e.symbol;
 }
 
 // MARK: Output
@@ -416,21 +423,43 @@ static inline void copy_match(uint8_t *out, size_t d, size_t m) {
     }
 }
 
+/// Copies `n` bytes in 16-byte pieces, writing up to 15 bytes past `n` (and reading as far past
+/// `src`): only where the caller has checked the room. Overlap is fine when src + 16 ≤ dst.
+static inline void copy_wide(uint8_t *dst, const uint8_t *src, size_t n) {
+    uint8_t *end = dst + n;
+    do {
+        memcpy(dst, src, 16);
+        dst += 16;
+        src += 16;
+    } while (dst < end);
+}
+
 // MARK: LZFSE blocks
 
+enum { WIDE_ROOM = 32 };  // output room the wide copies need past a literal and match
+
 typedef struct {
-    fse_entry l[L_STATES], m[M_STATES], d[D_STATES], lit[LIT_STATES];
-    uint8_t literals[MAX_LITERALS + 4];
+    fse_entry l[L_STATES], m[M_STATES], d[D_STATES], lit_build[LIT_STATES];
+    literal_entry lit[LIT_STATES];
+    uint8_t literals[MAX_LITERALS + 4 + WIDE_ROOM];  // n_literals rounded to 4, then the wide copies' reach
 } lzfse_work;
 
+/// Decodes the block into dst[start, start + n_raw) (the caller checked it fits `capacity`).
+/// Where the output has room past the block's current triplet (WIDE_ROOM), literals and matches
+/// of distance ≥ 16 are copied in 16-byte pieces; the bytes written past a triplet lie inside
+/// dst[0, capacity) and are overwritten by the following triplets and blocks (a stream that
+/// fails halfway is discarded whole by the caller).
 static int decode_lzfse_block(context *c, const block_header *h, const uint8_t *payload, uint8_t *dst, size_t start,
-                              lzfse_work *w) {
+                              size_t capacity, lzfse_work *w) {
     uint8_t d_extra[D_SYMBOLS];
     d_extra_table(d_extra);
     build_table(w->l, L_STATES, L_SYMBOLS, h->l_freq, l_extra, 0);
     build_table(w->m, M_STATES, M_SYMBOLS, h->m_freq, m_extra, 0);
     build_table(w->d, D_STATES, D_SYMBOLS, h->d_freq, d_extra, 0);
-    build_table(w->lit, LIT_STATES, LIT_SYMBOLS, h->lit_freq, NULL, 1);
+    build_table(w->lit_build, LIT_STATES, LIT_SYMBOLS, h->lit_freq, NULL, 1);
+    for (int i = 0; i < LIT_STATES; i++) {
+        w->lit[i] = (literal_entry){w->lit_build[i].state_bits, (uint8_t)w->lit_build[i].value, w->lit_build[i].next_base};
+    }
 
     // Literals: four interleaved states, four literals per refill (at most 4 × 10 bits).
     bit_stream s;
@@ -463,6 +492,15 @@ static int decode_lzfse_block(context *c, const block_header *h, const uint8_t *
         if (d < 0 || (uint64_t)d > o + l)
             return fail(c, "match %u: distance %lld before the start of the output (%zu bytes written)", i,
                         (long long)d, o + l);
+        if (__builtin_expect(capacity - o >= (size_t)l + m + WIDE_ROOM, 1)) {
+            copy_wide(dst + o, w->literals + lit, l);
+            o += l;
+            lit += l;
+            if (d >= 16) copy_wide(dst + o, dst + o - d, m);
+            else if (m) copy_match(dst + o, (size_t)d, m);  // 1 ≤ d ≤ o
+            o += m;
+            continue;
+        }
         memcpy(dst + o, w->literals + lit, l);
         o += l;
         lit += l;
@@ -584,11 +622,11 @@ int dl_lzfse_decode(const uint8_t *src, size_t size, uint8_t *dst, size_t capaci
             if (decode_lzvn_block(&c, &h, payload, dst, o) != 0) goto done;
             break;
         default:  // v1, v2
-            if (!w && !(w = malloc(sizeof *w))) {
+            if (!w && !(w = calloc(1, sizeof *w))) {
                 fail(&c, "out of memory");
                 goto done;
             }
-            if (decode_lzfse_block(&c, &h, payload, dst, o, w) != 0) goto done;
+            if (decode_lzfse_block(&c, &h, payload, dst, o, capacity, w) != 0) goto done;
             break;
         }
         o += h.n_raw;

@@ -168,7 +168,7 @@ final class LZFSETests: XCTestCase {
     private func referenceDecode(_ stream: [UInt8]) throws -> [UInt8]? {
         let py = try python()
         let tmp = TemporaryFolder("lzfse")
-        FileManager.default.createFile(atPath: tmp.file("in"), contents: Data(stream))
+        XCTAssertTrue(FileManager.default.createFile(atPath: tmp.file("in"), contents: Data(stream)))
         let r = try TestProcess.run([py, "-c", "import lzfse, sys; open(sys.argv[2], 'wb').write(lzfse.decompress(open(sys.argv[1], 'rb').read()))",
                                      tmp.file("in"), tmp.file("out")], timeout: 120)
         guard r.status == 0 else { return nil }

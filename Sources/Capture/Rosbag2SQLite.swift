@@ -17,6 +17,9 @@ final class Rosbag2SQLite: ROS2Storage {
     private(set) var topics: [ROS2Topic] = []
     private(set) var refs: [String: [ROS2MessageRef]] = [:]
     private(set) var notices: [String] = []
+    /// A `NAME.db3-wal` beside the file holding changes (a recorder killed, or still writing):
+    /// `immutable=1` reads the database file as it is, without them — said, not hidden.
+    private(set) var damage: [String] = []
 
     private var db: OpaquePointer?
     private var blobStatement: OpaquePointer?
@@ -93,6 +96,12 @@ final class Rosbag2SQLite: ROS2Storage {
                 throw fail("cannot open as SQLite: \(lastError)")
             }
             try harden()
+            var st = stat()
+            // A WAL header is 32 bytes; anything past it is frames that may not be in the file yet.
+            if stat(path + "-wal", &st) == 0, st.st_size > 32 {
+                damage.append("\((path as NSString).lastPathComponent)-wal beside it holds \(st.st_size) bytes of changes that may not be "
+                              + "in the database yet (a recording cut short or still being written): they are not read")
+            }
         }
     }
 

@@ -60,6 +60,21 @@ final class ReadOnlyRecordingTests: XCTestCase {
         XCTAssertEqual(listing(tmp.path), before)
     }
 
+    /// A `-wal` left beside the file with changes never checkpointed (a recorder killed): the
+    /// database is read as it is on disk, the -wal is not touched, and `info` says what is left out.
+    func testUncheckpointedWALIsSaid() throws {
+        let tmp = TemporaryFolder("readonly")
+        let file = try db3("pending", in: tmp.path)
+        let before = listing(tmp.path)
+        XCTAssertEqual(before, ["pending.db3", "pending.db3-wal"])
+        let r = try info("ros2:" + file)
+        // Described (its readable frames) and said as damage: exit 1, as `info` does for a recording cut short.
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stdout.contains("5 frames"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("damaged: pending.db3-wal beside it holds"), r.stdout)
+        XCTAssertEqual(listing(tmp.path), before)
+    }
+
     /// A name that is not a plain URI path (`?`, `#`, `%`, a space, a relative path) is
     /// percent-encoded into the `file:` URI and opens as the file it names.
     func testNamesNeedingEscapesOpen() throws {

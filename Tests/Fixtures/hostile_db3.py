@@ -12,7 +12,10 @@ one topic /camera/color/image_raw (sensor_msgs/msg/Image, 4x2 rgb8), 5 messages 
     generated   messages.data a VIRTUAL generated column, zeroblob(900000000): 900 MB a row
                 computed from a 32 KB file
     view        messages a view over the stored rows whose data is zeroblob(900000000)
+    pending     wal, then 15 more messages left in OUT.db3-wal, never checkpointed (the writer
+                exits without closing, as a recorder killed mid-recording; its -shm removed)
 """
+import os
 import shutil
 import sqlite3
 import sys
@@ -54,6 +57,20 @@ def main() -> None:
         con.executescript("""
             ALTER TABLE messages RENAME TO stored;
             CREATE VIEW messages AS SELECT id, topic_id, timestamp, zeroblob(900000000) AS data FROM stored;""")
+    elif kind == "pending":
+        assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        con.commit()
+        con.close()
+        con = sqlite3.connect(out)
+        con.execute("PRAGMA wal_autocheckpoint=0")
+        rows = con.execute("SELECT topic_id, timestamp, data FROM messages").fetchall()
+        for k in range(1, 4):
+            con.executemany("INSERT INTO messages(topic_id, timestamp, data) VALUES (?, ?, ?)",
+                            [(tid, t + k * 500_000_000, d) for tid, t, d in rows])
+        con.commit()
+        os.remove(f"{out}-shm")
+        sys.stdout.flush()
+        os._exit(0)
     elif kind != "plain":
         raise SystemExit(f"unknown kind {kind}")
     con.commit()

@@ -106,7 +106,10 @@ public struct DDSTopics: Equatable, Sendable, CustomStringConvertible {
 /// **Untrusted input.** A sample that does not decode, whose `step · height` exceeds its data, with
 /// an unknown encoding, a size over 16384 a side, or a camera_info with non-finite or implausible
 /// values is dropped and counted (`droppedSamples`), with one warning per topic naming it; nothing
-/// traps. A stream silent for 2 s gets a warning, and another when it resumes; frames flow again
+/// traps. An image whose header claims more than the size limit (`DDSImageLimit`: `max-image=WxH`,
+/// default 8192x8192, never above the topic's camera_info size) is dropped before anything is
+/// decoded or allocated for it and counted apart (`oversizeSamples`), with one notice per topic.
+/// What a peer can grow is capped: writers followed per topic, TF frames, notices (`forgotten`). A stream silent for 2 s gets a warning, and another when it resumes; frames flow again
 /// without a restart.
 ///
 /// `@unchecked Sendable`: `start`, `stop` and `nextFrame` run on the consumer's thread, which owns

@@ -63,7 +63,7 @@ final class LZFSETests: XCTestCase {
 
     func testDecodesWhatTheReferenceEncoderWrites() throws {
         let cases = try referenceCases()
-        XCTAssertEqual(cases.count, 14)
+        XCTAssertEqual(cases.count, 15)
         var kinds = Set<String>()
         for c in cases.values.sorted(by: { $0.name < $1.name }) {
             kinds.formUnion(c.blocks)
@@ -88,6 +88,7 @@ final class LZFSETests: XCTestCase {
         XCTAssertGreaterThan(cases["depth-1920x1440"]?.blocks.count ?? 0, 100, "an 11 MB frame is many v2 blocks")
         XCTAssertGreaterThan(cases["depth-192x256"]?.blocks.count ?? 0, 2)
         XCTAssertEqual(cases["v1-depth-192x256"]?.blocks.count, cases["depth-192x256"]?.blocks.count)
+        XCTAssertEqual(cases["v1-conf-192x256"]?.blocks, ["bvx1", "bvx$"])
         // Record3D's depth: 192x256 little-endian float32 meters.
         let depth = try XCTUnwrap(cases["depth-192x256"])
         let meters = try decode(depth.stream, 192 * 256 * 4).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }

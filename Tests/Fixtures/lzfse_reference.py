@@ -11,7 +11,7 @@ one block per 10000 matches or 40000 literals) for larger ones, raw ("bvx-") whe
 than the input (random data, empty and one-byte inputs). It never writes "bvx1" (LZFSE with its
 frequency tables stored flat); the "v1" case here is a reference v2 stream with each block's header
 rewritten in the v1 layout (same payload), checked with the reference decoder before it is written.
-"mixed" joins a raw, an LZVN and v2 blocks in one stream (the reference writes one kind per input),
+"mixed" joins a raw, an LZVN and a v2 block in one stream (the reference writes one kind per input),
 also checked with the reference decoder.
 """
 import json
@@ -137,11 +137,12 @@ def main():
 
     streams = {name: lzfse.compress(data) for name, data in cases.items()}
 
-    v1 = v2_to_v1(streams["depth-192x256"])
-    assert lzfse.decompress(v1) == cases["depth-192x256"]
-    cases["v1-depth-192x256"], streams["v1-depth-192x256"] = cases["depth-192x256"], v1
+    for source in ["depth-192x256", "conf-192x256"]:  # the small one is a fuzz seed (scripts/fuzz)
+        v1 = v2_to_v1(streams[source])
+        assert lzfse.decompress(v1) == cases[source]
+        cases["v1-" + source], streams["v1-" + source] = cases[source], v1
 
-    parts = ["random-3000", "text-600", "ramp-192x256"]
+    parts = ["random-3000", "text-600", "conf-192x256"]
     mixed = b"".join(strip_end(streams[p]) for p in parts) + b"bvx$"
     mixed_data = b"".join(cases[p] for p in parts)
     assert lzfse.decompress(mixed) == mixed_data

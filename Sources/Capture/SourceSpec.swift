@@ -89,7 +89,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         Kind(name: "photo", syntax: "photo:FILE",
              summary: "a phone's depth photo: iPhone HEIC/JPEG portrait (depth + mattes), Google GDepth or Android Dynamic Depth JPEG",
              hasFrames: true),
-        Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N], dds:/NAMESPACE",
+        Kind(name: "dds", syntax: "dds:TOPIC[,depth=TOPIC][,domain=N][,max-image=WxH], dds:/NAMESPACE[,domain=N][,max-image=WxH]",
              summary: "live ROS 2 image topics over DDS (no ROS install), or a realsense2_camera namespace (color, depth, camera_info, /tf_static)",
              hasFrames: true),
         Kind(name: "ros2", syntax: "ros2:PATH[,depth=TOPIC][,color=TOPIC]",

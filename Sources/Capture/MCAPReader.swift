@@ -83,6 +83,9 @@ final class MCAPReader: ROS2Storage {
     /// Chunks that could not be read (index → the line saying why), and those read whole once.
     private(set) var damagedChunks: [Int: String] = [:]
     private var checkedChunks = Set<Int>()
+    /// Chunk records a scan could not even list (an unknown compression, a size over `maxChunkSize`):
+    /// file offset → the line saying why.
+    private var unlistedChunks: [Int: String] = [:]
     /// "recording cut short at byte B of ≥ C…" when the file ends before its data does.
     private(set) var cutShort: String?
     /// The summary section's indexes were used (no chunk was decompressed at opening).
@@ -101,7 +104,8 @@ final class MCAPReader: ROS2Storage {
 
     /// What of the file could not be read: the cut, then each unreadable chunk in file order.
     var damage: [String] {
-        (cutShort.map { [$0] } ?? []) + damagedChunks.sorted { $0.key < $1.key }.map(\.value)
+        let bad = damagedChunks.map { (chunks[$0.key].recordOffset, $0.value) } + unlistedChunks.map { ($0.key, $0.value) }
+        return (cutShort.map { [$0] } ?? []) + bad.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// Reads every chunk not yet read (one at a time; the last one stays cached), so that
@@ -299,6 +303,7 @@ final class MCAPReader: ROS2Storage {
         cachedChunk = nil
         damagedChunks = [:]
         checkedChunks = []
+        unlistedChunks = [:]
         try scan(from: header.end)
     }
 
@@ -465,7 +470,12 @@ final class MCAPReader: ROS2Storage {
                 }
                 messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: -1, offset: Int64(rec.offset)))
             case 0x06:
-                let chunk = try parseChunk(buf, rec)
+                let chunk: Chunk
+                do { chunk = try parseChunk(buf, rec) } catch let e as CaptureError {
+                    unlistedChunks[rec.offset] = Self.problem(of: e)
+                    at = rec.end
+                    continue scanning
+                }
                 let index = chunks.count
                 chunks.append(chunk)
                 let kept = messages.count

@@ -60,6 +60,21 @@ final class DamagedRecordingTests: XCTestCase {
         XCTAssertFalse(rec.checkChunks(), "a scanned file was read whole at opening")
     }
 
+    /// A scanned file whose second chunk names a compression no reader knows: that chunk is one
+    /// line, the chunks around it are read.
+    func testUnknownChunkCompressionIsDamageNotFailure() throws {
+        let (bytes, chunks) = try tenFrames()
+        var bad = Array(bytes.prefix(bytes.count / 2))
+        XCTAssertEqual(Array(bad[(chunks[1] + 41)..<(chunks[1] + 45)]), Array("zstd".utf8))
+        for i in 0..<4 { bad[chunks[1] + 41 + i] = UInt8(ascii: "z") }
+        let rec = try ROS2Recording(mcap: bad, name: "odd.mcap")
+        XCTAssertEqual(rec.damage.count, 2, "\(rec.damage)")
+        XCTAssertTrue(rec.damage[0].hasPrefix("recording cut short at byte "), "\(rec.damage)")
+        XCTAssertEqual(rec.damage[1], "chunk at offset \(chunks[1]) uses compression 'zzzz' (zstd, lz4 and none are supported)")
+        XCTAssertGreaterThan(rec.messages(onTopic: Self.color).count, 0)
+        XCTAssertLessThan(rec.messages(onTopic: Self.color).count, 5)
+    }
+
     /// 4 KiB zeroed inside the third zstd chunk: the summary opens the file without decompressing;
     /// `checkChunks` finds the chunk, says it with its message count, and leaves its messages out.
     func testCorruptChunkIsFoundAndLeftOut() throws {

@@ -450,6 +450,9 @@ enum ROS2Compression {
     }
 
     /// A whole storage file compressed per file (rosbag2 `compression_mode: file`).
+    /// How many times its own size a whole-file stream that does not declare its size may inflate to.
+    static let undeclaredRatio = 1024
+
     static func zstdFile(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
         try file(bytes, name: name, format: "zstd")
     }
@@ -462,7 +465,9 @@ enum ROS2Compression {
     /// every frame declares its content size, more is an error found as it is decoded, and a
     /// declaration over the memory available is refused before anything is allocated) and by
     /// `limit` (`maxFileSize`): a stream without declarations is decoded into a buffer that grows
-    /// with the data, up to the limit. Each failure is one line naming the file.
+    /// with the data, up to the limit and to `undeclaredRatio` times its own size (at least
+    /// 64 MiB) — recordings compress a few times, a zstd bomb tens of thousands. Each failure is
+    /// one line naming the file.
     static func file(_ bytes: ROS2Bytes, name: String, format: String, limit: Int = maxFileSize) throws -> ROS2Bytes {
         let src = bytes.raw.bindMemory(to: UInt8.self)
         var declared: UInt64 = 0
@@ -474,12 +479,18 @@ enum ROS2Compression {
             throw fail("its frames declare \(declared) bytes uncompressed, more than the memory available "
                        + "(\(MemoryBudget.describe(limit)); DEPTHLENS_MEMORY_AVAILABLE sets it)")
         }
+        let (ratioCap, overflow) = src.count.multipliedReportingOverflow(by: undeclaredRatio)
+        let byRatio = sized ? Int.max : max(64 << 20, overflow ? Int.max : ratioCap)
+        let cap = min(limit, byRatio)
         var out: UnsafeMutablePointer<UInt8>?
         var count = 0
-        let code = format == "zstd" ? dl_zstd_decompress_alloc(src.baseAddress, src.count, limit, &out, &count)
-                                    : dl_lz4_decompress_frame_alloc(src.baseAddress, src.count, limit, &out, &count)
+        let code = format == "zstd" ? dl_zstd_decompress_alloc(src.baseAddress, src.count, cap, &out, &count)
+                                    : dl_lz4_decompress_frame_alloc(src.baseAddress, src.count, cap, &out, &count)
         guard code == 0, let out else {
             switch Int(code) {
+            case Int(DL_DECOMPRESS_OVER_LIMIT) where byRatio < limit:
+                throw fail("it inflates past \(MemoryBudget.describe(cap)) (\(undeclaredRatio) times its \(src.count) bytes) "
+                           + "without declaring its size: refused as a decompression bomb")
             case Int(DL_DECOMPRESS_OVER_LIMIT):
                 throw fail("it inflates past \(MemoryBudget.describe(limit)), the memory available (stopped there; "
                            + "DEPTHLENS_MEMORY_AVAILABLE sets it)")

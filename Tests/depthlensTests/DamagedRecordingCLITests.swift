@@ -97,6 +97,18 @@ final class DamagedRecordingCLITests: CLITestCase {
         XCTAssertEqual(r.stdout, "")
     }
 
+    /// The same bomb with the machine's own budget: a stream that does not declare its size stops at
+    /// 1024 times its size (here ~270 MB) however much memory is free. Before: 8 GiB inflated.
+    func testWholeFileZstdBombStopsAtItsRatioWhateverTheMemory() throws {
+        let (file, _) = try make(["zstd-bomb"], "ratio.mcap.zstd")
+        let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        let r = try PeakRun.run(Repo.depthlens, ["info", "ros2:\(file)"])
+        // On a machine with under ~270 MB available, the budget stops it first: the same one line.
+        let ratio = "ratio.mcap.zstd: zstd-compressed storage file: it inflates past", why = "(1024 times its \(size) bytes)"
+        r.assertOneLineError(mentioning: [ratio], peakUnder: 600)
+        XCTAssertTrue(r.stderr.contains(why) || r.stderr.contains("the memory available"), r.stderr)
+    }
+
     /// The same bomb whose frames declare their 64 MiB each: refused from the frame headers, before decoding.
     func testWholeFileZstdBombDeclaringItsSize() throws {
         let (file, _) = try make(["zstd-bomb", "--declared"], "declared.mcap.zstd")

@@ -1,3 +1,4 @@
+import CDepthKit
 import DepthKit
 import Foundation
 
@@ -29,7 +30,8 @@ public struct DepthPhoto {
         public var high: Double
         /// "RangeInverse"/"RangeLinear" for Google's formats, "linear" for Apple's.
         public var format: String
-        /// "1/m", "m", "mm", "diopters".
+        /// "1/m", "m", "mm", "diopters"; "" when the file gives none (a Lens Blur photo: no
+        /// `GDepth:Units`), the depth then being relative and in the file's own scale.
         public var units: String
         /// Apple: IntMinValue/IntMaxValue; Google: 0 … 2^bits − 1.
         public var intLow: Double
@@ -52,7 +54,8 @@ public struct DepthPhoto {
     public var intrinsicsOrigin: String
     /// Apple's lens distortion as the XMP gives it (a radial magnification table; not applied).
     public var lensDistortion: [String: String]
-    /// Portrait effects and semantic mattes (gray8), by their auxiliary type URN.
+    /// Portrait effects and semantic mattes (gray8), by their auxiliary type URN (Apple's URN for
+    /// the known ones however the file names them: `matteType(type:subtype:)`).
     public var mattes: [(type: String, image: PixelBuffer)]
     /// Other auxiliary images present, by type (the HDR gain map…), not decoded.
     public var otherAuxiliary: [String]
@@ -89,15 +92,26 @@ public struct DepthPhoto {
         var mattes: [(String, PixelBuffer)] = []
         var other: [String] = []
         for aux in file.items(referencing: primary.id, type: "auxl") {
-            let type = aux.properties.lazy.compactMap { p -> String? in if case let .auxC(t) = p { return t }; return nil }.first ?? ""
-            if depthAuxTypes.contains(type) {
-                if depthItem == nil { depthItem = aux }
-            } else if type.lowercased().contains("matte") {
+            let auxC = aux.properties.lazy.compactMap { p -> (String, [UInt8])? in
+                if case let .auxC(t, subtype) = p { return (t, subtype) }; return nil }.first
+            let type = auxC?.0 ?? ""
+            // A matte may be named by the type (Apple's URN), or by a subtype under a depth type:
+            // the auxC's own subtype bytes when they are text, else the item's XMP
+            // (apdi:AuxiliaryImageSubType), as iOS 12 labels the matte in its JPEGs.
+            var subtype = auxC.flatMap { subtypeText($0.1) }
+            if subtype == nil, depthAuxTypes.contains(type) {
+                subtype = auxiliaryXMP(file, aux)?.value(XMPPacket.NS.apdi, "AuxiliaryImageSubType")
+            }
+            if let matte = matteType(type: type, subtype: subtype) {
                 do {
-                    mattes.append((type, try decodeImageItem(file, aux, output: .gray8)))
+                    mattes.append((matte, try decodeImageItem(file, aux, output: .gray8)))
                 } catch {
-                    notes.append("matte \(type) not decoded: \(CaptureError.wrapping(error, path: name).description)")
+                    notes.append("matte \(matte) not decoded: \(problem(error, name: name))")
                 }
+            } else if depthAuxTypes.contains(type), subtype?.isEmpty ?? true {
+                if depthItem == nil { depthItem = aux }
+            } else if let subtype, !subtype.isEmpty {
+                other.append("\(type.isEmpty ? "item \(aux.id)" : type) (subtype \(subtype))")
             } else {
                 other.append(type.isEmpty ? "item \(aux.id) (no auxC)" : type)
             }
@@ -112,16 +126,73 @@ public struct DepthPhoto {
         }
         let bits = depthItem.properties.lazy.compactMap { p -> Int? in if case let .pixi(b) = p { return b.first }; return nil }.first ?? 8
         let stored = try decodeImageItem(file, depthItem, output: bits > 8 ? .gray16 : .gray8)
-        let xmpItem = file.items(referencing: depthItem.id, type: "cdsc").first {
-            $0.type == "mime" && ($0.contentType ?? "").lowercased().contains("rdf+xml")
-        }
-        guard let xmpItem else {
+        guard let xmpItem = xmpItem(file, depthItem) else {
             throw CaptureError.file(path: name, problem: "the depth image (item \(depthItem.id)) has no XMP: its range (apdi:FloatMinValue/FloatMaxValue) is unknown")
         }
         let xmp = XMPPacket(bytes: try file.data(of: xmpItem)[...])
         try photo.applyApple(xmp: xmp, stored: stored, name: name)
         photo.container = "HEIF (iPhone depth)"
         return photo
+    }
+
+    /// The XMP item (`mime` application/rdf+xml) describing `item` through a `cdsc` reference.
+    static func xmpItem(_ file: HEIFFile, _ item: HEIFFile.Item) -> HEIFFile.Item? {
+        file.items(referencing: item.id, type: "cdsc").first {
+            $0.type == "mime" && ($0.contentType ?? "").lowercased().contains("rdf+xml")
+        }
+    }
+
+    /// `item`'s XMP packet, nil when it has none or its data cannot be read (the depth item's own
+    /// read says why, later).
+    static func auxiliaryXMP(_ file: HEIFFile, _ item: HEIFFile.Item) -> XMPPacket? {
+        guard let x = xmpItem(file, item), let data = try? file.data(of: x) else { return nil }
+        return XMPPacket(bytes: data[...])
+    }
+
+    // MARK: - Mattes
+
+    /// Apple's mattes by their short name (the URN's last part, and what a JPEG's
+    /// `apdi:AuxiliaryImageSubType` says): the portrait effects matte (iOS 12) and the semantic
+    /// segmentation mattes (skin, hair, teeth from iOS 13; glasses, sky from iOS 14), with the
+    /// auxiliary type URNs ImageIO gives them (`kCGImageAuxiliaryDataTypePortraitEffectsMatte`,
+    /// `…SemanticSegmentationSkinMatte`…).
+    public static let appleMatteTypes: [String: String] = [
+        "portraiteffectsmatte": "urn:com:apple:photo:2018:aux:portraiteffectsmatte",
+        "semanticskinmatte": "urn:com:apple:photo:2019:aux:semanticskinmatte",
+        "semantichairmatte": "urn:com:apple:photo:2019:aux:semantichairmatte",
+        "semanticteethmatte": "urn:com:apple:photo:2019:aux:semanticteethmatte",
+        "semanticglassesmatte": "urn:com:apple:photo:2020:aux:semanticglassesmatte",
+        "semanticskymatte": "urn:com:apple:photo:2020:aux:semanticskymatte",
+    ]
+
+    /// The matte an auxiliary image is, from its type and subtype (HEIF `auxC`, or an MPF image's
+    /// `apdi:AuxiliaryImageType` / `AuxiliaryImageSubType`); nil when neither names one. The
+    /// subtype is asked first: iOS 12 writes its JPEG matte as type `depth`, subtype
+    /// `portraiteffectsmatte`. A name whose last `:` part ends in "matte" (or "mattevN") is a
+    /// matte; a bare short name of `appleMatteTypes` becomes its URN, anything else is kept.
+    public static func matteType(type: String, subtype: String?) -> String? {
+        for candidate in [subtype, type] {
+            guard let c = candidate?.trimmingCharacters(in: .whitespacesAndNewlines), !c.isEmpty else { continue }
+            let short = (c.split(separator: ":").last.map(String.init) ?? c).lowercased()
+            guard short.range(of: #"matte(v[0-9]+)?$"#, options: .regularExpression) != nil else { continue }
+            return c.contains(":") ? c : appleMatteTypes[short] ?? c
+        }
+        return nil
+    }
+
+    /// The problem an error states, without the file name a note's reader adds again.
+    static func problem(_ error: Error, name: String) -> String {
+        if case let .file(path, problem) = CaptureError.wrapping(error, path: name), path == name { return problem }
+        return "\(error)"
+    }
+
+    /// An `auxC` subtype as text, when it is one (printable ASCII, trailing NULs dropped); nil for
+    /// the binary subtypes (the HEVC depth SEI Apple puts under its depth type) and empty ones.
+    static func subtypeText(_ bytes: [UInt8]) -> String? {
+        var b = bytes[...]
+        while b.last == 0 { b = b.dropLast() }
+        guard !b.isEmpty, b.count <= 256, b.allSatisfy({ (0x20...0x7e).contains($0) }) else { return nil }
+        return String(decoding: b, as: UTF8.self)
     }
 
     /// Decodes an image item (`hvc1`, or a `grid` of `hvc1` tiles) and applies its `clap`, `irot`
@@ -295,21 +366,24 @@ public struct DepthPhoto {
         var appleDepth: (XMPPacket, PixelBuffer)?
         for (k, image) in jpeg.mpImages.enumerated() {
             guard let sub = try? JPEGSegments(bytes: bytes, start: image.range.lowerBound, name: name), let subXMP = sub.xmp else { continue }
-            let type = (subXMP.value(XMPPacket.NS.apdi, "AuxiliaryImageType") ?? "").lowercased()
-            guard !type.isEmpty else {
+            let type = (subXMP.value(XMPPacket.NS.apdi, "AuxiliaryImageType") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let subtype = (subXMP.value(XMPPacket.NS.apdi, "AuxiliaryImageSubType") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !type.isEmpty || !subtype.isEmpty else {
                 photo.otherAuxiliary.append("MPF image \(k + 2)")
                 continue
             }
-            if type.contains("matte") {
+            // iOS 12 writes its portrait effects matte as type "depth", subtype "portraiteffectsmatte":
+            // the subtype decides before the type is taken for depth.
+            if let matte = matteType(type: type, subtype: subtype) {
                 do {
-                    photo.mattes.append((type, try PictureDecoder.jpeg(bytes[sub.imageRange], gray: true, name: name, what: "MPF matte \(k + 2)")))
+                    photo.mattes.append((matte, try PictureDecoder.jpeg(bytes[sub.imageRange], gray: true, name: name, what: "MPF matte \(k + 2)")))
                 } catch {
-                    photo.notes.append("matte \(type) not decoded: \(error)")
+                    photo.notes.append("matte \(matte) not decoded: \(problem(error, name: name))")
                 }
-            } else if type == "disparity" || type == "depth", appleDepth == nil {
+            } else if ["disparity", "depth"].contains(type.lowercased()), subtype.isEmpty, appleDepth == nil {
                 appleDepth = (subXMP, try PictureDecoder.jpeg(bytes[sub.imageRange], gray: true, name: name, what: "MPF depth image \(k + 2)"))
             } else {
-                photo.otherAuxiliary.append(type)
+                photo.otherAuxiliary.append(subtype.isEmpty ? type : "\(type.isEmpty ? "MPF image \(k + 2)" : type) (subtype \(subtype))")
             }
         }
         if let (subXMP, stored) = appleDepth {
@@ -343,22 +417,61 @@ public struct DepthPhoto {
             for x in 0..<stored.width {
                 let dn = Double(stored.sample(x: x, y: y)) / maxValue
                 var v = inverse ? far * near / (far - dn * (far - near)) : near + dn * (far - near)
-                if u == "mm" || u == "millimeters" { v /= 1000 } else if u == "diopters" { v = v > 0 ? 1 / v : 0 }
+                if u == "mm" || u == "millimeter" || u == "millimeters" { v /= 1000 } else if u == "diopters" { v = v > 0 ? 1 / v : 0 }
                 d[x] = v > 0 && v.isFinite ? Float(v) : 0
             }
         }
         return map
     }
 
-    /// A PNG or JPEG payload of a depth map, as gray8 (8-bit) or gray16.
+    /// A PNG or JPEG payload of a depth map, as gray8 (8-bit) or gray16. The kind comes from the
+    /// payload's signature (the Mime when it has none). See `decodePNGDepth` for the PNG layouts.
     static func decodeDepthPayload(_ data: [UInt8], mime: String, name: String, what: String) throws -> PixelBuffer {
-        if mime.lowercased().contains("png") {
-            let probe = try PictureDecoder(codec: "png", name: name, what: what)
-            // PNG bit depth: byte 24 of the IHDR (8 + 4 + 4 + 4 + 4 + 4).
-            let bits = data.count > 24 ? data[24] : 8
-            return try probe.decode(data, as: bits > 8 ? .gray16 : .gray8, what: what)
+        let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        if data.starts(with: pngSignature) || (!JPEGSegments.looksLikeJPEG(data[...]) && mime.lowercased().contains("png")) {
+            return try decodePNGDepth(data, name: name, what: what)
         }
         return try PictureDecoder.jpeg(data[...], gray: true, name: name, what: what)
+    }
+
+    /// A depth PNG through libpng (`dl_png_decode`, samples as stored): 8- or 16-bit gray (with or
+    /// without alpha), or RGB / RGBA whose R, G and B are equal in every pixel — Google Camera's
+    /// Lens Blur stores its depth as RGBA with R = G = B and A = 255. Alpha is ignored. An RGB(A)
+    /// picture whose channels differ is not a depth map: one line naming the first such pixel.
+    static func decodePNGDepth(_ data: [UInt8], name: String, what: String) throws -> PixelBuffer {
+        var img = dl_image()
+        var err = [CChar](repeating: 0, count: 512)
+        let rc = data.withUnsafeBufferPointer { dl_png_decode($0.baseAddress, $0.count, &img, &err, err.count) }
+        defer { dl_image_free(&img) }
+        guard rc == 0, let pixels = img.pixels else {
+            let msg = String(cBuffer: err)
+            throw CaptureError.file(path: name, problem: "\(what): corrupt PNG: \(msg.isEmpty ? "cannot decode" : msg)")
+        }
+        let w = Int(img.width), h = Int(img.height), channels = Int(img.channels), bits = Int(img.bit_depth)
+        guard w > 0, h > 0, (1...4).contains(channels), bits == 8 || bits == 16 else {
+            throw CaptureError.file(path: name, problem: "\(what): unsupported PNG layout (\(channels) channels, \(bits) bits)")
+        }
+        let out = try PixelBuffer.make(width: w, height: h, format: bits == 8 ? .gray8 : .gray16(depthScale: 0), name: name, what: what)
+        let color = channels >= 3
+        let layout = ["gray", "gray+alpha", "RGB", "RGBA"][channels - 1]
+        for y in 0..<h {
+            let row = UnsafeRawPointer(pixels + y * img.row_bytes)
+            func copy<T: FixedWidthInteger>(_: T.Type) throws {
+                let s = row.assumingMemoryBound(to: T.self), d = out.row(y, as: T.self)
+                for x in 0..<w {
+                    let v = s[x * channels]
+                    if color, s[x * channels + 1] != v || s[x * channels + 2] != v {
+                        throw CaptureError.file(path: name, problem: "\(what): a \(w)x\(h) \(bits)-bit \(layout) picture whose color "
+                            + "channels differ (pixel \(x),\(y): R \(v) G \(s[x * channels + 1]) B \(s[x * channels + 2])): "
+                            + "a depth map needs gray, or R = G = B")
+                    }
+                    d[x] = v
+                }
+            }
+            if bits == 8 { try copy(UInt8.self) } else { try copy(UInt16.self) }
+        }
+        out.markModified()
+        return out
     }
 
     mutating func applyGDepth(xmp: XMPPacket, extended: XMPPacket?, name: String) throws {
@@ -380,14 +493,23 @@ public struct DepthPhoto {
         }
         let mime = value("Mime") ?? "image/png"
         let stored = try Self.decodeDepthPayload([UInt8](decoded), mime: mime, name: name, what: "GDepth:Data (\(mime))")
-        let units = value("Units") ?? "m"
+        // GDepth:Units "m" or "mm" make the depth metric. Without Units (every Lens Blur photo:
+        // Near/Far such as 12.4/390.5 are in the app's own scale, not meters) or with units that
+        // are not lengths, the depth is relative, kept in the file's scale: Near/Far as written.
+        let written = value("Units")?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let metric = ["m", "meter", "meters", "mm", "millimeter", "millimeters", "diopters"]
+        var units = written ?? ""
+        if let written, !metric.contains(written.lowercased()) {
+            notes.append("GDepth:Units '\(written)' is neither m nor mm: the depth is taken as relative (Near/Far as written)")
+            units = ""
+        }
         storedDepth = stored
         range = DepthRange(encoding: .gdepth, low: near, high: far, format: format, units: units, intLow: 0,
                            intHigh: stored.format == .gray8 ? 255 : 65535)
         depthCamera = colorCamera.scaled(toWidth: stored.width, height: stored.height)
         intrinsicsOrigin = "assumed (GDepth has no intrinsics)"
-        accuracy = .absolute
-        depth = DepthData(map: Self.googleDepth(stored, format: format, near: near, far: far, units: units), accuracy: .absolute,
+        accuracy = units.isEmpty ? .relative : .absolute
+        depth = DepthData(map: Self.googleDepth(stored, format: format, near: near, far: far, units: units), accuracy: accuracy,
                           intrinsics: depthCamera.intrinsics)
     }
 

@@ -16,8 +16,10 @@ public struct HEIFFile: Sendable {
         case hvcC([UInt8])
         /// Image spatial extents.
         case ispe(width: Int, height: Int)
-        /// Auxiliary type URN ("urn:mpeg:hevc:2015:auxid:2" depth, Apple's matte URNs…).
-        case auxC(String)
+        /// Auxiliary type URN ("urn:mpeg:hevc:2015:auxid:2" depth, Apple's matte URNs…) and the
+        /// `aux_subtype` bytes after it (an HEVC depth SEI for Apple's depth; Apple's
+        /// `AuxiliaryImageSubType` when ImageIO writes one, e.g. `portraiteffectsmatte`).
+        case auxC(String, subtype: [UInt8])
         /// Rotation anticlockwise in quarter turns (0–3).
         case irot(Int)
         /// Mirror: axis 0 about a vertical axis (left ↔ right), 1 about a horizontal axis (top ↔ bottom).
@@ -343,7 +345,8 @@ public struct HEIFFile: Sendable {
             return .ispe(width: Int(try r.u32()), height: Int(try r.u32()))
         case "auxC":
             _ = try r.fullBoxHeader()
-            return .auxC(r.remaining > 0 ? try r.cString() : "")
+            let type = r.remaining > 0 ? try r.cString() : ""
+            return .auxC(type, subtype: Array(r.bytes[r.at..<r.range.upperBound]))
         case "irot": return .irot(Int(try r.u8() & 3))
         case "imir": return .imir(axis: Int(try r.u8() & 1))
         case "pixi":

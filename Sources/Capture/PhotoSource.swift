@@ -12,8 +12,11 @@ public final class PhotoSource: FrameSource {
     public var name: String { "photo:\(path)" }
     public private(set) var intrinsics: CameraIntrinsics = .default(width: 640, height: 480)
     public var isLive: Bool { false }
-    /// Depth is decoded to float meters; a writer of 16-bit depth uses millimeters.
-    public var depthUnitsPerMeter: Float? { DepthIO.defaultDepthScale }
+    /// Depth is decoded to float meters; a writer of 16-bit depth uses millimeters. A depth in the
+    /// photo's own scale (GDepth without Units: a Lens Blur photo's Far is 390 or 633) gets
+    /// `storageScale`'s coarser steps, so that its far end still fits in 16 bits.
+    public var depthUnitsPerMeter: Float? { unitsPerMeter }
+    private var unitsPerMeter = DepthIO.defaultDepthScale
     public private(set) var calibration: RGBDCalibration?
     public private(set) var metadata = SourceMetadata(kind: "photo")
     public private(set) var warnings: [String] = []
@@ -31,7 +34,8 @@ public final class PhotoSource: FrameSource {
         photo = p
         intrinsics = p.colorCamera.intrinsics
         delivered = false
-        calibration = RGBDCalibration(depth: p.depthCamera, color: p.colorCamera, depthScale: DepthIO.defaultDepthScale,
+        unitsPerMeter = Self.storageScale(p)
+        calibration = RGBDCalibration(depth: p.depthCamera, color: p.colorCamera, depthScale: unitsPerMeter,
                                       origin: "photo \(p.intrinsicsOrigin)")
         metadata = Self.metadata(of: p)
         warnings = []
@@ -43,6 +47,17 @@ public final class PhotoSource: FrameSource {
 
     public func stop() { photo = nil }
 
+    /// Units per depth unit of 16-bit depth written from this photo: 1000 (millimeters) for depth
+    /// in meters; for depth in the photo's own scale (no units) the largest of 1000, 100, 10, 1
+    /// that keeps the larger of Near/Far and the deepest value within 65535.
+    static func storageScale(_ p: DepthPhoto) -> Float {
+        guard let r = p.range, r.units.isEmpty else { return DepthIO.defaultDepthScale }
+        let deepest = Double(p.depth?.depthStatistics().max ?? 0)
+        let top = [abs(r.low), abs(r.high), deepest].filter(\.isFinite).max() ?? 0
+        let scales: [Double] = [1000, 100, 10, 1]
+        return Float(scales.first { top * $0 <= 65535 } ?? 1)
+    }
+
     public func nextFrame(now: Double) throws -> FrameSet? {
         guard let photo else { throw CaptureError.invalidState("\(name): nextFrame before start()") }
         guard !delivered else { return nil }
@@ -52,13 +67,13 @@ public final class PhotoSource: FrameSource {
 
     /// The photo's subject as one matte: the portrait effects matte (the person, soft edges) when
     /// there is one, else the per-pixel maximum of the semantic mattes that are parts of a person
-    /// (skin, hair, teeth, glasses; not sky), those of the first one's size; nil without either.
+    /// (skin, hair, teeth, glasses, person; not sky), those of the first one's size; nil without either.
     public static func subjectMatte(_ mattes: [(type: String, image: PixelBuffer)]) -> PixelBuffer? {
         let gray = mattes.filter { $0.image.format == .gray8 }
         if let p = gray.first(where: { $0.type.lowercased().hasSuffix("portraiteffectsmatte") }) { return p.image }
         let parts = gray.filter { m in
             let t = m.type.lowercased()
-            return t.contains("semantic") && ["skin", "hair", "teeth", "glasses"].contains { t.contains($0) }
+            return t.contains("semantic") && ["skin", "hair", "teeth", "glasses", "person"].contains { t.contains($0) }
         }.map(\.image)
         guard let first = parts.first else { return nil }
         let same = parts.filter { $0.width == first.width && $0.height == first.height }
@@ -82,13 +97,21 @@ public final class PhotoSource: FrameSource {
             streams.append(.init(name: "depth", width: d.width, height: d.height,
                                  encoding: "\(r.encoding.rawValue) \(bits)-bit", frames: 1))
             tags["depth_encoding"] = r.encoding.rawValue
-            tags["depth_range"] = "\(r.low) … \(r.high) \(r.units) (\(r.format), stored \(Int(r.intLow)) … \(Int(r.intHigh)))"
+            // No units (a Lens Blur photo's GDepth): Near/Far and the depth are in the photo's own scale.
+            let ownScale = r.units.isEmpty
+            tags["depth_range"] = "\(r.low) … \(r.high) \(ownScale ? "(no units)" : r.units) (\(r.format), stored \(Int(r.intLow)) … \(Int(r.intHigh)))"
             tags["depth_accuracy"] = p.accuracy.rawValue
             if p.accuracy == .relative {
-                tags["depth_note"] = "relative depth: good for near/far separation, not metric (measurements are not meters)"
+                tags["depth_note"] = ownScale
+                    ? "relative depth: the file gives no units (GDepth without Units), values are in its own scale (Near/Far as written): good for near/far separation, not metric (measurements are not meters)"
+                    : "relative depth: good for near/far separation, not metric (measurements are not meters)"
             }
             if let dm = p.depth?.depthStatistics(), dm.validCount > 0 {
-                tags["depth_meters"] = String(format: "%.4f … %.4f m", dm.min, dm.max)
+                if ownScale {
+                    tags["depth_values"] = String(format: "%.4f … %.4f (the photo's own scale, not meters)", dm.min, dm.max)
+                } else {
+                    tags["depth_meters"] = String(format: "%.4f … %.4f m", dm.min, dm.max)
+                }
             }
         } else {
             tags["depth_encoding"] = "none"

@@ -226,11 +226,48 @@ final class PhotoSourceTests: XCTestCase {
             XCTAssertEqual(photo.range?.format, format)
             XCTAssertEqual(photo.range?.units, units)
             XCTAssertEqual(photo.depthCamera.intrinsics.width, 256)
+            // GDepth:Units m / mm: metric.
+            XCTAssertEqual(photo.accuracy, .absolute)
+            XCTAssertEqual(photo.depth?.accuracy, .absolute)
         }
         let cut = folder.file("cut.jpg")
         try reference(["gdepth", cut, folder.file("cut"), "RangeInverse", "m", "cut"])
         XCTAssertThrowsError(try PhotoSource(path: cut).start()) {
             XCTAssertTrue("\($0)".hasPrefix(cut + ": GDepth:Data is not valid base64"), "\($0)")
+        }
+    }
+
+    /// Lens Blur-style GDepth JPEGs (no GDepth:Units) whose depth PNG Pillow wrote as RGBA with
+    /// R = G = B (what Lens Blur stores), RGB with equal channels, or 16-bit gray: the stored
+    /// values, the values in the file's own units (Near/Far as written), relative accuracy. RGBA
+    /// whose channels differ is one line naming the pixel.
+    func testLensBlurStyleDepthPNGs() throws {
+        for kind in ["rgba", "rgb", "gray16"] {
+            let path = folder.file("lb-\(kind).jpg"), out = folder.file("lb-\(kind)")
+            try reference(["lensblur", path, out, kind])
+            let info = try json(out + "/info.json")
+            XCTAssertGreaterThanOrEqual(info["chunks"] as? Int ?? 0, 2, "the extended XMP must span several segments")
+            XCTAssertEqual(info["png_mode"] as? String, ["rgba": "RGBA", "rgb": "RGB", "gray16": "I;16"][kind])
+            let photo = try DepthPhoto.read(path)
+            XCTAssertEqual(photo.container, "JPEG (GDepth)")
+            let stored = try XCTUnwrap(photo.storedDepth)
+            XCTAssertEqual(stored.format, kind == "gray16" ? .gray16(depthScale: 0) : .gray8, kind)
+            XCTAssertEqual(stored.width, 192)
+            XCTAssertEqual(samples(stored), try raw(out + "/stored.u16", as: UInt16.self).map(Int.init), "\(kind): stored depth")
+            assertClose(meters(try XCTUnwrap(photo.depth)), try raw(out + "/values.f32", as: Float.self), relative: 1e-5, "\(kind) values")
+            XCTAssertEqual(photo.range?.low, info["near"] as? Double)
+            XCTAssertEqual(photo.range?.high, info["far"] as? Double)
+            XCTAssertEqual(photo.range?.units, "")
+            XCTAssertEqual(photo.accuracy, .relative, kind)
+            XCTAssertEqual(photo.depth?.accuracy, .relative, kind)
+        }
+        let differ = folder.file("lb-differ.jpg")
+        try reference(["lensblur", differ, folder.file("lb-differ"), "differ"])
+        let px = try XCTUnwrap(try json(folder.file("lb-differ") + "/info.json")["differ"] as? [String: Int])
+        XCTAssertThrowsError(try PhotoSource(path: differ).start()) { error in
+            let line = "\(error)"
+            XCTAssertEqual(line, "\(differ): GDepth:Data (image/png): a 192x256 8-bit RGBA picture whose color channels differ "
+                           + "(pixel \(px["x"]!),\(px["y"]!): R \(px["r"]!) G \(px["g"]!) B \(px["r"]!)): a depth map needs gray, or R = G = B")
         }
     }
 
@@ -277,6 +314,67 @@ final class PhotoSourceTests: XCTestCase {
         assertClose(meters(try XCTUnwrap(photo.depth)), expected, relative: 1e-6, "MPF depth meters")
         XCTAssertEqual(photo.accuracy, .absolute)
         XCTAssertEqual(photo.depthCamera.intrinsics.fx, Float(3032.594 * 96 / 4032), accuracy: 1e-3)
+    }
+
+    /// The iOS 12 layout: the portrait effects matte labelled type `depth`, subtype
+    /// `portraiteffectsmatte`, placed before the depth image (it must not be taken for the
+    /// depth), then semantic mattes named by their URN as type, or by a subtype under `depth`.
+    func testIOS12MatteLayoutAndSemanticMattes() throws {
+        let path = folder.file("ios12.jpg"), out = folder.file("ios12")
+        try reference(["iphone-jpeg", path, out, "ios12"])
+        let expected = try json(out + "/mattes.json")
+        let photo = try DepthPhoto.read(path)
+        XCTAssertEqual(photo.container, "JPEG (iPhone MPF)")
+        XCTAssertEqual(photo.storedDepth?.width, 96, "the depth image, not the matte before it")
+        let info = try json(out + "/info.json")
+        XCTAssertEqual(photo.range?.low, info["fmin"] as? Double)
+        XCTAssertEqual(Set(photo.mattes.map(\.type)), Set(expected.keys))
+        for m in photo.mattes {
+            let e = try XCTUnwrap(expected[m.type] as? [String: Any])
+            XCTAssertEqual([m.image.width, m.image.height], e["size"] as? [Int], m.type)
+            // libjpeg here and Pillow's libjpeg there: at most 1 apart a sample.
+            let sum = samples(m.image).reduce(0, +), ref = try XCTUnwrap(e["sum"] as? Int)
+            XCTAssertLessThanOrEqual(abs(sum - ref), m.image.width * m.image.height, m.type)
+        }
+        XCTAssertTrue(photo.otherAuxiliary.isEmpty, "\(photo.otherAuxiliary)")
+        // The frame's matte: the portrait effects matte, whatever semantic mattes are there too.
+        let source = PhotoSource(path: path)
+        try source.start()
+        let frame = try XCTUnwrap(try source.nextFrame(now: 0))
+        XCTAssertEqual(frame.matte?.width, 80)
+        XCTAssertEqual(source.metadata.streams.map(\.name), ["color", "depth", "matte portraiteffectsmatte", "matte semanticskinmatte",
+                                                             "matte semantichairmatte", "matte semanticskymatte"])
+    }
+
+    /// A HEIC auxiliary image whose `auxC` subtype (text, NUL-padded) names the matte under a type
+    /// that does not: decoded as the portrait effects matte.
+    func testHEICAuxCSubtypeNamesTheMatte() throws {
+        let path = folder.file("subtype.heic")
+        try reference(["heic-variant", heic, path, "subtype-matte"])
+        let photo = try DepthPhoto.read(path)
+        XCTAssertEqual(photo.mattes.map(\.type), ["urn:com:apple:photo:2018:aux:portraiteffectsmatte"])
+        XCTAssertTrue(photo.otherAuxiliary.isEmpty, "\(photo.otherAuxiliary)")
+        XCTAssertEqual(photo.storedDepth?.width, 768, "the depth is still read")
+        let source = PhotoSource(path: path)
+        try source.start()
+        XCTAssertNotNil(try XCTUnwrap(try source.nextFrame(now: 0)).matte)
+    }
+
+    func testMatteTypesFromTypeAndSubtype() {
+        let pem = "urn:com:apple:photo:2018:aux:portraiteffectsmatte"
+        XCTAssertEqual(DepthPhoto.matteType(type: "depth", subtype: "portraiteffectsmatte"), pem)
+        XCTAssertEqual(DepthPhoto.matteType(type: pem, subtype: nil), pem)
+        XCTAssertEqual(DepthPhoto.matteType(type: "depth", subtype: "semanticskinmatte"), "urn:com:apple:photo:2019:aux:semanticskinmatte")
+        XCTAssertEqual(DepthPhoto.matteType(type: "depth", subtype: "semanticglassesmatte"), "urn:com:apple:photo:2020:aux:semanticglassesmatte")
+        XCTAssertEqual(DepthPhoto.matteType(type: "tag:apple.com,2026:photo:aux:semanticskinmattev2", subtype: ""),
+                       "tag:apple.com,2026:photo:aux:semanticskinmattev2")
+        XCTAssertNil(DepthPhoto.matteType(type: "depth", subtype: nil))
+        XCTAssertNil(DepthPhoto.matteType(type: "disparity", subtype: ""))
+        XCTAssertNil(DepthPhoto.matteType(type: "urn:com:apple:photo:2020:aux:hdrgainmap", subtype: nil))
+        XCTAssertNil(DepthPhoto.matteType(type: "urn:mpeg:hevc:2015:auxid:2", subtype: nil))
+        XCTAssertEqual(DepthPhoto.subtypeText(Array("portraiteffectsmatte\0\0".utf8)), "portraiteffectsmatte")
+        XCTAssertNil(DepthPhoto.subtypeText([0, 0, 0, 0x11, 0, 0, 0, 0x0d, 0x4e]))
+        XCTAssertNil(DepthPhoto.subtypeText([]))
     }
 
     // MARK: - The parsers on their own

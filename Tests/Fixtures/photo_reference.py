@@ -19,8 +19,24 @@ Runs in the PyPI reference venv (numpy, Pillow, pillow-heif; scripts/pyref-requi
   dynamic-depth OUT.jpg OUTDIR FORMAT UNITS
                                   an Android Dynamic Depth JPEG (Container items after the EOI: a
                                   confidence PNG, then the depth PNG; ImagingModel intrinsics)
-  iphone-jpeg OUT.jpg OUTDIR      an iPhone-style portrait JPEG: MPF APP2 index, a gray disparity
-                                  JPEG with Apple's depth XMP, a portrait effects matte JPEG
+  iphone-jpeg OUT.jpg OUTDIR [ios12]
+                                  an iPhone-style portrait JPEG: MPF APP2 index, a gray disparity
+                                  JPEG with Apple's depth XMP, a portrait effects matte JPEG (its XMP
+                                  apdi:AuxiliaryImageType the matte's URN); ios12: the matte labelled
+                                  as iOS 12 does (AuxiliaryImageType depth, AuxiliaryImageSubType
+                                  portraiteffectsmatte) and placed before the depth image, then
+                                  semantic mattes: skin (type = its URN), hair (type depth, subtype
+                                  semantichairmatte), sky (type = its URN); OUTDIR also gets
+                                  mattes.json (each matte's URN and sum, Pillow's decode)
+  lensblur OUT.jpg OUTDIR KIND    a Google Camera "Lens Blur"-style GDepth JPEG: standard XMP with
+                                  GFocus:* and GDepth Format RangeInverse, Near 12.5, Far 390.5,
+                                  Mime image/png and no GDepth:Units; extended XMP (several APP1
+                                  segments) with GImage:Data (the JPEG) and GDepth:Data, a PNG that
+                                  is KIND: rgba (8-bit RGBA, R = G = B, A = 255, as Lens Blur writes
+                                  it), rgb (8-bit RGB, equal channels), gray16 (16-bit gray), or
+                                  differ (RGBA whose G differs from R at one pixel); OUTDIR gets
+                                  stored.u16 (R, or the gray), values.f32 (decoded, in the file's own
+                                  units), info.json (near, far, sizes, the differing pixel)
 
 Every file follows its spec as written (XMP in APP1 with the Adobe signature, extended XMP per
 XMP Part 3: GUID = MD5 of the extended packet, full length and offset per chunk; MPF per CIPA
@@ -270,7 +286,14 @@ def many_aux(data, n):
 
 def heic_variant(src, out, kind):
     data = bytearray(open(src, "rb").read())
-    if kind == "no-depth":
+    if kind == "subtype-matte":
+        # The gain map's auxC (same box size) becomes a short type with a text subtype naming the
+        # portrait effects matte, NUL-padded: the subtype, not the type, says what it is.
+        old = b"urn:com:apple:photo:2020:aux:hdrgainmap\0"
+        i = data.index(old)
+        new = b"urn:x:aux\0portraiteffectsmatte"
+        data[i:i + len(old)] = new + b"\0" * (len(old) - len(new))
+    elif kind == "no-depth":
         i = data.index(b"urn:mpeg:hevc:2015:auxid:2")
         data[i:i + 26] = b"urn:mpeg:hevc:2015:auxid:9"
     elif kind == "no-range":
@@ -371,9 +394,62 @@ def dynamic_depth(out, outdir, fmt, units):
               open(os.path.join(outdir, "info.json"), "w"))
 
 
+# ---------------------------------------------------------------- Google Camera Lens Blur (GDepth, no Units)
+
+def lensblur(out, outdir, kind):
+    """A JPEG laid out as Google Camera's Lens Blur writes it (GFocus + GDepth in the standard XMP,
+    GImage:Data and GDepth:Data in the extended XMP), its depth PNG in the layout `kind` says."""
+    os.makedirs(outdir, exist_ok=True)
+    rgb, d = scene(192, 256)
+    # Noise in the unblurred copy (GImage:Data) so the extended XMP spans several APP1 segments.
+    rgb = np.clip(rgb.astype(np.int16) + np.random.default_rng(35).integers(-60, 61, rgb.shape), 0, 255).astype(np.uint8)
+    near, far = 12.5, 390.5
+    du = d * 40  # the app's own scale: not meters
+    dn = (far * (du - near)) / (du * (far - near))
+    info = {"near": near, "far": far, "width": 192, "height": 256}
+    if kind == "gray16":
+        stored = np.clip(np.round(dn * 65535), 0, 65535).astype(np.uint16)
+        png = png_bytes(Image.fromarray(stored))
+        maxv = 65535
+    else:
+        stored = np.clip(np.round(dn * 255), 0, 255).astype(np.uint8)
+        maxv = 255
+        if kind == "rgb":
+            png = png_bytes(Image.fromarray(np.dstack([stored] * 3), "RGB"))
+        elif kind in ("rgba", "differ"):
+            planes = [stored, stored.copy(), stored, np.full_like(stored, 255)]
+            if kind == "differ":
+                planes[1][17, 5] = (int(stored[17, 5]) + 1) % 256
+                info["differ"] = {"x": 5, "y": 17, "r": int(stored[17, 5]), "g": int(planes[1][17, 5])}
+            png = png_bytes(Image.fromarray(np.dstack(planes), "RGBA"))
+        else:
+            raise SystemExit(f"unknown lensblur kind {kind}")
+    check = Image.open(io.BytesIO(png))
+    info["png_mode"] = check.mode
+    image_b64 = base64.b64encode(jpeg_bytes(Image.fromarray(rgb), quality=100)).decode()
+    depth_b64 = base64.b64encode(png).decode()
+    google = [("GFocus", "http://ns.google.com/photos/1.0/focus/"), ("GImage", "http://ns.google.com/photos/1.0/image/"),
+              ("GDepth", "http://ns.google.com/photos/1.0/depthmap/")]
+    ext = xmp_packet(f'GImage:Data="{image_b64}" GDepth:Data="{depth_b64}"', namespaces=google).encode()
+    guid = hashlib.md5(ext).hexdigest().upper()
+    main = xmp_packet('GFocus:BlurAtInfinity="0.0122" GFocus:FocalDistance="18.3" GFocus:FocalPointX="0.5" '
+                      'GFocus:FocalPointY="0.46" GImage:Mime="image/jpeg" GDepth:Format="RangeInverse" '
+                      f'GDepth:Near="{near}" GDepth:Far="{far}" GDepth:Mime="image/png" xmpNote:HasExtendedXMP="{guid}"',
+                      namespaces=google + [("xmpNote", "http://ns.adobe.com/xmp/note/")])
+    segments = [app1(b"http://ns.adobe.com/xap/1.0/\0" + main.encode())]
+    sig = b"http://ns.adobe.com/xmp/extension/\0"
+    for off in range(0, len(ext), 65400):
+        segments.append(app1(sig + guid.encode() + struct.pack(">II", len(ext), off) + ext[off:off + 65400]))
+    info["chunks"] = len(segments) - 1
+    open(out, "wb").write(insert_after_soi(jpeg_bytes(Image.fromarray(rgb), quality=92), segments))
+    stored.astype(np.uint16).tofile(os.path.join(outdir, "stored.u16"))
+    google_meters(stored, maxv, "RangeInverse", near, far, "").tofile(os.path.join(outdir, "values.f32"))
+    json.dump(info, open(os.path.join(outdir, "info.json"), "w"))
+
+
 # ---------------------------------------------------------------- iPhone portrait JPEG (MPF)
 
-def iphone_jpeg(out, outdir):
+def iphone_jpeg(out, outdir, layout="urn"):
     os.makedirs(outdir, exist_ok=True)
     rgb, _ = scene(160, 120)
     _, d = scene(96, 72)
@@ -395,9 +471,36 @@ def iphone_jpeg(out, outdir):
     depth_jpeg = insert_after_soi(jpeg_bytes(Image.fromarray(stored), quality=100),
                                   [app1(b"http://ns.adobe.com/xap/1.0/\0" + depth_xmp.encode())])
     matte = (np.arange(80 * 60).reshape(60, 80) % 256).astype(np.uint8)
+    if layout == "ios12":
+        # As iOS 12 labels it (image-with-matte.jpg from an iPhone X): type depth, subtype the matte.
+        matte_xmp = xmp_packet("", (
+            "<portraitEffectsMatte:PortraitEffectsMatteVersion>65536</portraitEffectsMatte:PortraitEffectsMatteVersion>"
+            "<apdi:AuxiliaryImageType>depth</apdi:AuxiliaryImageType><apdi:NativeFormat>1278226488</apdi:NativeFormat>"
+            "<apdi:StoredFormat>1278226488</apdi:StoredFormat>"
+            "<apdi:AuxiliaryImageSubType>portraiteffectsmatte</apdi:AuxiliaryImageSubType>"),
+            namespaces=[("portraitEffectsMatte", "http://ns.apple.com/portraitEffectsMatte/1.0/"), ("apdi", NS["apdi"])])
+    elif layout != "urn":
+        raise SystemExit(f"unknown iphone-jpeg layout {layout}")
     matte_jpeg = insert_after_soi(jpeg_bytes(Image.fromarray(matte), quality=100),
                                   [app1(b"http://ns.adobe.com/xap/1.0/\0" + matte_xmp.encode())])
     primary = jpeg_bytes(Image.fromarray(rgb), quality=92)
+    aux = [depth_jpeg, matte_jpeg]
+    mattes = {"urn:com:apple:photo:2018:aux:portraiteffectsmatte": matte_jpeg}
+    if layout == "ios12":
+        aux = [matte_jpeg, depth_jpeg]
+        semantic = "http://ns.apple.com/semanticSegmentationMatte/1.0/"
+        for k, (typ, sub) in enumerate([("urn:com:apple:photo:2019:aux:semanticskinmatte", None),
+                                        ("depth", "semantichairmatte"),
+                                        ("urn:com:apple:photo:2020:aux:semanticskymatte", None)]):
+            body = (f"<apdi:AuxiliaryImageType>{typ}</apdi:AuxiliaryImageType>"
+                    + (f"<apdi:AuxiliaryImageSubType>{sub}</apdi:AuxiliaryImageSubType>" if sub else "")
+                    + "<semanticSegmentationMatte:SemanticSegmentationMatteVersion>65536</semanticSegmentationMatte:SemanticSegmentationMatteVersion>")
+            x = xmp_packet("", body, namespaces=[("apdi", NS["apdi"]), ("semanticSegmentationMatte", semantic)])
+            m = np.zeros((30, 40), np.uint8)
+            m[: 10 * (k + 1), :] = 60 * (k + 1)
+            j = insert_after_soi(jpeg_bytes(Image.fromarray(m), quality=100), [app1(b"http://ns.adobe.com/xap/1.0/\0" + x.encode())])
+            aux.append(j)
+            mattes["urn:com:apple:photo:2019:aux:semantichairmatte" if sub else typ] = j
 
     def mpf(sizes, offsets):
         n = len(sizes)
@@ -410,13 +513,20 @@ def iphone_jpeg(out, outdir):
         payload = b"MPF\0" + b"MM\0\x2a" + struct.pack(">I", 8) + ifd + entries
         return b"\xff\xe2" + struct.pack(">H", len(payload) + 2) + payload
 
-    placeholder = mpf([0, 0, 0], [0, 0, 0])
+    placeholder = mpf([0] * (1 + len(aux)), [0] * (1 + len(aux)))
     first_size = len(primary) + len(placeholder)
     tiff = 2 + 4 + 4  # SOI, APP2 marker + length, "MPF\0"
-    offsets = [0, first_size - tiff, first_size + len(depth_jpeg) - tiff]
-    sizes = [first_size, len(depth_jpeg), len(matte_jpeg)]
-    data = insert_after_soi(primary, [mpf(sizes, offsets)]) + depth_jpeg + matte_jpeg
+    offsets, at = [0], first_size
+    for j in aux:
+        offsets.append(at - tiff)
+        at += len(j)
+    sizes = [first_size] + [len(j) for j in aux]
+    data = insert_after_soi(primary, [mpf(sizes, offsets)]) + b"".join(aux)
     open(out, "wb").write(data)
+    if layout != "urn":
+        json.dump({urn: {"sum": int(np.asarray(Image.open(io.BytesIO(j)).convert("L"), np.int64).sum()),
+                         "size": list(Image.open(io.BytesIO(j)).size)} for urn, j in mattes.items()},
+                  open(os.path.join(outdir, "mattes.json"), "w"))
     # The reference: Pillow's decode of the embedded depth and matte JPEGs as they are in the file.
     np.asarray(Image.open(io.BytesIO(depth_jpeg)).convert("L")).tofile(os.path.join(outdir, "stored.u8"))
     np.asarray(Image.open(io.BytesIO(matte_jpeg)).convert("L")).tofile(os.path.join(outdir, "matte.u8"))
@@ -437,5 +547,7 @@ if __name__ == "__main__":
         dynamic_depth(*args)
     elif cmd == "iphone-jpeg":
         iphone_jpeg(*args)
+    elif cmd == "lensblur":
+        lensblur(*args)
     else:
         raise SystemExit(f"unknown command {cmd}")

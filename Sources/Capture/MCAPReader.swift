@@ -20,8 +20,9 @@ import Foundation
 /// the LZ4 frame format — or none), the last one kept.
 ///
 /// **Bounds.** A chunk is decompressed into exactly the size its header declares (at most
-/// `maxChunkSize`, and no more than the memory available — `MemoryBudget` — where it declares
-/// over 64 MiB), more or less data being an error found as it is decoded. A chunk holds at most
+/// `maxChunkSize`; where it declares over 64 MiB, no more than the memory available —
+/// `MemoryBudget` — nor 1024 times its compressed size), more or less data being an error found
+/// as it is decoded. A chunk holds at most
 /// its uncompressed bytes / 31 messages (the smallest Message record), and the whole index at most
 /// `indexLimit` messages.
 ///
@@ -587,6 +588,13 @@ final class MCAPReader: ROS2Storage {
         if chunk.uncompressedSize > 64 << 20, let available = MemoryBudget.available(), chunk.uncompressedSize > available {
             throw damaged("declares \(chunk.uncompressedSize) uncompressed bytes, more than the memory available "
                           + "(\(MemoryBudget.describe(available)))")
+        }
+        // Nor, above 64 MiB, over `undeclaredRatio` (1024) times its compressed bytes: recorded data
+        // does not compress so far; a decompression bomb does.
+        if chunk.uncompressedSize > 64 << 20, !chunk.compression.isEmpty,
+           chunk.uncompressedSize / ROS2Compression.undeclaredRatio > chunk.data.count {
+            throw damaged("declares \(chunk.uncompressedSize) uncompressed bytes from \(chunk.data.count), more than "
+                          + "\(ROS2Compression.undeclaredRatio) times: refused as a decompression bomb")
         }
         let (out, code) = ROS2Compression.chunk(UnsafeRawBufferPointer(rebasing: bytes.raw[chunk.data]), compression: chunk.compression,
                                                 size: chunk.uncompressedSize)

@@ -86,6 +86,14 @@ final class DamagedRecordingCLITests: CLITestCase {
         XCTAssertEqual(damaged, ["  damaged: chunk at offset \(chunks.last ?? -1) (zstd): declares 1073741824 uncompressed bytes, "
                                  + "more than the memory available (256 MiB)"])
         XCTAssertLessThan(r.peakMiB, 400, "peak resident memory (MiB)")
+        // With the machine's own budget, its ratio (1 GiB from ~50 KB) refuses it all the same.
+        let own = try PeakRun.run(Repo.depthlens, ["info", "ros2:\(file)"])
+        XCTAssertEqual(own.status, 1, own.stderr)
+        let line = own.stdout.split(separator: "\n").filter { $0.hasPrefix("  damaged: ") }
+        XCTAssertEqual(line.count, 1, own.stdout)
+        XCTAssertTrue(line.first?.hasPrefix("  damaged: chunk at offset \(chunks.last ?? -1) (zstd): declares 1073741824 uncompressed bytes") ?? false,
+                      "\(line)")
+        XCTAssertLessThan(own.peakMiB, 400, "peak resident memory (MiB)")
     }
 
     /// A `.mcap.zstd` of ~260 KB inflating to 8 GiB, its frames without a declared size: stopped at

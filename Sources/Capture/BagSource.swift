@@ -38,7 +38,7 @@ import Foundation
 ///
 /// **IMU** (`IMURecording`): the `sensor_msgs/Imu` topics `ROSIMUTopics` picks (librealsense's
 /// Accel_N and Gyro_N streams, else the first Imu topic), each sample under its header stamp.
-public final class BagSource: FrameSource, RecordedStreams, IMURecording {
+public final class BagSource: FrameSource, RecordedStreams, IMURecording, RecordingDamage {
     public let path: String
     /// Pause, step, seek, loop and rate (valid after `start()`).
     public let recording: RecordingPlayback
@@ -55,6 +55,10 @@ public final class BagSource: FrameSource, RecordedStreams, IMURecording {
     public private(set) var metadata = SourceMetadata(kind: "bag")
     public private(set) var warnings: [String] = []
     public var onWarning: ((String) -> Void)?
+    /// `RecordingDamage`: decompress every chunk at `start()` (`info`, `convert`).
+    public var checksWholeRecording = false
+    /// `RecordingDamage`: the bag's unreadable chunks (`RosBag.damage`), from `start()` (kept after `stop()`).
+    public private(set) var damage: [String] = []
     /// Receive time of each frame, seconds from the first frame (the playback timeline). After `start()`.
     public private(set) var frameTimes: [Double] = []
     /// The depth units the depth was converted with (meters per raw unit), after `start()`.
@@ -107,6 +111,7 @@ public final class BagSource: FrameSource, RecordedStreams, IMURecording {
     public func start() throws {
         stop()
         warnings.removeAll()
+        damage = []
         do { try open() } catch {
             stop()
             throw CaptureError.wrapping(error, path: path)
@@ -115,6 +120,10 @@ public final class BagSource: FrameSource, RecordedStreams, IMURecording {
 
     private func open() throws {
         let bag = try RosBag(path: path)
+        if checksWholeRecording { bag.checkChunks() }
+        // Damage is said, not hidden: the readable frames play, each unreadable chunk is a warning.
+        damage = bag.damage
+        for line in damage { warn(line) }
         let images = try imageStreams(bag)
         guard !images.isEmpty else {
             let list = bag.topics.prefix(6).map { "\($0.topic) (\($0.type))" }.joined(separator: ", ")

@@ -76,6 +76,24 @@ public final class RosBag {
     private let storage: Storage
     private var connectionIndex: [UInt32: Int] = [:]
     private var cachedChunk: (index: Int, data: [UInt8])?
+    /// Chunks found unreadable (index → the line saying why), by reading a message or `checkChunks()`.
+    public private(set) var damagedChunks: [Int: String] = [:]
+    private var checkedChunks = Set<Int>()
+
+    /// What of the bag could not be read, one line per unreadable chunk ("chunk 3 (lz4 at offset
+    /// X): corrupt data; its N messages left out"); complete after `checkChunks()`.
+    public var damage: [String] { damagedChunks.sorted { $0.key < $1.key }.map(\.value) }
+
+    /// Decompresses every chunk not yet read (one at a time) and leaves the messages of those that
+    /// cannot be read out of `messages`; true when it found a damaged chunk not known before.
+    @discardableResult
+    public func checkChunks() -> Bool {
+        let before = damagedChunks.count
+        for i in chunks.indices where !checkedChunks.contains(i) && damagedChunks[i] == nil { _ = try? chunkData(i) }
+        guard damagedChunks.count > before else { return false }
+        messages = messages.filter { damagedChunks[$0.chunk] == nil }
+        return true
+    }
 
     /// Opens the bag at `path` and reads its index. Throws `CaptureError.file`.
     public convenience init(path: String) throws {
@@ -328,11 +346,17 @@ public final class RosBag {
                 initialized = code == 0 ? chunk.size : 0
             }
             guard code == 0 else {
-                throw fail("chunk \(index) (\(chunk.compression) at offset \(chunk.position)): \(String(cString: dl_decompress_error(code)))")
+                let problem = "chunk \(index) (\(chunk.compression) at offset \(chunk.position)): \(String(cString: dl_decompress_error(code)))"
+                if damagedChunks[index] == nil {
+                    let n = messages.reduce(0) { $0 + ($1.chunk == index ? 1 : 0) }
+                    damagedChunks[index] = problem + (n > 0 ? "; its \(n) message\(n == 1 ? "" : "s") left out" : "")
+                }
+                throw fail(problem)
             }
         default:
             throw fail("chunk \(index) uses unknown compression '\(chunk.compression)'")
         }
+        checkedChunks.insert(index)
         cachedChunk = (index, out)
         return out
     }

@@ -74,6 +74,25 @@ final class DamagedRecordingCLITests: CLITestCase {
         try assertSaid(file, damage: "chunk at offset \(chunks[2]) (zstd): ", frames: 9, colorFrames: 8)
     }
 
+    /// ROS 1 the same way: the D435 bag (Tests/Fixtures, two lz4 chunks) with 4 KiB zeroed inside its
+    /// second chunk. Before: `info` said a clean 2-frame bag (exit 0).
+    func testROS1BagWithAZeroedChunk() throws {
+        let file = path("d435.bag")
+        try FileManager.default.copyItem(atPath: Repo.fixture("realsense-d435-640x480.bag"), toPath: file)
+        try rewrite(file) { b in
+            for i in (756_751 + 4000)..<(756_751 + 4000 + 4096) { b[i] = 0 }
+        }
+        let info = try CLI.run(["info", "bag:\(file)"])
+        XCTAssertEqual(info.status, 1, info.stderr)
+        XCTAssertTrue(info.stdout.hasPrefix("bag:\(file): bag source, 1 frames"), info.stdout)
+        let line = "chunk 1 (lz4 at offset 756751): corrupt data; its 42 messages left out"
+        XCTAssertEqual(info.stdout.split(separator: "\n").filter { $0.hasPrefix("  damaged: ") }, ["  damaged: \(line)"[...]])
+        let convert = try CLI.run(["convert", "--source", "bag:\(file)", "--out", path("out")])
+        XCTAssertEqual(convert.status, 1, convert.stderr)
+        XCTAssertEqual(convert.stderrLines.filter { $0.contains("chunk 1") }, ["depthlens: bag:\(file): \(line)"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("out/rgb")).count, 1)
+    }
+
     /// A summary-less MCAP with a zstd chunk of ~50 KB that declares (and inflates to) 1 GiB: with
     /// 256 MiB available, that chunk is one line and the rest opens. Before: 1.1 GB peak, a clean
     /// 10-frame recording.

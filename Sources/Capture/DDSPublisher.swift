@@ -53,6 +53,8 @@ public final class DDSPublisher {
         // buffer before the write: nothing is copied after the stamp.
         let ns: Int64? = nil
         if let d = frame.depth?.map {
+            // The depth under its own stamp where the frame carries one (a camera whose streams have their own clocks).
+            let stamp = frame.depthTimestamp.map { ROS2Message.Time(seconds: $0) } ?? stamp
             let sample = ROS2FrameEncoding.depthImageEncoding(d, header: .init(stamp: stamp, frameID: depthFrame), millimeters: depthUnitsPerMeter == 1000)
             try participant.write(depthWriter, sample, topic: "\(namespace)/depth/image_raw")
             let cam = calibration.depth.intrinsics.width == d.width && calibration.depth.intrinsics.height == d.height

@@ -444,7 +444,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         /// The topics that delivered first: later candidates of the same role are ignored.
         var colorTopic: String?
         var depthTopic: String?
-        var sync = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30, capacity: 6)
+        /// Depth waiting for its color, with its own stamp (the frame carries it: `FrameSet.depthTimestamp`).
+        var sync = FrameSynchronizer<(depth: DepthData, stamp: Double)>(frameInterval: 1.0 / 30, capacity: 6)
         var pendingColor: (frame: PixelBuffer, stamp: Double, arrived: Double, timing: DDSFrameTiming)?
         var lastColorStamp: Double?
         var intervals: [Double] = []
@@ -710,7 +711,7 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                     if pendingColor != nil { emitPending() }
                     if let d = sync.match(timestamp: stamp) {
                         // Its depth came first (publish sends depth before color): complete now.
-                        publish(FrameSet(color: buffer, depth: d, timestamp: stamp, index: 0), timing: timing)
+                        publish(FrameSet(color: buffer, depth: d.depth, timestamp: stamp, index: 0, depthTimestamp: d.stamp), timing: timing)
                         return
                     }
                     pendingColor = (buffer, stamp, now, timing)
@@ -731,10 +732,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                             return
                         }
                     }
-                    sync.add(depth, timestamp: stamp)
+                    sync.add((depth, stamp), timestamp: stamp)
                     if let p = pendingColor, let d = sync.match(timestamp: p.stamp) {
                         pendingColor = nil
-                        publish(FrameSet(color: p.frame, depth: d, timestamp: p.stamp, index: 0), timing: p.timing)
+                        publish(FrameSet(color: p.frame, depth: d.depth, timestamp: p.stamp, index: 0, depthTimestamp: d.stamp), timing: p.timing)
                     }
                 }
             } catch let e as DDSImages.Oversize {
@@ -747,7 +748,8 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
         func emitPending() {
             guard let p = pendingColor else { return }
             pendingColor = nil
-            publish(FrameSet(color: p.frame, depth: sync.match(timestamp: p.stamp), timestamp: p.stamp, index: 0), timing: p.timing)
+            let d = sync.match(timestamp: p.stamp)
+            publish(FrameSet(color: p.frame, depth: d?.depth, timestamp: p.stamp, index: 0, depthTimestamp: d?.stamp), timing: p.timing)
         }
 
         func publish(_ frame: FrameSet, timing: DDSFrameTiming) {

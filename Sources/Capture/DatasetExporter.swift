@@ -172,6 +172,17 @@ public final class DatasetExporter {
     public var workers = max(1, activeCores)
     /// Frames read and not yet listed, at most (memory: a 4K rgba8 frame is 33 MB decoded).
     public var framesInFlight = max(2, activeCores) + 2
+    /// Seconds a live source may go without a frame before the export fails (frame by frame).
+    public var timeout: Double = 10
+    /// Frames taken at most, frame by frame (a live camera has no end); nil: all the selection holds.
+    public var frameLimit: Int?
+    /// Called, frame by frame, with each frame taken, before it is written: the frame it returns is
+    /// written (`record`'s smoothing, its video and Matroska outputs). Not called stream by stream.
+    public var eachFrame: ((FrameSet) throws -> FrameSet)?
+    /// False: a recording with `recordedStreams` is written frame by frame too, as playback pairs
+    /// it, each image under its own stamp where the frame carries it (`record --smooth`, whose
+    /// smoothing runs across playback frames).
+    public var streamByStream = true
     /// Frames the folder's index files list once `run` returned or threw (on a full disk, fewer
     /// than were written: the newest unlisted ones are deleted so the index fits).
     public private(set) var framesListed = 0
@@ -203,13 +214,13 @@ public final class DatasetExporter {
     public func run(shouldStop: () -> Int32? = { StopSignals.pending },
                     progress: (ExportProgress) -> Void = { _ in }) throws -> ExportSummary {
         // Started first: a source knows its depth units once started.
-        let recorded = source.recordedStreams
+        let recorded = streamByStream ? source.recordedStreams : nil
         let reader: FrameReader?
         if recorded != nil {
             try source.start()
             reader = nil
         } else {
-            reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0)
+            reader = try FrameReader(source: source, first: selection.frames?.lowerBound ?? 0, timeout: timeout)
         }
         defer { if recorded != nil { source.stop() } }
         let imu = try source.imu?.imuSamples()
@@ -264,15 +275,18 @@ public final class DatasetExporter {
         let total = selection.count(frameCount: source.playback?.frameCount)
         let poses = source.poses
         var wroteCalibration = false
-        var selectedSoFar = 0
+        var selectedSoFar = 0, taken = 0
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
         defer { listing.drain(); count(listing, into: &summary) }
         while true {
             if let s = shouldStop() { summary.stoppedBy = s; break }
-            guard let raw = try reader.next() else { break }
-            let verdict = selection.verdict(index: raw.index, timestamp: raw.timestamp, selected: &selectedSoFar)
+            if let n = frameLimit, taken >= n { break }
+            guard let read = try reader.next() else { break }
+            let verdict = selection.verdict(index: read.index, timestamp: read.timestamp, selected: &selectedSoFar)
             if verdict == .stop { break }
             if verdict == .skip { continue }
+            taken += 1
+            let raw = try eachFrame?(read) ?? read
             var frame = raw
             let calibration = try calibrationOverride.resolve(for: source, frame: raw)
             calibrationOverride.apply(calibration, to: &frame)
@@ -285,10 +299,20 @@ public final class DatasetExporter {
             let color = contents.contains(.color) ? frame.color : nil
             let depth = contents.contains(.depth) ? frame.depth : nil
             guard color != nil || depth != nil else { continue }
-            let names = writer.reservePair(timestamp: frame.timestamp)
+            // Each stream under its own stamp: the depth under the depth's (`depthTimestamp`, a
+            // camera or recording whose streams have their own clocks), as stream by stream.
+            let depthTime = frame.depthTimestamp ?? frame.timestamp
+            let names: (stem: String, color: String, depth: String)
+            if depthTime == frame.timestamp || depth == nil {
+                names = writer.reservePair(timestamp: frame.timestamp)
+            } else {
+                let d = try writer.reserve(.depth, timestamp: depthTime)
+                names = (String(d.dropFirst("depth/".count).dropLast(".png".count)),
+                         color != nil ? try writer.reserve(.color, timestamp: frame.timestamp) : "", d)
+            }
             var unit = ExportUnit(calibration: calibration, colorSize: (frame.color.width, frame.color.height), paired: color != nil && depth != nil)
             if let color { unit.color = (color, TUMWriter.Written(stream: .color, timestamp: frame.timestamp, path: names.color)) }
-            if let depth { unit.depth = (depth, TUMWriter.Written(stream: .depth, timestamp: frame.timestamp, path: names.depth)) }
+            if let depth { unit.depth = (depth, TUMWriter.Written(stream: .depth, timestamp: depthTime, path: names.depth)) }
             if writePLY, frame.depth != nil {
                 unit.ply = ("ply/\(names.stem).ply", ImageIO.toEightBit(frame.color), frame.depth)
             }

@@ -18,14 +18,20 @@ public struct FrameSet: Sendable {
     /// image), when the source has one: a portrait photo's portrait effects or semantic mattes
     /// (`PhotoSource`). The viewer's depth-mask and portrait modes use it as their mask.
     public var matte: PixelBuffer?
+    /// When the depth was taken, on `timestamp`'s clock, where the source knows it and it differs
+    /// from the color's (a camera or recording whose streams have their own stamps, paired by
+    /// nearest time); nil: at `timestamp`. A writer lists the depth under it (`record` as `convert`).
+    public var depthTimestamp: Double?
 
-    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int, name: String? = nil, matte: PixelBuffer? = nil) {
+    public init(color: PixelBuffer, depth: DepthData?, timestamp: Double, index: Int, name: String? = nil, matte: PixelBuffer? = nil,
+                depthTimestamp: Double? = nil) {
         self.color = color
         self.depth = depth
         self.timestamp = timestamp
         self.index = index
         self.name = name
         self.matte = matte
+        self.depthTimestamp = depthTimestamp
     }
 }
 

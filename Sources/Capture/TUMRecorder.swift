@@ -4,6 +4,7 @@ import DepthKit
 /// What `record(source:frames:to:)` wrote.
 public struct RecordingSummary: Sendable {
     public var directory: String
+    /// Frames written: playback or live frames, or (stream by stream) the most images any one stream got.
     public var framesWritten: Int
     /// Frames written without depth (stored as all-invalid depth).
     public var framesWithoutDepth: Int
@@ -11,14 +12,26 @@ public struct RecordingSummary: Sendable {
     public var warnings: [String]
     /// The stop signal (SIGINT, SIGTERM, SIGHUP) that ended the recording early, if one did.
     public var stoppedBy: Int32? = nil
+    /// Images written per stream when the folder was written stream by stream (`RecordedStreams`), else nil.
+    public var imagesWritten: [StreamKind: Int]? = nil
+    /// Frames of the recording that could not be read: skipped, each said in `warnings`.
+    public var skippedFrames = 0
 }
 
-/// Writes the frames of any `FrameSource` into a TUM RGB-D folder (`rgb/`, `depth/` as 16-bit PNG
-/// at 5000 units per meter, `rgb.txt`, `depth.txt`, `associations.txt`) through DepthKit's
-/// `TUMWriter`, so `TUMSequence` reads it back.
+/// Writes the frames of any `FrameSource` into a TUM RGB-D folder through `DatasetExporter`, the
+/// writer `convert` uses, so the two cannot differ: `rgb/`, `depth/` (16-bit PNG in the source's
+/// own depth units, which calibration.json's `depth_scale` says: not TUM's 5000 unless the source's), `rgb.txt`,
+/// `depth.txt`, `associations.txt`, `calibration.json` (and `groundtruth.txt`, `imu.csv` where
+/// the source has poses or IMU samples), which `tum:` and `TUMSequence` read back.
 ///
-/// Recorded sources (with `playback`) are stepped frame by frame from frame 0, as fast as they
-/// load, and stop at their end; live sources are polled in real time until `frames` arrive.
+/// A recording whose streams have their own clocks (`recordedStreams`: bag, ros2, mkv, tum) is
+/// written as `convert --frames 0:N-1` writes it, stream by stream, each frame once under its own
+/// stamp; the other outputs (`each`: video, Matroska, MCAP) then read the playback frames in a
+/// second pass. With smoothing (which runs across playback frames), and for every other source
+/// (live cameras, DDS, the synthetic scene), the folder is written frame by frame: the color under
+/// its stamp, the depth under its own (`FrameSet.depthTimestamp`) — a pair in associations.txt.
+/// Recorded sources are stepped from frame 0 as fast as they load and stop at their end; live
+/// sources are polled in real time until `frames` arrive.
 public enum TUMRecorder {
     /// - Parameters:
     ///   - timeout: seconds a live source may go without a frame before recording fails.
@@ -31,47 +44,65 @@ public enum TUMRecorder {
                               smoothing: DepthSmoothingStage? = nil, each: ((FrameSet) throws -> Void)? = nil,
                               progress: ((Int) -> Void)? = nil) throws -> RecordingSummary {
         guard frames > 0 else { throw CaptureError.invalidSource("--frames must be at least 1, got \(frames)") }
-        var writer: TUMWriter?
-        if let directory {
-            do { writer = try TUMWriter(directory: directory) } catch { throw CaptureError.wrapping(error, path: directory) }
+        guard let directory else {
+            return try recordFrames(source: source, frames: frames, timeout: timeout, smoothing: smoothing, each: each, progress: progress)
         }
-        let reader = try FrameReader(source: source, timeout: timeout)
-        var summary = RecordingSummary(directory: directory ?? "", framesWritten: 0, framesWithoutDepth: 0, warnings: [])
+        let exporter = DatasetExporter(source: source, directory: directory)
+        exporter.timeout = timeout
+        var summary = RecordingSummary(directory: directory, framesWritten: 0, framesWithoutDepth: 0, warnings: [])
+        if source.recordedStreams != nil && smoothing == nil {
+            exporter.selection.frames = 0...(frames - 1)
+            // Progress in frames: the share of the images written.
+            let s = try exporter.run(progress: { (p: ExportProgress) in
+                let total = max(1, p.total ?? 1)
+                progress?(min(frames, p.written * frames / total))
+            })
+            summary.framesWritten = s.frameCount
+            summary.imagesWritten = s.imagesWritten
+            summary.skippedFrames = s.skippedFrames
+            summary.stoppedBy = s.stoppedBy
+            summary.warnings = s.warnings
+            if let each, s.stoppedBy == nil {
+                let again = try recordFrames(source: source, frames: frames, timeout: timeout, smoothing: nil, each: each, progress: nil)
+                summary.stoppedBy = again.stoppedBy
+            }
+            return summary
+        }
+        // Frame by frame. A frame without depth is written with all-invalid depth, so that the
+        // folder pairs every color frame (TUMSequence lists pairs).
+        exporter.streamByStream = false
+        exporter.frameLimit = frames
+        exporter.eachFrame = { raw in
+            var f = try smoothing?.apply(raw) ?? raw
+            try each?(f)
+            if f.depth == nil {
+                summary.framesWithoutDepth += 1
+                f.depth = DepthData(map: PixelBuffer(width: f.color.width, height: f.color.height, format: .depthFloat32))
+            }
+            return f
+        }
+        let s = try exporter.run(progress: { (p: ExportProgress) in progress?(p.written) })
+        summary.framesWritten = s.framesWritten
+        summary.skippedFrames = s.skippedFrames
+        summary.stoppedBy = s.stoppedBy
+        summary.warnings = s.warnings
+        return summary
+    }
 
-        func write(_ raw: FrameSet) throws {
+    /// The frames read in order and handed to `each` only (no folder).
+    private static func recordFrames(source: FrameSource, frames: Int, timeout: Double, smoothing: DepthSmoothingStage?,
+                                     each: ((FrameSet) throws -> Void)?, progress: ((Int) -> Void)?) throws -> RecordingSummary {
+        let reader = try FrameReader(source: source, timeout: timeout)
+        var summary = RecordingSummary(directory: "", framesWritten: 0, framesWithoutDepth: 0, warnings: [])
+        while summary.framesWritten < frames {
+            if let s = StopSignals.pending { summary.stoppedBy = s; break }
+            guard let raw = try reader.next() else { break }
             let f = try smoothing?.apply(raw) ?? raw
             try each?(f)
-            let depth: DepthData
-            if let d = f.depth { depth = d } else {
-                summary.framesWithoutDepth += 1
-                depth = DepthData(map: PixelBuffer(width: f.color.width, height: f.color.height, format: .depthFloat32))
-            }
-            if let writer, let directory {
-                do {
-                    try writer.append(RGBDFrame(color: f.color, depth: depth, timestamp: f.timestamp))
-                } catch { throw CaptureError.wrapping(error, path: directory) }
-            }
+            if f.depth == nil { summary.framesWithoutDepth += 1 }
             summary.framesWritten += 1
             progress?(summary.framesWritten)
         }
-
-        // On an error or a stop signal the folder still lists exactly the frames written.
-        func finish() throws {
-            if let writer, let directory {
-                do { try writer.finish() } catch { throw CaptureError.wrapping(error, path: directory) }
-            }
-        }
-        do {
-            while summary.framesWritten < frames {
-                if let s = StopSignals.pending { summary.stoppedBy = s; break }
-                guard let f = try reader.next() else { break }
-                try write(f)
-            }
-        } catch {
-            try? finish()
-            throw error
-        }
-        try finish()
         summary.warnings = source.warnings
         return summary
     }

@@ -124,7 +124,9 @@ public final class TUMSource: FrameSource, DepthRateLimiting, RecordedStreams {
                 if !(depthGate.admits(timestamp: t) || lastDepth == nil), let last = lastDepth {
                     let color = try ImageIO.readColor(seq.entries[i].colorPath)
                     recording.clock.delivered(i, now: now, explicit: explicit)
-                    return FrameSet(color: color, depth: last.depth, timestamp: t, index: i, name: seq.entries[i].name)
+                    let dt = seq.entries[last.0].depthTimestamp
+                    return FrameSet(color: color, depth: last.depth, timestamp: t, index: i, name: seq.entries[i].name,
+                                    depthTimestamp: dt != t ? dt : nil)
                 }
                 let f = try seq.loadFrame(at: i)
                 var depth = meters(f.depth)
@@ -133,7 +135,10 @@ public final class TUMSource: FrameSource, DepthRateLimiting, RecordedStreams {
                 }
                 lastDepth = (i, depth)
                 recording.clock.delivered(i, now: now, explicit: explicit)
-                return FrameSet(color: f.color, depth: depth, timestamp: t, index: i, name: seq.entries[i].name)
+                // The depth's own stamp (depth.txt's), where the folder's streams have their own clocks.
+                let dt = seq.entries[i].depthTimestamp
+                return FrameSet(color: f.color, depth: depth, timestamp: t, index: i, name: seq.entries[i].name,
+                                depthTimestamp: dt != t ? dt : nil)
             } catch {
                 warn(i, error)
                 tries += 1

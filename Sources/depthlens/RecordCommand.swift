@@ -15,10 +15,8 @@ struct RecordCommand: ParsableCommand {
             + "each frame's timestamp to the microsecond and the calibration as a calibration.json attachment; mkv:FILE plays it."
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String = "synthetic"
-    @Option(help: "Units per meter of the source's 16-bit depth.")
-    var depthScale: Float?
+    /// Without `--source`: the synthetic scene.
+    @OptionGroup var input: SourceOptions
     @Option(help: "How many frames to record.")
     var frames: Int
     @Option(help: "Output folder (created; must not exist or be empty).")
@@ -61,7 +59,13 @@ struct RecordCommand: ParsableCommand {
             }
         }
         guard videoQueue >= 1 else { throw DepthKitError.invalidArgument("--video-queue must be at least 1, got \(videoQueue)") }
-        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
+        try input.check()
+        // --calibration / --intrinsics: written with the frames (calibration.json, the mkv's, the MCAP's camera_info).
+        let camera = try input.calibrationOverride()
+        if out != nil && !camera.isEmpty {
+            // TUMRecorder writes the folder's calibration.json from the source; it takes no other yet.
+            throw DepthKitError.invalidArgument("--calibration and --intrinsics go with --mkv, --mcap (record), or convert --out FOLDER; record --out writes the source's calibration")
+        }
         let filter = try self.filter.map { try ProcessFilter.named($0) }
         if filter != nil && video == nil { throw DepthKitError.invalidArgument("--filter applies to --video; give --video FILE.mp4") }
         if let out, let existing = try? FileManager.default.contentsOfDirectory(atPath: out), !existing.isEmpty {
@@ -78,8 +82,8 @@ struct RecordCommand: ParsableCommand {
         }
         let smoothSettings = try smoothing.settings()
         let stage = smoothSettings.enabled ? DepthSmoothingStage(smoother: DepthSmoother(settings: smoothSettings)) : nil
-        let spec = try SourceSpec(parsing: source)
-        let src = try spec.makeSource(depthScale: depthScale, cameraControls: try cameraControls.options(source: spec))
+        let spec = try input.spec(or: .synthetic)
+        let src = try input.makeSource(spec, cameraControls: try cameraControls.options(source: spec))
         // A camera's control notices (refused values) are printed as they happen.
         if src.cameraControls != nil { src.onWarning = { warn($0) } }
         var progress = ProgressBar(total: frames, label: "record")
@@ -89,7 +93,10 @@ struct RecordCommand: ParsableCommand {
         let mkvOptions = MKVRecorder.Options(lossless: lossless, crf: crf, queueLimit: videoQueue)
         let recordMKV: ((FrameSet) throws -> Void)? = mkv.map { path in
             { f in
-                if mkvRecorder == nil { mkvRecorder = try MKVRecorder(path: path, firstFrame: f, source: src, options: mkvOptions) }
+                if mkvRecorder == nil {
+                    let cal = camera.isEmpty ? nil : try camera.resolve(for: src, frame: f)
+                    mkvRecorder = try MKVRecorder(path: path, firstFrame: f, source: src, calibration: cal, options: mkvOptions)
+                }
                 // A camera is real time (a full queue drops and counts); a file source waits for the encoder.
                 try mkvRecorder!.append(f, waitForRoom: !src.isLive)
             }
@@ -116,12 +123,13 @@ struct RecordCommand: ParsableCommand {
         let recordMCAP: ((FrameSet) throws -> Void)? = mcap.map { path in
             { f in
                 if mcapWriter == nil {
-                    let cal = try CalibrationOverride().resolve(for: src, frame: f)
+                    let cal = try camera.resolve(for: src, frame: f)
                     mcapWriter = try MCAPFrameWriter(path: path, calibration: cal, color: true, depth: f.depth != nil,
                                                      depthMillimeters: src.depthUnitsPerMeter == 1000)
                 }
                 // A recording's frame may repeat the other stream's last image: written once.
-                if let d = f.depth?.map, d !== lastMCAP.depth { try mcapWriter!.addDepth(d, stamp: f.timestamp); lastMCAP.depth = d }
+                // Each image under its own stamp (the depth's own where the source knows it), as `convert` writes them.
+                if let d = f.depth?.map, d !== lastMCAP.depth { try mcapWriter!.addDepth(d, stamp: f.depthTimestamp ?? f.timestamp); lastMCAP.depth = d }
                 if f.color !== lastMCAP.color { try mcapWriter!.addColor(f.color, stamp: f.timestamp); lastMCAP.color = f.color }
             }
         }
@@ -147,8 +155,14 @@ struct RecordCommand: ParsableCommand {
         progress.finish()
         for w in summary.warnings { warn(w) }
         if let out {
-            print("wrote \(summary.framesWritten) frames to \(out)" +
-                  (summary.framesWithoutDepth > 0 ? " (\(summary.framesWithoutDepth) without depth)" : ""))
+            if let images = summary.imagesWritten {
+                // Stream by stream, as `convert` says it.
+                let kinds = [StreamKind.color, .depth, .ir].compactMap { k in images[k].map { "\($0) \(k.rawValue)" } }
+                print("wrote \(kinds.isEmpty ? "no" : kinds.joined(separator: ", ")) frames to \(out)")
+            } else {
+                print("wrote \(summary.framesWritten) frames to \(out)" +
+                      (summary.framesWithoutDepth > 0 ? " (\(summary.framesWithoutDepth) without depth)" : ""))
+            }
         }
         if let writer {
             let v = try writer.finish()
@@ -170,5 +184,7 @@ struct RecordCommand: ParsableCommand {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; everything recorded was kept")
             throw ExitCode(128 + s)
         }
+        // Frames of a recording that could not be read are bad input (each said above); the rest is written.
+        if summary.skippedFrames > 0 { throw ExitCode(1) }
     }
 }

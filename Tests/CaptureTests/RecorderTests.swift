@@ -13,7 +13,9 @@ final class RecorderTests: XCTestCase {
         for f in ["rgb.txt", "depth.txt", "associations.txt"] {
             XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/" + f), f)
         }
-        let seq = try TUMSequence(directory: out)
+        // The source's own depth units (the synthetic scene's 1000 per meter), as `convert` writes them.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out + "/calibration.json"))
+        let seq = try TUMSequence(directory: out, depthScale: 1000)
         XCTAssertEqual(seq.count, 3)
         for i in 0..<3 {
             let t = Double(i) / 30
@@ -27,7 +29,7 @@ final class RecorderTests: XCTestCase {
                 for x in 0..<64 {
                     let a = d.sample(x: x, y: y), b = r.sample(x: x, y: y)
                     XCTAssertEqual(isValidDepth(a), isValidDepth(b), "frame \(i) (\(x),\(y))")
-                    if isValidDepth(b) { XCTAssertEqual(a, b, accuracy: 0.5 / 5000 + 1e-6); checked += 1 }
+                    if isValidDepth(b) { XCTAssertEqual(a, b, accuracy: 0.5 / 1000 + 1e-6); checked += 1 }
                 }
             }
             XCTAssertGreaterThan(checked, 64 * 48 / 2)

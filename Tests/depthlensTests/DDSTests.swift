@@ -504,7 +504,7 @@ final class DDSTests: XCTestCase {
         // The recording read back as a TUM folder. A frame may have come without its depth (the
         // depth reader matched the publisher after the color one; a color frame waits one interval
         // at most): its color is compared, and the depth of every frame that has one.
-        let seq = try TUMSequence(directory: recorded)
+        let seq = try TUMSequence(directory: recorded, depthScale: 1000)   // the camera's millimeters, kept (calibration.json)
         XCTAssertEqual(seq.count, 5, r.output)
         var withDepth = 0
         for (i, entry) in seq.entries.enumerated() {

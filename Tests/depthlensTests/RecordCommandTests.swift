@@ -8,12 +8,13 @@ final class RecordCommandTests: CLITestCase {
         let out = path("rec")
         let r = try CLI.run(["record", "--source", "synthetic", "--frames", "3", "--out", out])
         XCTAssertEqual(r.status, 0, r.stderr)
-        let seq = try TUMSequence(directory: out)
+        // The source's own depth units (the synthetic scene's 1000 per meter; calibration.json says so), as `convert` writes them.
+        let seq = try TUMSequence(directory: out, depthScale: 1000)
         XCTAssertEqual(seq.entries.count, 3)
         let f = try seq.loadFrame(at: 0)
         XCTAssertEqual(f.color.width, 640)
-        // The wall of the synthetic scene is at 3 m; 16-bit depth at 5000 units/m keeps it to 0.2 mm.
-        XCTAssertEqual(f.depth.map.sample(x: 2, y: 2), SyntheticScene.wallDepth, accuracy: 0.0002)
+        // The wall of the synthetic scene is at 3 m; 16-bit depth at 1000 units/m keeps it to 0.5 mm.
+        XCTAssertEqual(f.depth.map.sample(x: 2, y: 2), SyntheticScene.wallDepth, accuracy: 0.0005)
     }
 
     func testRefusesANonEmptyFolderAndBadCounts() throws {

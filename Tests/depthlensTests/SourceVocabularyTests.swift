@@ -68,7 +68,7 @@ final class SourceVocabularyTests: CLITestCase {
         XCTAssertEqual(info.status, 0, info.stderr)
         let o = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(o["kind"] as? String, "tum")
-        XCTAssertEqual(o["depth_scale"] as? Double, 5000)
+        XCTAssertEqual(o["depth_scale"] as? Double, 1000, "the synthetic scene's units, which record keeps (calibration.json)")
         let streams = try XCTUnwrap(o["streams"] as? [[String: Any]])
         XCTAssertEqual(streams.first?["width"] as? Int, 320)
         XCTAssertEqual(streams.first?["frames"] as? Int, 3)

@@ -66,10 +66,11 @@ public struct DepthPhoto {
 
     /// Reads and decodes the photo at `path`. Throws one line naming the file and the problem.
     public static func read(_ path: String) throws -> DepthPhoto {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CaptureError.file(path: path, problem: FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
-        }
-        return try decode(bytes: [UInt8](data), name: path)
+        // FileSupport (one-line errors: missing, empty, a folder), not FileManager.contents, which
+        // leaks its buffer on an empty file.
+        let bytes: [UInt8]
+        do { bytes = try FileSupport.readAll(path) } catch { throw CaptureError.wrapping(error, path: path) }
+        return try decode(bytes: bytes, name: path)
     }
 
     /// Decodes a photo held in memory; `name` is what errors name.

@@ -450,7 +450,7 @@ enum ROS2Compression {
     }
 
     /// A whole storage file compressed per file (rosbag2 `compression_mode: file`).
-    /// How many times its own size a whole-file stream that does not declare its size may inflate to.
+    /// How many times its own size a whole-file stream (or an MCAP chunk over 64 MiB) may inflate to.
     static let undeclaredRatio = 1024
 
     static func zstdFile(_ bytes: ROS2Bytes, name: String) throws -> ROS2Bytes {
@@ -465,9 +465,9 @@ enum ROS2Compression {
     /// every frame declares its content size, more is an error found as it is decoded, and a
     /// declaration over the memory available is refused before anything is allocated) and by
     /// `limit` (`maxFileSize`): a stream without declarations is decoded into a buffer that grows
-    /// with the data, up to the limit and to `undeclaredRatio` times its own size (at least
-    /// 64 MiB) — recordings compress a few times, a zstd bomb tens of thousands. Each failure is
-    /// one line naming the file.
+    /// with the data, up to the limit. Declared or not, the output is at most `undeclaredRatio`
+    /// times the stream's own size (at least 64 MiB) — recordings compress a few times, a zstd
+    /// bomb tens of thousands. Each failure is one line naming the file.
     static func file(_ bytes: ROS2Bytes, name: String, format: String, limit: Int = maxFileSize) throws -> ROS2Bytes {
         let src = bytes.raw.bindMemory(to: UInt8.self)
         var declared: UInt64 = 0
@@ -475,12 +475,16 @@ enum ROS2Compression {
         func fail(_ problem: String) -> CaptureError {
             .file(path: name, problem: "\(format)-compressed storage file: \(problem)")
         }
+        let (ratioCap, overflow) = src.count.multipliedReportingOverflow(by: undeclaredRatio)
+        let byRatio = max(64 << 20, overflow ? Int.max : ratioCap)
         if sized, declared > UInt64(limit) {
             throw fail("its frames declare \(declared) bytes uncompressed, more than the memory available "
                        + "(\(MemoryBudget.describe(limit)); DEPTHLENS_MEMORY_AVAILABLE sets it)")
         }
-        let (ratioCap, overflow) = src.count.multipliedReportingOverflow(by: undeclaredRatio)
-        let byRatio = sized ? Int.max : max(64 << 20, overflow ? Int.max : ratioCap)
+        if sized, declared > UInt64(byRatio) {
+            throw fail("its frames declare \(declared) bytes uncompressed, more than \(undeclaredRatio) times its \(src.count) bytes: "
+                       + "refused as a decompression bomb")
+        }
         let cap = min(limit, byRatio)
         var out: UnsafeMutablePointer<UInt8>?
         var count = 0
@@ -537,11 +541,18 @@ struct Rosbag2Metadata: Equatable {
     var compressionFormat: String = ""
     var compressionMode: String = ""
 
+    /// The most bytes a metadata.yaml may hold: rosbag2 writes a few KB (a topic a few hundred bytes).
+    static let maxBytes = 4 << 20
+
     static func read(_ path: String) throws -> Rosbag2Metadata {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CaptureError.file(path: path, problem: "cannot read")
+        // FileSupport, not FileManager.contents: a bounded read with a one-line error (an empty
+        // file, a folder), and FileManager leaked its buffer on an empty file (the rosbag2meta fuzz target).
+        let bytes: [UInt8]
+        do { bytes = try FileSupport.readPrefix(path, count: maxBytes + 1) } catch { throw CaptureError.wrapping(error, path: path) }
+        guard bytes.count <= maxBytes else {
+            throw CaptureError.file(path: path, problem: "is over \(maxBytes >> 20) MiB: not a rosbag2 metadata.yaml")
         }
-        return try parse(String(decoding: data, as: UTF8.self), path: path)
+        return try parse(String(decoding: bytes, as: UTF8.self), path: path)
     }
 
     static func parse(_ text: String, path: String) throws -> Rosbag2Metadata {

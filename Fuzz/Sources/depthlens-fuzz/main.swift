@@ -171,7 +171,10 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         if let m = view, (try? DDSImages.check(m, topic: "/t")) != nil {
             _ = ROSImageDecoding.isDepthEncoding(m.encoding) ? ROSImageDecoding.depthMeters(m, units: 0.001) : ROSImageDecoding.rgba(m)
         }
-        if let m = try? ROS2Message.compressedImage(sample, file: "dds:/t", topic: "/t") { _ = try? DDSImages.decompress(m, topic: "/t") }
+        // At most 2048x2048 (16 MiB of rgba8): the default limit, 8192x8192, is right at the fuzzer's 256 MB.
+        if let m = try? ROS2Message.compressedImage(sample, file: "dds:/t", topic: "/t") {
+            _ = try? DDSImages.decompress(m, topic: "/t", limit: DDSImageLimit(width: 2048, height: 2048))
+        }
         if let m = try? ROS2Message.cameraInfo(sample, file: "dds:/t", topic: "/t") { _ = try? DDSImages.check(m, topic: "/t") }
         _ = try? ROS2Message.tfMessage(sample, file: "dds:/t", topic: "/t")
     },
@@ -270,6 +273,83 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
         rszstdConvert(try? ROSImageDecoding.librealsenseZstd(Array(b.dropFirst(3))[...], format: "\(f); zstd; \(w)x\(h) step=\(w * bpp)",
                                                             file: "in.db3", topic: "/t"))
     },
+    // A rosbag2 `.db3` as a file (SQLite opened read-only, immutable): tables, topics, the message
+    // index, then messages read (per-message zstd/LZ4 too).
+    "db3": { readRecording(put($0, "in.db3")) },
+    // A whole-file zstd recording (rosbag2's file compression mode): the first byte picks `.db3.zstd`
+    // or `.mcap.zstd`, the rest is the file, inflated within its declared size and the memory budget.
+    "zstd": { b in
+        guard let first = b.first else { return }
+        let dir = folder("zstd")
+        let path = dir + (first & 1 == 0 ? "/in.db3.zstd" : "/in.mcap.zstd")
+        write(Array(b.dropFirst()), path)
+        readRecording(path)
+    },
+    // rosbag2's metadata.yaml beside a small valid MCAP (`in.mcap`, which the seed names): the folder
+    // opened as a recording, so the parsed storage, file list and compression are all used.
+    "rosbag2meta": { b in
+        let dir = folder("rosbag2")
+        write(Array(b), dir + "/metadata.yaml")
+        write(mcapSeed(chunked: true), dir + "/in.mcap")
+        readRecording(dir)
+    },
+    // A phone scan folder from a few files, cut from the input at "DLFZ": the first byte picks the
+    // layout (Polycam keyframes, 3D Scanner App frame_N, Stray Scanner with rgb.mp4), then the
+    // camera file, the color image (or rgb.mp4), depth and confidence. Opened and played as
+    // `scan:` does (libavformat with the mov demuxer and files only, for rgb.mp4).
+    "scanfolder": { b in
+        guard let first = b.first else { return }
+        let p = parts(UnsafeRawBufferPointer(rebasing: b.dropFirst()), count: 4)
+        let dir = folder("scanfolder")
+        switch first % 3 {
+        case 0:
+            write(p[0], dir + "/keyframes/cameras/1.json")
+            write(p[1], dir + "/keyframes/images/1.jpg")
+            write(p[2], dir + "/keyframes/depth/1.png")
+            write(p[3], dir + "/keyframes/confidence/1.png")
+        case 1:
+            write(p[0], dir + "/frame_00000.json")
+            write(p[1], dir + "/frame_00000.jpg")
+            write(p[2], dir + "/depth_00000.png")
+            write(p[3], dir + "/conf_00000.png")
+        default:
+            write(p[0], dir + "/odometry.csv")
+            write(p[1], dir + "/rgb.mp4")
+            write(p[2], dir + "/depth/000000.png")
+            write(p[3], dir + "/confidence/000000.png")
+        }
+        let source = ScanSource(directory: dir)
+        guard (try? source.start()) != nil else { return }
+        for i in 0..<2 { _ = try? source.nextFrame(now: Double(i)) }
+    },
+    // HEIF item locations: the input is the iloc box (its first byte the version 0…2, the rest its
+    // payload) inside a fixed file; every item's data then read. Sums of extents past the file and
+    // zero-length extents must not cost more memory than the file holds.
+    "heifiloc": { b in
+        guard let first = b.first else { return }
+        let bytes = heifAround(iloc: Array(b.dropFirst()), version: first % 3)
+        if let file = try? HEIFFile(bytes: bytes, name: "in.heic") {
+            for item in file.items { _ = try? file.data(of: item) }
+        }
+    },
+    // RVL (compressedDepth): the width and height from the first four bytes (big-endian, any size
+    // up to 65535x65535), the rest the RVL code after a 16UC1 ConfigHeader; decoded and converted to
+    // meters. A few bytes claiming a huge all-zero image must not cost that image.
+    "rvl": { b in
+        guard b.count >= 4 else { return }
+        let w = UInt32(b[0]) << 8 | UInt32(b[1]), h = UInt32(b[2]) << 8 | UInt32(b[3])
+        func le(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(v >> ($0 * 8) & 0xFF) } }
+        let data = le(0) + le(0) + le(0) + le(w) + le(h) + Array(b.dropFirst(4))
+        _ = (try? CompressedDepth.decode(data[...], format: "16UC1; compressedDepth rvl", file: "in.db3", topic: "/t"))?
+            .meters(units: 0.001)
+    },
+    // The `dds:` receive path as a sequence of samples from peers, no network: records of a topic
+    // selector, a writer, a sequence number and a CDR sample (`DDSSource.fuzz` says the layout),
+    // each handled as the receiver handles what it takes — the size limit on the header, decoding,
+    // conversion, pairing, and the caps on writers, TF frames and notices.
+    "ddsseq": { DDSSource.fuzz(Array($0)) },
+    // Apple's LZFSE (Record3D's depth and confidence frames): every block kind, output capped.
+    "lzfse": { _ = try? LZFSE.decode(Array($0), maxOutput: 1 << 20, name: "in.depth") },
     // image_transport's compressedDepth payload (ConfigHeader + PNG or RVL); the first byte picks
     // the format string (Tests/Fixtures/ros2_messages_reference.py's CDEPTH_FORMATS order).
     "cdepth": { b in
@@ -281,6 +361,76 @@ let targets: [String: (UnsafeRawBufferPointer) -> Void] = [
             .meters(units: 0.001)
     },
 ]
+
+/// One zstd frame holding `data` in raw blocks (RFC 8878: single segment, a 4-byte content size,
+/// raw blocks of at most 128 KiB), so a whole-file-compressed seed needs no compressor.
+func zstdRawFrameAnySize(_ data: [UInt8]) -> [UInt8] {
+    var out: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD, 0xA0] + (0..<4).map { UInt8(data.count >> ($0 * 8) & 0xFF) }
+    var at = 0
+    repeat {
+        let n = min(data.count - at, 1 << 17)
+        let last: UInt32 = at + n == data.count ? 1 : 0
+        let header = UInt32(n) << 3 | last
+        out += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16 & 0xFF)] + data[at..<(at + n)]
+        at += n
+    } while at < data.count
+    return out
+}
+
+/// The fuzz input cut at each `separator` into at most `count` parts (missing parts are empty), so
+/// one input can stand for several files of a folder.
+func parts(_ b: UnsafeRawBufferPointer, count: Int, separator: [UInt8] = Array("DLFZ".utf8)) -> [[UInt8]] {
+    var out: [[UInt8]] = []
+    var start = 0, i = 0
+    while i + separator.count <= b.count, out.count < count - 1 {
+        if (0..<separator.count).allSatisfy({ b[i + $0] == separator[$0] }) {
+            out.append(Array(b[start..<i]))
+            i += separator.count
+            start = i
+        } else {
+            i += 1
+        }
+    }
+    out.append(Array(b[start...]))
+    while out.count < count { out.append([]) }
+    return out
+}
+
+/// A clean folder under the scratch folder for one input.
+func folder(_ name: String) -> String {
+    let dir = scratch + "/" + name
+    try? FileManager.default.removeItem(atPath: dir)
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    return dir
+}
+
+func write(_ bytes: [UInt8], _ path: String) {
+    try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    _ = bytes.withUnsafeBytes { FileManager.default.createFile(atPath: path, contents: Data($0)) }
+}
+
+/// A recording opened as the `ros2:` source opens it, then up to 64 messages a topic read.
+func readRecording(_ path: String) {
+    guard let rec = try? ROS2Recording(path: path) else { return }
+    for t in rec.topics {
+        for r in rec.messages(onTopic: t.name).prefix(64) { _ = try? rec.data(of: r) }
+    }
+}
+
+/// A HEIF file around `iloc` (the payload of the iloc box after its version and flags, from the
+/// fuzz input): ftyp, a meta box with hdlr, pitm (item 1), iinf (items 1 and 2, `hvc1` and `Exif`)
+/// and the iloc, then an mdat of 64 bytes — so every mutation lands in the item locations.
+func heifAround(iloc: [UInt8], version: UInt8) -> [UInt8] {
+    func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(v >> (24 - $0 * 8) & 0xFF) } }
+    func box(_ type: String, _ payload: [UInt8]) -> [UInt8] { u32(8 + payload.count) + Array(type.utf8) + payload }
+    func full(_ type: String, _ version: UInt8, _ payload: [UInt8]) -> [UInt8] { box(type, [version, 0, 0, 0] + payload) }
+    let infe = { (id: Int, type: String) in full("infe", 2, u16(id) + u16(0) + Array(type.utf8) + [0]) }
+    let meta = full("meta", 0, full("hdlr", 0, u32(0) + Array("pict".utf8) + u32(0) + u32(0) + u32(0) + [0])
+                    + full("pitm", 0, u16(1)) + full("iinf", 0, u16(2) + infe(1, "hvc1") + infe(2, "Exif"))
+                    + full("iloc", version, iloc))
+    return box("ftyp", Array("heicmif1heic".utf8)) + meta + box("mdat", (0..<64).map { UInt8($0) })
+}
 
 /// A small MCAP as the spec lays it out, written here so the fuzzer has a seed without Python
 /// (scripts/fuzz adds zstd and lz4 seeds from Tests/Fixtures/ros2_reference.py when the reference
@@ -388,6 +538,43 @@ func makeSeeds(_ dir: String) throws {
     v4l2 += [5, 1, 0x02, 0x80, 0x01, 0xE0, 1, 30, 1, 0x02, 0x80, 0x01, 0xE0, 30, 1, 0]
     try seed("v4l2", "two_formats", { try FileSupport.atomicWrite(v4l2, to: $0) })
     try seed("mcap", "chunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: true), to: $0) }
+    try seed("zstd", "mcap") { try FileSupport.atomicWrite([1] + zstdRawFrameAnySize(mcapSeed(chunked: true)), to: $0) }
+    try seed("rosbag2meta", "metadata.yaml", text("rosbag2_bagfile_information:\n  version: 5\n  storage_identifier: mcap\n"
+        + "  duration:\n    nanoseconds: 2000\n  relative_file_paths:\n    - in.mcap\n  compression_format: \"\"\n"
+        + "  compression_mode: \"\"\n  topics_with_message_count:\n    - topic_metadata:\n        name: /chatter\n"
+        + "        type: std_msgs/msg/String\n        serialization_format: cdr\n      message_count: 3\n"))
+    // A Polycam keyframe (camera JSON, color, 16-bit depth, 8-bit confidence) and a 3D Scanner App
+    // frame, as "scanfolder" cuts them; the color is a PNG (the readers go by content, not name).
+    var colorPNG: [UInt8] = [], depthPNG: [UInt8] = [], confPNG: [UInt8] = []
+    let tmp = scratch + "/seed.png"
+    try ImageIO.write(rgba, to: tmp); colorPNG = try FileSupport.readAll(tmp)
+    try ImageIO.write(g16, to: tmp); depthPNG = try FileSupport.readAll(tmp)
+    try ImageIO.write(gray, to: tmp); confPNG = try FileSupport.readAll(tmp)
+    let cut = Array("DLFZ".utf8)
+    let polycam = Array(("{\"cx\": 7.5, \"cy\": 5.5, \"fx\": 12.0, \"fy\": 12.0, \"width\": 16, \"height\": 12, "
+        + "\"t_00\": 1, \"t_01\": 0, \"t_02\": 0, \"t_03\": 0.1, \"t_10\": 0, \"t_11\": 1, \"t_12\": 0, \"t_13\": 0.2, "
+        + "\"t_20\": 0, \"t_21\": 0, \"t_22\": 1, \"t_23\": 0.3}").utf8)
+    let scanner = Array(("{\"cameraPoseARFrame\": [1,0,0,0.1, 0,1,0,0.2, 0,0,1,0.3, 0,0,0,1], "
+        + "\"intrinsics\": [12,0,7.5, 0,12,5.5, 0,0,1], \"time\": 52431.25}").utf8)
+    try seed("scanfolder", "polycam") { try FileSupport.atomicWrite([0] + polycam + cut + colorPNG + cut + depthPNG + cut + confPNG, to: $0) }
+    try seed("scanfolder", "scannerapp") { try FileSupport.atomicWrite([1] + scanner + cut + colorPNG + cut + depthPNG + cut + confPNG, to: $0) }
+    try seed("scanfolder", "stray") {
+        try FileSupport.atomicWrite([2] + Array("timestamp, frame, x, y, z, qx, qy, qz, qw\n0.0, 000000, 0, 0, 0, 0, 0, 0, 1\n".utf8)
+                                    + cut + Array("#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:/nonexistent/depthlens-fuzz.ts\n".utf8) + cut + depthPNG
+                                    + cut + confPNG, to: $0)
+    }
+    // iloc version 1: offset and length 4 bytes, base offset 0, index 0; two items with one extent
+    // each in the mdat (item 1: 16 bytes at the mdat's payload, item 2: 8 bytes after it).
+    // Each item: ID, construction method 0, data reference 0, one extent (offset, length).
+    func be(_ v: Int, _ n: Int) -> [UInt8] { (0..<n).map { UInt8(v >> (8 * (n - 1 - $0)) & 0xFF) } }
+    let mdatStart = heifAround(iloc: [0x44, 0x00] + be(2, 2) + [UInt8](repeating: 0, count: 2 * 16), version: 1).count - 64
+    let iloc = [0x44, 0x00] + be(2, 2) + be(1, 2) + be(0, 2) + be(0, 2) + be(1, 2) + be(mdatStart, 4) + be(16, 4)
+        + be(2, 2) + be(0, 2) + be(0, 2) + be(1, 2) + be(mdatStart + 16, 4) + be(8, 4)
+    try seed("heifiloc", "two-items") { try FileSupport.atomicWrite([1] + iloc, to: $0) }
+    // A 4x2 image: a run of 2 zeros, then 6 values 100, 101, … (RVL's nibbles by hand: 2, 6, then
+    // zigzag(100) = 200 as 8 9 3, then zigzag(+1) = 2 five times; 32-bit little-endian words, each
+    // read from its top nibble, as image_transport's compressed_depth plugin reads them).
+    try seed("rvl", "4x2") { try FileSupport.atomicWrite([0, 4, 0, 2] + [0x22, 0x32, 0x89, 0x26, 0x00, 0x00, 0x00, 0x22], to: $0) }
     try seed("mcap", "unchunked.mcap") { try FileSupport.atomicWrite(mcapSeed(chunked: false), to: $0) }
     // The bytes the viewer's Snapshot.write writes for a synthetic frame.
     let meta = SnapshotMetadata(intrinsics: frame.depth.intrinsics, mode: "portrait", timestamp: 1305031102.175304,
@@ -426,6 +613,23 @@ func makeSeeds(_ dir: String) throws {
     }
     try seed("dds", "compressed") { p in
         try FileSupport.atomicWrite(ROS2Message.encodeCompressedImage(header: stamp, format: "jpeg", data: [0xFF, 0xD8, 0xFF, 0xD9]), to: p)
+    }
+    // A realsense2_camera burst as `ddsseq` reads it: camera_info, a color and a depth image, TF;
+    // each record a topic selector (DDSSource.fuzzTopics), a writer, a sequence number, a length.
+    func record(_ topic: Int, _ sequence: UInt64, _ cdr: [UInt8]) -> [UInt8] {
+        [UInt8(topic), 1] + (0..<8).map { UInt8(sequence >> (8 * UInt64($0)) & 0xFF) } + [UInt8(cdr.count & 0xFF), UInt8(cdr.count >> 8)] + cdr
+    }
+    let info = ROS2Message.encodeCameraInfo(ROS2Message.CameraInfo(header: stamp, height: 3, width: 4, distortionModel: "plumb_bob",
+        D: [0, 0, 0, 0, 0], K: [4, 0, 1.5, 0, 4, 1, 0, 0, 1], R: [1, 0, 0, 0, 1, 0, 0, 0, 1], P: [4, 0, 1.5, 0, 0, 4, 1, 0, 0, 0, 1, 0]))
+    let colorImage = ROS2Message.encodeImage(header: stamp, width: 4, height: 3, encoding: "rgb8", step: 12) {
+        for i in 0..<$0.count { $0[i] = UInt8(i * 7 & 255) } }
+    let depthImage = ROS2Message.encodeImage(header: stamp, width: 4, height: 3, encoding: "16UC1", step: 8) {
+        for i in 0..<$0.count { $0[i] = UInt8(i * 31 & 255) } }
+    let tf = ROS2Message.encodeTFMessage([ROS2Message.TransformStamped(header: stamp, childFrameID: "depth_optical_frame",
+        transform: ROSMessage.Transform(translation: SIMD3(0.015, 0, 0), rotation: SIMD4(0, 0, 0, 1)))])
+    try seed("ddsseq", "burst") { p in
+        try FileSupport.atomicWrite(record(5, 1, info) + record(6, 1, info) + record(8, 1, tf) + record(0, 1, colorImage)
+                                    + record(2, 1, depthImage) + record(0, 2, colorImage) + record(2, 3, depthImage), to: p)
     }
     try seed("calibration", "stereo.yml", text("%YAML:1.0\n---\nR: !!opencv-matrix\n   rows: 3\n   cols: 3\n   dt: d\n"
         + "   data: [ 1., 0., 0., 0., 1., 0., 0., 0., 1. ]\nT: !!opencv-matrix\n   rows: 3\n   cols: 1\n   dt: d\n   data: [ -14.3, 0.6, 0.6 ]\n"))

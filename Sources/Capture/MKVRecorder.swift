@@ -191,8 +191,10 @@ public final class MKVRecorder: @unchecked Sendable {
 
     /// A recorder for the frames of `source`, sized by its first frame: the DEPTH track at the
     /// frame's depth size (else the calibration's depth camera), depth at `source.depthUnitsPerMeter`
-    /// (else 1000 units per meter), the source's calibration, name and nominal frame rate in the file.
-    public convenience init(path: String, firstFrame: FrameSet, source: FrameSource, options: Options = Options()) throws {
+    /// (else 1000 units per meter), the source's calibration (or `calibration`, the one `--calibration`
+    /// or `--intrinsics` gave), name and nominal frame rate in the file.
+    public convenience init(path: String, firstFrame: FrameSet, source: FrameSource, calibration: RGBDCalibration? = nil,
+                            options: Options = Options()) throws {
         let units = source.depthUnitsPerMeter ?? 1000
         let depth = firstFrame.depth.map { (width: $0.map.width, height: $0.map.height) }
             ?? source.calibration.map { (width: $0.depth.intrinsics.width, height: $0.depth.intrinsics.height) }
@@ -200,7 +202,7 @@ public final class MKVRecorder: @unchecked Sendable {
         if let name = source.metadata.device?.name { tags["DEVICE_NAME"] = name }
         if let serial = source.metadata.device?.serial { tags["DEVICE_SERIAL"] = serial }
         try self.init(path: path, colorWidth: firstFrame.color.width, colorHeight: firstFrame.color.height, depthSize: depth,
-                      depthUnitsPerMeter: units, calibration: source.calibration, startTime: max(0, firstFrame.timestamp),
+                      depthUnitsPerMeter: units, calibration: calibration ?? source.calibration, startTime: max(0, firstFrame.timestamp),
                       tags: tags, frameRate: source.nominalFrameRate, options: options)
     }
 

@@ -28,8 +28,7 @@ struct ConvertCommand: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String
+    @OptionGroup var input: SourceOptions
     @Option(help: "Output folder (created; refused when it exists and is not empty, unless --overwrite), or FILE.mcap: ROS 2 MCAP (docs/ROS2.md).")
     var out: String?
     @Option(help: "A colorized video, FILE.mp4 or FILE.mkv, instead of --out (docs/COMMANDS.md).")
@@ -46,16 +45,8 @@ struct ConvertCommand: ParsableCommand {
     var ply = false
     @Option(help: "What to write: color, depth, ir (comma-separated; default color,depth). With --video: depth (default), color, side-by-side or blend.")
     var what: String?
-    @Option(help: "Units per meter of the source's 16-bit depth.")
-    var depthScale: Float?
     @Option(help: "color: write depth aligned to the color camera, at the color size (calibration.json says so); none (default): raw depth.")
     var align = "none"
-    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own. Used instead of what the source recorded.")
-    var calibration: String?
-    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
-    var extrinsicsUnits: String?
-    @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of what the source recorded).")
-    var intrinsics: String?
 
     @Flag(help: "With --out FILE.mcap: color as JPEG CompressedImage (lossy) instead of rgb8 Image.")
     var colorJPEG = false
@@ -91,8 +82,7 @@ struct ConvertCommand: ParsableCommand {
         if let jobs, !(1...256).contains(jobs) { throw DepthKitError.invalidArgument("--jobs must be 1…256, got \(jobs)") }
         let selection = try exportSelection()
         let contents = try ExportContents(parsing: what)
-        let spec = try SourceSpec(parsing: source)
-        let src = try spec.makeSource(depthScale: depthScale)
+        let src = try input.makeSource(try input.spec(or: nil))
         (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
         try DatasetExporter.prepare(directory: out, overwrite: overwrite)
@@ -104,7 +94,7 @@ struct ConvertCommand: ParsableCommand {
             exporter.workers = jobs
             exporter.framesInFlight = max(2, jobs) + 2
         }
-        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        exporter.calibrationOverride = try input.calibrationOverride()
         let mode = try AlignMode.named(align)
         guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
         exporter.alignment = DepthAlignmentStage(mode: mode)

@@ -13,14 +13,14 @@ extension ConvertCommand {
         let selection = try exportSelection()
         let contents = try ExportContents(parsing: what)
         try MCAPExporter.prepare(path: out, overwrite: overwrite)
-        let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
+        let src = try input.makeSource(try input.spec(or: nil))
         (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
         let exporter = MCAPExporter(source: src, path: out)
         exporter.selection = selection
         exporter.contents = contents
         exporter.colorJPEG = colorJPEG
-        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        exporter.calibrationOverride = try input.calibrationOverride()
         var bar = ProgressBar(total: 0, label: "convert")
         let summary = try exporter.run(progress: { bar.show($0) })
         bar.finish()

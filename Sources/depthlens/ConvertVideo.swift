@@ -22,7 +22,7 @@ extension ConvertCommand {
         let look = VideoLook(colormap: map, range: try VideoLook.parseRange(range), mix: mix)
         let selection = try exportSelection()
         try VideoExporter.prepare(path: path, overwrite: overwrite, lossless: lossless)
-        let src = try SourceSpec(parsing: source).makeSource(depthScale: depthScale)
+        let src = try input.makeSource(try input.spec(or: nil))
         StopSignals.install()
         let exporter = VideoExporter(source: src, path: path)
         exporter.selection = selection
@@ -30,7 +30,7 @@ extension ConvertCommand {
         exporter.look = look
         exporter.lossless = lossless
         exporter.crf = crf
-        exporter.calibrationOverride = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        exporter.calibrationOverride = try input.calibrationOverride()
         var bar = ProgressBar(total: 0, label: "convert")
         let summary = try exporter.run(progress: { bar.show($0) })
         bar.finish()

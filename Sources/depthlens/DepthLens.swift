@@ -30,7 +30,9 @@ struct DepthLens: ParsableCommand {
             if !message.isEmpty {
                 FileHandle.standardError.write(Data("depthlens: \(message)\n".utf8))
             }
-            Foundation.exit(code.rawValue == 0 ? 1 : code.rawValue)
+            // A value ArgumentParser refuses (a bad --source, a word for a number) is bad input
+            // like any other: exit 1, not EX_USAGE's 64.
+            Foundation.exit(code.rawValue == 0 || code == .validationFailure ? 1 : code.rawValue)
         }
     }
 }

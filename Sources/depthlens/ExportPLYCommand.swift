@@ -34,9 +34,9 @@ struct ExportPLYCommand: ParsableCommand {
 
     /// `--fuse`: the whole source, frame by frame, into one voxel grid.
     private func runFused() throws {
-        guard let source = input.source else { throw DepthKitError.invalidArgument("--fuse needs --source (a scan:DIR or a tum:DIR with groundtruth.txt)") }
+        guard input.source != nil, let spec = try input.sourceSpec() else { throw DepthKitError.invalidArgument("--fuse needs --source (a scan:DIR or a tum:DIR with groundtruth.txt)") }
         if input.frame != nil { throw DepthKitError.invalidArgument("--fuse reads every frame; drop --frame") }
-        let src = try SourceSpec(parsing: source).makeSource(depthScale: input.depthScale)
+        let src = try input.sourceOptions.makeSource(spec)
         StopSignals.install()
         var bar = ProgressBar(total: 0, label: "fuse")
         let fuser = CloudFuser(source: src, voxelSize: voxel ?? 0.01)
@@ -53,7 +53,7 @@ struct ExportPLYCommand: ParsableCommand {
         }
         if summary.framesWithoutPose > 0 { warn("\(summary.framesWithoutPose) frames without a pose left out") }
         guard summary.framesFused > 0 else {
-            throw DepthKitError.file(path: input.source ?? "", problem: "no frame has both depth and a pose; nothing to fuse")
+            throw DepthKitError.file(path: spec.path ?? spec.description, problem: "no frame has both depth and a pose; nothing to fuse")
         }
         try PLYWriter.write(cloud, to: out, ascii: ascii)
         print("wrote \(out) (\(cloud.count) points from \(summary.pointsAdded) in \(summary.framesFused) frames, voxel \(fuser.voxelSize) m, \(ascii ? "ascii" : "binary_little_endian"))")

@@ -14,27 +14,30 @@ struct InfoCommand: ParsableCommand {
         """
     )
 
-    @Option(help: "Units per meter of 16-bit depth images (default 1000).")
-    var depthScale: Float?
+    @OptionGroup var input: SourceOptions
     @Flag(help: "16-bit PGM samples are little-endian.")
     var pgmLittleEndian = false
     @Flag(help: "Print one JSON object per source (the calibration.json schema plus source, kind, device, duration_s, streams).")
     var json = false
-    @Option(help: ArgumentHelp("A source to describe (the same as giving it as an argument).", valueName: "source"))
-    var source: String?
     @Argument(help: "Sources, files and folders to describe.")
     var files: [String] = []
 
+    /// `--depth-scale` describes 16-bit depth images too.
+    var depthScale: Float? { input.depthScale }
+
     func run() throws {
-        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
+        try input.check()
+        // --calibration / --intrinsics: each source is described with the camera given.
+        let camera = try input.calibrationOverride()
         var failed = 0
-        let items = (source.map { [$0] } ?? []) + files
+        // `--source` is described first, as an argument is (it was parsed as a source already).
+        let items: [(String, SourceSpec?)] = (input.source.map { [($0.description, $0)] } ?? []) + files.map { ($0, Self.sourceSpec($0)) }
         guard !items.isEmpty else { throw DepthKitError.invalidArgument("info needs a source or a file to describe") }
-        for path in items {
+        for (path, parsed) in items {
             do {
-                let spec = Self.sourceSpec(path)
+                let spec = try parsed.map { try input.applyingMaxImage(to: $0) }
                 if let spec, spec.kind.hasFrames {
-                    let d = try SourceDescription(spec, depthScale: depthScale)
+                    let d = try SourceDescription(spec, depthScale: depthScale, camera: camera)
                     print(json ? try d.jsonText() : d.text)
                     // A damaged recording is described (its readable frames) and said: exit 1, as for unreadable files.
                     if !d.damage.isEmpty { failed += 1 }
@@ -194,7 +197,8 @@ struct SourceDescription {
         var last: Double?
     }
 
-    init(_ spec: SourceSpec, depthScale: Float?) throws {
+    /// `camera`: `--calibration` / `--intrinsics`, shown instead of what the source recorded.
+    init(_ spec: SourceSpec, depthScale: Float?, camera: CalibrationOverride = CalibrationOverride()) throws {
         self.spec = spec
         let source = try spec.makeSource(depthScale: depthScale)
         (source as? RecordingDamage)?.checksWholeRecording = true
@@ -222,7 +226,7 @@ struct SourceDescription {
         }
         metadata = meta
         let depthSize = first.depth.map { ($0.map.width, $0.map.height) } ?? (first.color.width, first.color.height)
-        calibration = source.calibration ?? RGBDCalibration(
+        calibration = !camera.isEmpty ? try camera.resolve(for: source, frame: first) : source.calibration ?? RGBDCalibration(
             depth: CameraModel(intrinsics: first.depth?.intrinsics ?? .default(width: depthSize.0, height: depthSize.1)),
             color: .default(width: first.color.width, height: first.color.height),
             depthScale: source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale, origin: "default (assumed)")

@@ -3,20 +3,18 @@ import Capture
 import DepthKit
 import Foundation
 
-/// Where one RGB-D frame comes from: any `--source` (frame `--frame` of it), or the shorthands
-/// that map onto one — `--color/--depth` (pair:), `--synthetic` (synthetic), `--snapshot`
-/// (snapshot:) — plus the depth decodings only a pair of files has (disparity, inverse depth).
+/// Where one RGB-D frame comes from: any `--source` (frame `--frame` of it; `SourceOptions`, the
+/// group every command that reads frames takes), or the shorthands that map onto one —
+/// `--color/--depth` (pair:), `--synthetic` (synthetic), `--snapshot` (snapshot:) — plus the depth
+/// decodings only a pair of files has (disparity, inverse depth).
 struct RGBDInputOptions: ParsableArguments {
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String?
+    @OptionGroup var sourceOptions: SourceOptions
     @Option(help: "Which frame of --source to use (0-based; default 0).")
     var frame: Int?
     @Option(help: "Color image (PNG, JPEG, PPM).")
     var color: String?
     @Option(help: "Depth image: 16-bit PNG/PGM (with --depth-scale) or PFM in meters; a disparity PFM with --disparity.")
     var depth: String?
-    @Option(help: "Units per meter of 16-bit depth (TUM 5000, RealSense/Kinect 1000). Default 1000.")
-    var depthScale: Float?
     @Flag(help: "16-bit PGM samples are little-endian (NYU samples), not big-endian as the format says.")
     var pgmLittleEndian = false
     @Flag(help: "--depth is a disparity map in pixels (Middlebury); needs --focal, --baseline, --doffs.")
@@ -31,16 +29,15 @@ struct RGBDInputOptions: ParsableArguments {
     var disparityScale: Float?
     @Flag(help: "--depth is a PFM of inverse depth (1/m).")
     var inverseDepth = false
-    @Option(help: "Camera intrinsics fx,fy,cx,cy in pixels of the depth image (default: the source's, else 525·W/640, image center).")
-    var intrinsics: String?
-    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own. calibration.json is the schema `info --json` prints.")
-    var calibration: String?
-    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
-    var extrinsicsUnits: String?
     @Flag(help: "Use the built-in synthetic RGB-D scene (640x480) instead of files.")
     var synthetic = false
     @Option(help: "A viewer snapshot's NAME.json: its color and depth files, depth scale and intrinsics (instead of --color/--depth).")
     var snapshot: String?
+
+    var source: SourceSpec? { sourceOptions.source }
+    var depthScale: Float? { sourceOptions.depthScale }
+    var intrinsics: String? { sourceOptions.intrinsics }
+    var calibration: String? { sourceOptions.calibration }
 
     /// The `--source` these options name: --source itself, or the shorthand given; nil for a
     /// pair of files with a disparity or inverse-depth decoding (only `load` reads those).
@@ -52,8 +49,9 @@ struct RGBDInputOptions: ParsableArguments {
             if let first = others.first {
                 throw DepthKitError.invalidArgument("--source names the input; drop \(first)")
             }
-            return try SourceSpec(parsing: source)
+            return try sourceOptions.applyingMaxImage(to: source)
         }
+        if sourceOptions.maxImage != nil { throw DepthKitError.invalidArgument("--max-image goes with --source dds:…") }
         if frame != nil { throw DepthKitError.invalidArgument("--frame goes with --source") }
         if let snapshot { return .snapshot(json: snapshot) }
         if synthetic { return .synthetic }
@@ -74,7 +72,7 @@ struct RGBDInputOptions: ParsableArguments {
                 throw DepthKitError.invalidArgument("--snapshot brings its own files, scale and intrinsics; drop \(first)")
             }
         }
-        if depthScale != nil { _ = try DepthIO.validatedScale(depthScale) }
+        try sourceOptions.check()
         if disparityScale != nil && !disparity {
             throw DepthKitError.invalidArgument("--disparity-scale needs --disparity (with --focal, --baseline, --doffs)")
         }
@@ -118,14 +116,9 @@ struct RGBDInputOptions: ParsableArguments {
             }
             frame = try loadDecoded(color: color, depth: depth)
         }
-        let override = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
-        frame.calibration = try override.resolve(recorded: frame.calibration, depthUnits: frame.unitsPerMeter,
-                                             color: frame.color, depth: frame.depth)
-        if frame.depth != nil {
-            var set = FrameSet(color: frame.color, depth: frame.depth, timestamp: 0, index: 0)
-            override.apply(frame.calibration!, to: &set)
-            frame.depth = set.depth
-        }
+        var set = FrameSet(color: frame.color, depth: frame.depth, timestamp: 0, index: 0)
+        frame.calibration = try sourceOptions.calibrationOverride().calibrate(&set, recorded: frame.calibration, depthUnits: frame.unitsPerMeter)
+        frame.depth = set.depth
         return frame
     }
 

@@ -16,8 +16,7 @@ struct MeasureCommand: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String
+    @OptionGroup var input: SourceOptions
     @Option(help: "The frame to measure (0-based).")
     var frame: Int = 0
     @Option(help: ArgumentHelp("A polygon in depth pixels: its area on the plane through its points.", valueName: "x1,y1,x2,y2,…"))
@@ -34,8 +33,6 @@ struct MeasureCommand: ParsableCommand {
     var floorToleranceMM: Double?
     @Option(help: "The RANSAC seed (the same seed, the same floor).")
     var seed: UInt64 = RANSACSettings().seed
-    @Option(help: "Units per meter of the source's 16-bit depth.")
-    var depthScale: Float?
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
@@ -49,8 +46,10 @@ struct MeasureCommand: ParsableCommand {
         let roiSpec = try roi.map(QualityROISpec.init(parsing:))
         let wantVolume = volume || (!box && area == nil), wantBox = box || (!volume && area == nil)
 
-        let spec = try SourceSpec(parsing: source)
-        let src = try spec.makeSource(depthScale: depthScale)
+        try input.check()
+        let spec = try input.spec(or: nil)
+        let camera = try input.calibrationOverride()
+        let src = try input.makeSource(spec)
         let name = spec.path ?? spec.description
         let reader = try FrameReader(source: src, first: frame)
         var found: FrameSet?
@@ -58,11 +57,13 @@ struct MeasureCommand: ParsableCommand {
             if f.index > frame { break }
             if f.index == frame { found = f; break }
         }
-        guard let f = found else { throw DepthKitError.file(path: name, problem: "has no frame \(frame)") }
+        guard var f = found else { throw DepthKitError.file(path: name, problem: "has no frame \(frame)") }
+        // --calibration / --intrinsics: the depth camera every point is unprojected with.
+        let calibration = try camera.calibrate(&f, of: src)
         guard let depth = f.depth else { throw DepthKitError.file(path: name, problem: "frame \(frame) has no depth") }
         let map = depth.depthFloat32()
         let k = depth.intrinsics.width == map.width && depth.intrinsics.height == map.height
-            ? depth.intrinsics : (src.calibration?.depth.intrinsics ?? .default(width: map.width, height: map.height))
+            ? depth.intrinsics : (calibration?.depth.intrinsics ?? .default(width: map.width, height: map.height))
         try polygon?.validate(width: map.width, height: map.height, option: "--area")
         try floorPolygon?.validate(width: map.width, height: map.height, option: "--floor")
         let region = try roiSpec.map { PixelPolygon(try $0.resolve(width: map.width, height: map.height)) }

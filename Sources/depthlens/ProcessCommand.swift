@@ -132,7 +132,7 @@ struct ProcessCommand: ParsableCommand {
     private func processAll(_ recording: Recording, _ spec: SourceSpec, filter f: ProcessFilter, parameters p: ProcessParameters,
                             backend: BackendChoice, smoother: DepthSmoothing?) throws {
         let reader = recording.reader, source = reader.source
-        let override = try CalibrationOverride(calibrationFile: input.calibration, intrinsics: input.intrinsics, extrinsicsUnits: input.extrinsicsUnits)
+        let override = try input.sourceOptions.calibrationOverride()
         let stage = DepthAlignmentStage(mode: try AlignMode.named(align))
         var p = p
         p.depthScale = source.depthUnitsPerMeter ?? DepthIO.defaultDepthScale

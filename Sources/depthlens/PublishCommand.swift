@@ -15,10 +15,8 @@ struct PublishCommand: ParsableCommand {
             + "machine only). Cyclone DDS also reads CYCLONEDDS_URI. Stops on Ctrl+C (or after --frames)."
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String = "synthetic"
-    @Option(help: "Units per meter of the source's 16-bit depth.")
-    var depthScale: Float?
+    /// Without `--source`: the synthetic scene.
+    @OptionGroup var input: SourceOptions
     @Option(help: "ROS 2 namespace of the topics.")
     var namespace: String = "/depthlens"
     @Option(help: "DDS domain (ROS_DOMAIN_ID), 0…232.")
@@ -43,8 +41,10 @@ struct PublishCommand: ParsableCommand {
             throw DepthKitError.invalidArgument("--color-jpeg is not implemented yet (no JPEG encoder in depthlens); publish raw rgb8")
         }
         if let frames, frames < 1 { throw DepthKitError.invalidArgument("--frames must be at least 1, got \(frames)") }
-        let spec = try SourceSpec(parsing: source)
-        let src = try spec.makeSource(depthScale: depthScale)
+        try input.check()
+        let spec = try input.spec(or: .synthetic)
+        let camera = try input.calibrationOverride()
+        let src = try input.makeSource(spec)
         let participant = try DDSParticipant(domain: domain, interface: interface)
         defer { participant.close() }
         let publisher = try DDSPublisher(participant: participant, namespace: namespace)
@@ -81,9 +81,10 @@ struct PublishCommand: ParsableCommand {
                 Thread.sleep(forTimeInterval: 0.005)
                 continue
             }
-            if let frame {
+            if var frame {
                 let d = frame.depth?.map
-                let cal = src.calibration ?? RGBDCalibration.assumed(depthWidth: d?.width ?? frame.color.width,
+                // --calibration / --intrinsics: the camera_info and /tf_static published.
+                let cal = try camera.calibrate(&frame, of: src) ?? RGBDCalibration.assumed(depthWidth: d?.width ?? frame.color.width,
                                                                      depthHeight: d?.height ?? frame.color.height,
                                                                      colorWidth: frame.color.width, colorHeight: frame.color.height)
                 try publisher.publish(frame, calibration: cal, depthUnitsPerMeter: src.depthUnitsPerMeter)

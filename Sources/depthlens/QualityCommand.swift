@@ -16,8 +16,7 @@ struct QualityCommand: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source: String
+    @OptionGroup var input: SourceOptions
     @Option(help: "Region of interest: a centered fraction of width and height (0.8, 0.6, 0.4, 0.2, or 40%) or x,y,w,h in depth pixels. Default 0.4.")
     var roi: String?
     @Option(help: "Frame range A:B (0-based, inclusive; either end may be left out).")
@@ -30,8 +29,6 @@ struct QualityCommand: ParsableCommand {
     var baselineMM: Float?
     @Option(help: "Where the plane-fit sums run: cpu or gpu (falls back to the CPU without a Vulkan device).")
     var backend: String = "cpu"
-    @Option(help: "Units per meter of the source's 16-bit depth.")
-    var depthScale: Float?
     @Option(help: "Also write the per-frame metrics as CSV (the Depth Quality Tool's layout).")
     var csv: String?
     @Flag(help: "Print JSON instead of text.")
@@ -56,20 +53,24 @@ struct QualityCommand: ParsableCommand {
         default: throw DepthKitError.invalidArgument("--backend must be cpu or gpu, got '\(backend)'")
         }
 
-        let spec = try SourceSpec(parsing: source)
-        let src = try spec.makeSource(depthScale: depthScale)
+        try input.check()
+        let spec = try input.spec(or: nil)
+        let camera = try input.calibrationOverride()
+        let src = try input.makeSource(spec)
         let name = spec.path ?? spec.description
         let reader = try FrameReader(source: src, first: range.lowerBound)
         let baseline = baselineMM.map { $0 / 1000 } ?? src.stereoBaselineMeters
         var analyzer = QualityFrameAnalyzer(roi: roiSpec, groundTruthMM: gtMM, baselineMeters: baseline, window: window)
         var rows: [QualityRow] = []
-        while let f = try reader.next() {
+        while var f = try reader.next() {
             if f.index > range.upperBound { break }
+            // --calibration / --intrinsics: the depth camera the plane, distances and RMS use.
+            let calibration = try camera.calibrate(&f, of: src)
             guard let depth = f.depth else { continue }
             if depth.accuracy == .relative, rows.isEmpty {
                 warn("\(name): depth of relative accuracy; distances and RMS are in its arbitrary scale")
             }
-            let row = try analyzer.analyze(depth, index: f.index, timestamp: f.timestamp, calibration: src.calibration, backend: sums)
+            let row = try analyzer.analyze(depth, index: f.index, timestamp: f.timestamp, calibration: calibration, backend: sums)
             rows.append(row)
             if !json { print(row.line()) }
         }

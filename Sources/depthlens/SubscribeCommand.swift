@@ -21,10 +21,8 @@ struct SubscribeCommand: ParsableCommand {
             + "(decoding, pixel conversion), converted_to_queued (waiting for the paired depth), queued_to_handed (waking the consumer)."
     )
 
-    @Option(help: "A dds: source (dds:TOPIC[,depth=TOPIC][,domain=N][,max-image=WxH] or dds:/NAMESPACE).")
-    var source: String
-    @Option(help: "Largest image taken, WxH (default 8192x8192; never above the topic's camera_info size): a sample whose header claims more is dropped before decoding and counted.")
-    var maxImage: String?
+    /// `--source` must be a dds: source (dds:TOPIC[,depth=TOPIC][,domain=N][,max-image=WxH] or dds:/NAMESPACE).
+    @OptionGroup var input: SourceOptions
     @Option(help: "Seconds to receive after the first frame (at most).")
     var seconds: Double = 10
     @Option(help: "Stop after this many frames.")
@@ -54,15 +52,16 @@ struct SubscribeCommand: ParsableCommand {
 
     func run() throws {
         guard seconds > 0, seconds <= 3600 else { throw DepthKitError.invalidArgument("--seconds must be in (0, 3600]") }
-        let spec = try SourceSpec(parsing: source)
-        guard case var .dds(topics) = spec else {
+        try input.check()
+        if let given = input.source, case .dds = given {} else if input.source != nil {
             throw DepthKitError.invalidArgument("--source must be a dds: source")
         }
-        if let maxImage {
-            guard topics.maxImage == nil else { throw DepthKitError.invalidArgument("--max-image and the source's max-image= both given; drop one") }
-            do { topics.maxImage = try DDSImageLimit.parse(maxImage) } catch let CaptureError.invalidSource(why) {
-                throw DepthKitError.invalidArgument("--max-image: \(why)")
-            }
+        // With --max-image as its max-image=.
+        guard case let .dds(topics) = try input.spec(or: nil) else { throw DepthKitError.invalidArgument("--source must be a dds: source") }
+        // It counts what arrives: nothing here reads depth units or a camera.
+        if let given = [input.depthScale != nil ? "--depth-scale" : nil, input.calibration != nil ? "--calibration" : nil,
+                        input.intrinsics != nil ? "--intrinsics" : nil].compactMap({ $0 }).first {
+            throw DepthKitError.invalidArgument("\(given): subscribe counts the images that arrive (ROS depth images carry their units); drop it")
         }
         let src = DDSSource(topics: topics)
         src.onWarning = { FileHandle.standardError.write(Data("depthlens: \($0)\n".utf8)) }

@@ -15,10 +15,8 @@ struct ViewCommand: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp(SourceSpec.help, valueName: "source"))
-    var source = "synthetic"
-    @Option(help: "Units per meter of 16-bit depth (TUM 5000, RealSense/Kinect 1000).")
-    var depthScale: Float?
+    /// Without `--source`: the synthetic scene.
+    @OptionGroup var input: SourceOptions
     @Option(help: "First preview mode.")
     var mode = "original"
     @Option(help: "2d or 3d.")
@@ -73,12 +71,6 @@ struct ViewCommand: ParsableCommand {
     var recordRgbd = false
     @Option(help: "auto (default): depth aligned to the color camera when the source's cameras differ; none: raw depth with its own intrinsics.")
     var align = "auto"
-    @Option(help: "A calibration file (calibration.json, OpenCV YAML/XML, ROS camera_info YAML; recognized by content) or color=FILE,depth=FILE[,extrinsics=FILE], each camera its own.")
-    var calibration: String?
-    @Option(help: "Units of an OpenCV stereo file's T given as --calibration …,extrinsics=FILE: mm or m (OpenCV writes the board's units).")
-    var extrinsicsUnits: String?
-    @Option(help: "Depth camera intrinsics fx,fy,cx,cy (instead of the source's).")
-    var intrinsics: String?
     @Option(help: "Where the panel's Export section (and Ctrl+E) writes the recording: a TUM-layout folder, or FILE.mcap (ROS 2 MCAP) or FILE.mp4 / FILE.mkv (a colorized video; .mkv lossless): the kind follows the name (default: <snapshot-dir>/export-DATE-TIME).")
     var exportDir: String?
     @OptionGroup var smoothing: SmoothingOptions
@@ -91,7 +83,8 @@ struct ViewCommand: ParsableCommand {
         }
         var o = ViewerOptions()
         o.startedAt = monotonicSeconds()
-        let spec = try SourceSpec(parsing: source)
+        try input.check()
+        let spec = try input.spec(or: .synthetic)
         o.source = spec
         if case .ply(let path) = spec {
             // Read before the window opens: a bad PLY is one line and exit 1, with no window.
@@ -103,7 +96,7 @@ struct ViewCommand: ParsableCommand {
             // Listed before the window opens: an empty folder is one line and exit 1, with no window.
             _ = try PLYSequence(directory: directory, pattern: pattern)
         }
-        o.depthScale = depthScale
+        o.depthScale = input.depthScale
         o.mode = try PreviewMode.named(mode)
         guard let v = ViewerOptions.View(rawValue: view.lowercased()) else {
             throw DepthKitError.invalidArgument("--view must be 2d or 3d, got '\(view)'")
@@ -159,7 +152,7 @@ struct ViewCommand: ParsableCommand {
         o.recordRGBD = recordRgbd
         o.exportDir = exportDir
         guard o.align != .color else { throw DepthKitError.invalidArgument("view --align is auto or none") }
-        o.calibration = try CalibrationOverride(calibrationFile: calibration, intrinsics: intrinsics, extrinsicsUnits: extrinsicsUnits)
+        o.calibration = try input.calibrationOverride()
         o.cameraControls = try cameraControls.options(source: spec)
         GPUBackend.select(device: device)
         try ViewerApp.run(o)

@@ -63,6 +63,34 @@ final class FrameProcessor {
         var cpuColormapKey = TextMemo<CPUColormapKeyParts>()
     }
 
+    /// The last relative depth as shown (`displayDepth`: scaled, or the map itself when in range),
+    /// by the buffer and generation it came from.
+    private var displayScaled: (source: PixelBuffer, generation: UInt64, scaled: PixelBuffer)?
+
+    /// The depth the kernels show. Relative depth that goes past the equalized colormap's 16 units
+    /// (a Lens Blur photo's GDepth without Units: 15 … 290 in its own scale) is scaled into them,
+    /// so that the colormap spreads over it instead of giving most of it the last bin's color; the
+    /// readouts, the status line and the 3D view keep the file's values. Made once per buffer.
+    func displayDepth(_ depth: DepthData) -> PixelBuffer {
+        let map = depth.depthFloat32()
+        guard depth.accuracy == .relative else { return map }
+        if let c = displayScaled, c.source === map, c.generation == map.generation { return c.scaled }
+        let top = depth.depthStatistics().max
+        guard top > 16 else {
+            displayScaled = (map, map.generation, map)
+            return map
+        }
+        let k = 16 / top
+        let out = PixelBuffer(width: map.width, height: map.height, format: .depthFloat32)
+        for y in 0..<map.height {
+            let src = map.row(y, as: Float.self), dst = out.row(y, as: Float.self)
+            for x in 0..<map.width { dst[x] = src[x] * k }
+        }
+        out.markModified()
+        displayScaled = (map, map.generation, out)
+        return out
+    }
+
     /// Set by the window each frame: pictures made on the CPU will be copied into the swapchain
     /// image (`PictureCopy`), so they are not uploaded as textures (a GPU copy a frame saved).
     var picturesByCopy = false
@@ -137,7 +165,7 @@ final class FrameProcessor {
                 mark: (String) -> Void) throws -> Output {
         cpuTimes.removeAll(keepingCapacity: true)
         let color: PixelBuffer = frame.color.format == PixelFormat.rgba8 || frame.color.format == PixelFormat.bgra8 ? frame.color : ImageIO.toRGBA8(frame.color)
-        let depthMap: PixelBuffer? = s.depthOn ? frame.depth?.depthFloat32() : nil
+        let depthMap: PixelBuffer? = s.depthOn ? frame.depth.map(displayDepth) : nil
         let stage: PreviewMode.Stage = s.filterOn ? s.mode.stage : .original
         let needsDepth = stage != .original && stage != .rosy
         if needsDepth && depthMap == nil {

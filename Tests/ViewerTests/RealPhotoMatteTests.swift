@@ -57,3 +57,29 @@ final class RealPhotoMatteTests: XCTestCase {
         XCTAssertLessThan(subject, samples * 9 / 10)
     }
 }
+
+/// The real Lens Blur photo's relative depth (14.9 … 287.6 in its own scale) is scaled into the
+/// equalized colormap's 16 units for display, once per buffer; metric and in-range relative depth
+/// are shown as they are.
+final class RelativeDepthDisplayTests: XCTestCase {
+    func testLensBlurDepthIsScaledIntoTheColormapsRange() throws {
+        let source = PhotoSource(path: Repo.fixture("google-lensblur-table.jpg"))
+        try source.start()
+        let depth = try XCTUnwrap(try XCTUnwrap(try source.nextFrame(now: 0)).depth)
+        let processor = FrameProcessor(factory: try GPUFilterFactory(context: try GPUContext()))
+        let shown = processor.displayDepth(depth)
+        let s = DepthData(map: shown).depthStatistics()
+        XCTAssertEqual(s.max, 16, accuracy: 1e-4)
+        XCTAssertEqual(s.min, 16 * 14.915345 / 287.570949, accuracy: 1e-4)
+        XCTAssertTrue(processor.displayDepth(depth) === shown, "made once per buffer")
+        // The file's values are untouched (readouts, 3D view).
+        XCTAssertEqual(depth.depthStatistics().max, 287.570949, accuracy: 3e-4)
+        // Metric depth, and relative depth within range (an iPhone's), are shown as they are.
+        let metric = DepthData(map: depth.map, accuracy: .absolute)
+        XCTAssertTrue(processor.displayDepth(metric) === depth.map)
+        let small = PixelBuffer(width: 2, height: 1, format: .depthFloat32)
+        small.setSample(x: 0, y: 0, 0.7)
+        XCTAssertTrue(processor.displayDepth(DepthData(map: small, accuracy: .relative)) === small)
+        XCTAssertTrue(processor.displayDepth(DepthData(map: small, accuracy: .relative)) === small, "cached")
+    }
+}

@@ -35,34 +35,33 @@ public struct CloudReadout: Equatable, Sendable {
 /// points, then any number of hover look-ups read a few hundred pixels around the cursor instead of
 /// projecting the whole cloud again. A pixel keeps (depth bits << 32 | index): positive floats
 /// order as their bits, so the smallest key is the nearest point (the lower index on a tie).
-final class PointIDMap {
+///
+/// A value (`Sendable`): `CloudHover` hands it to its worker to be built and gets it back, and
+/// its storage goes with it (reused while the window's size does not grow).
+struct PointIDMap: Sendable {
     private(set) var width = 0
     private(set) var height = 0
-    private var keys: UnsafeMutablePointer<UInt64>?
-    private var capacity = 0
+    private var keys: [UInt64] = []
     static let empty = UInt64.max
 
-    deinit { keys?.deallocate() }
-
     /// Fills the map for `positions` seen through `m` in a `width`×`height` window (storage is
-    /// reused while the window's size does not grow).
-    func build(_ positions: [SIMD3<Float>], viewProjection m: Matrix4, width: Int, height: Int) {
+    /// reused while the window's size does not grow and the map is not shared).
+    mutating func build(_ positions: [SIMD3<Float>], viewProjection m: Matrix4, width: Int, height: Int) {
         let n = max(width, 0) * max(height, 0)
-        if n > capacity {
-            keys?.deallocate()
-            keys = .allocate(capacity: n)
-            capacity = n
-        }
+        if n > keys.count { keys = Array(repeating: Self.empty, count: n) }
         self.width = width
         self.height = height
-        guard n > 0, let keys else { return }
+        guard n > 0 else { return }
         // One pass in C (point_id_map.c): seconds for 2 M points in a debug build's Swift.
         let stride = MemoryLayout<SIMD3<Float>>.stride / MemoryLayout<Float>.stride
-        withUnsafeBytes(of: m) { mb in
-            positions.withUnsafeBufferPointer { p in
-                guard let base = p.baseAddress else { return keys.update(repeating: Self.empty, count: n) }
-                dl_point_id_map(UnsafeRawPointer(base).assumingMemoryBound(to: Float.self), p.count, stride,
-                                mb.baseAddress!.assumingMemoryBound(to: Float.self), width, height, keys)
+        keys.withUnsafeMutableBufferPointer { k in
+            let keys = k.baseAddress!
+            withUnsafeBytes(of: m) { mb in
+                positions.withUnsafeBufferPointer { p in
+                    guard let base = p.baseAddress else { return keys.update(repeating: Self.empty, count: n) }
+                    dl_point_id_map(UnsafeRawPointer(base).assumingMemoryBound(to: Float.self), p.count, stride,
+                                    mb.baseAddress!.assumingMemoryBound(to: Float.self), width, height, keys)
+                }
             }
         }
     }
@@ -72,7 +71,7 @@ final class PointIDMap {
     /// with its depth along the view; nil when none. `positions` and `m` must be the ones built.
     func nearest(_ positions: [SIMD3<Float>], viewProjection m: Matrix4, x: Double, y: Double,
                  radius: Float = PointPicker.radius) -> (index: Int, depth: Float)? {
-        guard let keys, width > 0, height > 0, x.isFinite, y.isFinite else { return nil }
+        guard width > 0, height > 0, keys.count >= width * height, x.isFinite, y.isFinite else { return nil }
         let tx = Float(x), ty = Float(y), r2 = radius * radius, w = Float(width), h = Float(height)
         // Pixels whose center is within radius + ½ px of the cursor hold every point within radius.
         let reach = radius + 1
@@ -80,15 +79,17 @@ final class PointIDMap {
         let v0 = max(0, Int((ty - reach).rounded(.down))), v1 = min(height - 1, Int((ty + reach).rounded(.up)))
         guard u0 <= u1, v0 <= v1 else { return nil }
         var best: (score: Float, index: Int, depth: Float)?
-        positions.withUnsafeBufferPointer { p in
-            for v in v0...v1 {
-                for u in u0...u1 {
-                    let key = keys[v * width + u]
-                    guard key != Self.empty else { continue }
-                    let i = Int(key & 0xFFFF_FFFF)
-                    guard i < p.count, let s = PointPicker.project(p[i], m, width: w, height: h),
-                          let score = PointPicker.score(s, x: tx, y: ty, radius2: r2) else { continue }
-                    if best == nil || score < best!.score || (score == best!.score && i < best!.index) { best = (score, i, s.w) }
+        keys.withUnsafeBufferPointer { keys in
+            positions.withUnsafeBufferPointer { p in
+                for v in v0...v1 {
+                    for u in u0...u1 {
+                        let key = keys[v * width + u]
+                        guard key != Self.empty else { continue }
+                        let i = Int(key & 0xFFFF_FFFF)
+                        guard i < p.count, let s = PointPicker.project(p[i], m, width: w, height: h),
+                              let score = PointPicker.score(s, x: tx, y: ty, radius2: r2) else { continue }
+                        if best == nil || score < best!.score || (score == best!.score && i < best!.index) { best = (score, i, s.w) }
+                    }
                 }
             }
         }
@@ -98,12 +99,16 @@ final class PointIDMap {
 
 /// The hover readout of a PLY point list in the 3D view, without projecting the cloud each frame:
 /// once the view has stood still for a frame (and the cursor is over the picture), a worker thread
-/// builds the `PointIDMap` of that view off the frame loop; from then on each cursor move is a
-/// look-up of a few hundred pixels on the frame's thread. Nothing is shown while the view moves or
-/// the map is being made. With the cursor and the view still, a frame does nothing (no allocation).
+/// (`LatestRequestWorker`: a newer still view replaces one not yet started) builds the
+/// `PointIDMap` of that view off the frame loop; from then on each cursor move is a look-up of a
+/// few hundred pixels on the frame's thread. Nothing is shown while the view moves or the map is
+/// being made. With the cursor and the view still, a frame does nothing (no allocation).
+///
+/// The map's storage travels with the request and comes back with the built map, so the frame's
+/// thread and the worker never share it: while a map is being made the frame's thread holds none.
 final class CloudHover {
     /// What a map is made for: the last draw's view-projection and size, and the points' generation.
-    struct View: Equatable {
+    struct View: Equatable, Sendable {
         var matrix: Matrix4
         var width: Int
         var height: Int
@@ -113,41 +118,42 @@ final class CloudHover {
         func sameCamera(_ o: View) -> Bool { matrix == o.matrix && width == o.width && height == o.height }
     }
 
-    /// Shared with the worker thread.
-    ///
-    /// `@unchecked Sendable`: `request`, `building`, `built`, `running` and `builds` are read and
-    /// written under `cond`. `map` is written by the worker outside the lock only while it builds
-    /// (`building` set, `built` nil, both changed under `cond`); the frame's thread reads it under
-    /// `cond` and only when `built` is its view, that is, between two builds.
-    private final class Shared: @unchecked Sendable {
-        let cond = NSCondition()
-        var request: (view: View, positions: [SIMD3<Float>])?
-        var building: View?
-        var built: View?
-        let map = PointIDMap()
-        var running = true
-        /// Maps made (for tests: how many times the cloud was projected).
-        var builds = 0
+    /// A map to build: the view, its points, and the storage to build it in.
+    private struct Job: Sendable {
+        var view: View
+        var positions: [SIMD3<Float>]
+        var map: PointIDMap
     }
 
-    private let shared = Shared()
-    private var thread: Thread?
+    private let worker = LatestRequestWorker<Job, (view: View, map: PointIDMap)>(name: "depthlens hover") { job, _ in
+        var job = job
+        job.map.build(job.positions, viewProjection: job.view.matrix, width: job.view.width, height: job.view.height)
+        return (job.view, job.map)
+    }
+    /// The map the frame's thread holds (empty while the worker builds one), and the view it was made for.
+    private var map = PointIDMap()
+    private var built: View?
+    /// The view asked for last (made, being made, or waiting).
+    private var asked: View?
     /// Bumped when the points change (a new list, the next file of a sequence).
     private(set) var generation = 0
     private var lastView: View?
     private var lookedUp: (x: Double, y: Double, view: View)?
     private(set) var readout: CloudReadout?
 
-    deinit {
-        shared.cond.withLock { shared.running = false; shared.cond.signal() }
-    }
-
     /// The points changed (a new list, the next file of a sequence): the next still frame asks for
     /// a new map (`update` keeps the last readout until it answers while the view stays).
     func pointsChanged() { generation += 1 }
 
     /// Maps made so far (each one projection of the whole cloud).
-    var builds: Int { shared.cond.withLock { shared.builds } }
+    var builds: Int { worker.completed }
+
+    /// Takes a map the worker finished, if any.
+    private func takeBuilt() {
+        guard let done = worker.poll() else { return }
+        map = done.map
+        built = done.view
+    }
 
     /// Per frame: the readout for window point (x, y) over the last draw (`view`) of `positions`
     /// (`colors`: one a point, or empty). `active`: the cursor is over the picture and free (not
@@ -162,12 +168,11 @@ final class CloudHover {
             lookedUp = nil
             return readout != before
         }
-        shared.cond.lock()
-        defer { shared.cond.unlock() }
-        if shared.built == view {
+        takeBuilt()
+        if built == view {
             if lookedUp.map({ $0.x != x || $0.y != y || $0.view != view }) ?? true {
                 lookedUp = (x, y, view)
-                readout = shared.map.nearest(positions, viewProjection: view.matrix, x: x, y: y).map { hit in
+                readout = map.nearest(positions, viewProjection: view.matrix, x: x, y: y).map { hit in
                     CloudReadout(index: hit.index, depth: hit.depth, position: positions[hit.index],
                                  color: hit.index < colors.count ? colors[hit.index] : nil)
                 }
@@ -176,10 +181,13 @@ final class CloudHover {
             // New points under a still view (the next file of a sequence): the last readout stays
             // until the new map answers, so a playing sequence does not blink it; else nothing.
             if !(lookedUp.map { $0.x == x && $0.y == y && $0.view.sameCamera(view) } ?? false) { readout = nil }
-            if shared.building != view && shared.request?.view != view {
-                shared.request = (view, positions)
-                startIfNeeded()
-                shared.cond.signal()
+            if asked != view {
+                asked = view
+                // The storage goes to the worker (no copy: this side keeps no reference to it).
+                var storage = PointIDMap()
+                swap(&storage, &map)
+                built = nil
+                worker.submit(Job(view: view, positions: positions, map: consume storage))
             }
         }
         return readout != before
@@ -188,41 +196,15 @@ final class CloudHover {
     /// Waits (tests) until the map of `view` is made; false after `timeout` seconds.
     func waitForMap(_ view: View, timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
-        shared.cond.lock()
-        defer { shared.cond.unlock() }
-        while shared.built != view {
-            if !shared.cond.wait(until: deadline) { return shared.built == view }
-        }
-        return true
-    }
-
-    private func startIfNeeded() {
-        guard thread == nil else { return }
-        let s = shared
-        let t = Thread { Self.work(s) }
-        t.name = "depthlens hover"
-        t.qualityOfService = .utility
-        thread = t
-        t.start()
-    }
-
-    private static func work(_ s: Shared) {
-        s.cond.lock()
         while true {
-            while s.running && s.request == nil { s.cond.wait() }
-            guard s.running, let job = s.request else { break }
-            s.request = nil
-            s.building = job.view
-            s.built = nil
-            s.cond.unlock()
-            s.map.build(job.positions, viewProjection: job.view.matrix, width: job.view.width, height: job.view.height)
-            s.cond.lock()
-            s.built = job.view
-            s.building = nil
-            s.builds += 1
-            s.cond.broadcast()
+            takeBuilt()
+            if built == view { return true }
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0, worker.waitUntilIdle(timeout: left) else { return false }
+            takeBuilt()
+            if built == view { return true }
+            guard worker.isBusy else { return false }
         }
-        s.cond.unlock()
     }
 }
 

@@ -18,7 +18,7 @@ final class CloudHoverTests: XCTestCase {
     let p2 = SIMD3<Float>(0.2, -0.1, 4)      // behind p0, on its pixel
 
     func map(_ points: [SIMD3<Float>]) -> PointIDMap {
-        let m = PointIDMap()
+        var m = PointIDMap()
         m.build(points, viewProjection: vp, width: 640, height: 480)
         return m
     }

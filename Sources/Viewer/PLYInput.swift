@@ -3,7 +3,7 @@ import DepthKit
 
 /// The window's PLY input (`SourceSession`'s, while a `ply:` source is open): a point list handed
 /// once to the 3D scene, or a folder of PLY files played as frames (`PLYSequence`, loading on its
-/// own thread), and a PLY the panel asked for, read on its own thread (`PLYLoadJob`) while the old
+/// own thread), and a PLY the panel asked for, read on a worker (`PLYLoadJob`) while the old
 /// source stays.
 final class PLYInput {
     private let log: ViewerLog
@@ -11,8 +11,11 @@ final class PLYInput {
     private var pointList: PLYContents?
     /// A folder of PLY files played as frames (`ply:DIR`); the 3D scene takes each loaded file (`takeSequenceFrame`).
     private(set) var sequence: PLYSequence?
-    /// A PLY the panel asked for, read on its own thread; the old source stays until it is done.
+    /// A PLY the panel asked for, read on `loader`; the old source stays until it is done.
     private var loadJob: PLYLoadJob?
+    /// Reads the panel's PLY: a newer one replaces a read not started yet (and cancels the one running).
+    private let loader = LatestRequestWorker<PLYLoadJob, (job: PLYLoadJob, result: Result<PLYContents, Error>)>(
+        name: "depthlens ply load", qualityOfService: .default) { job, _ in (job, job.read()) }
     /// The timeline line of the sequence's frame shown: index, file name, time (made per new frame).
     private(set) var sequenceLine: String?
     /// Whether the progress line of the load now running was printed (`--log-ui`).
@@ -51,13 +54,17 @@ final class PLYInput {
     /// `finishLoad` hands it over.
     func load(_ spec: SourceSpec, path: String) {
         loadJob?.control.cancel()
-        loadJob = PLYLoadJob(spec: spec, path: path)
+        let job = PLYLoadJob(spec: spec, path: path)
+        loadJob = job
+        loader.submit(job)
     }
 
     /// A PLY read by `load` that is done: its contents and spec; a failure or a cancel is a notice
     /// and nil.
     func finishLoad() -> (PLYContents, SourceSpec, path: String)? {
-        guard let job = loadJob, let result = job.take() else { return nil }
+        // An outcome of a read replaced since (cancelled) is dropped.
+        guard let job = loadJob, let done = loader.poll(), done.job === job else { return nil }
+        let result = done.result
         loadJob = nil
         switch result {
         case .success(let contents):

@@ -430,8 +430,11 @@ enum ROS2Compression {
     private static func unknownSize(_ data: [UInt8], name: String, what: String, _ decode: AllocDecoder) throws -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>?
         var count = 0
-        // At most 1 GiB, and no more than the memory available (the buffer grows with the data up to it).
-        let limit = min(ROS2Recording.maxMessageSize, MemoryBudget.available() ?? ROS2Recording.maxMessageSize)
+        // At most 1 GiB, no more than the memory available, and over 64 MiB no more than 1024 times
+        // its own size (the buffer grows with the data up to the first of these).
+        let (ratio, overflow) = data.count.multipliedReportingOverflow(by: undeclaredRatio)
+        let limit = min(ROS2Recording.maxMessageSize, MemoryBudget.available() ?? ROS2Recording.maxMessageSize,
+                        max(64 << 20, overflow ? Int.max : ratio))
         let code = data.withUnsafeBufferPointer { decode($0.baseAddress, $0.count, limit, &out, &count) }
         guard code == 0, let out else {
             throw CaptureError.file(path: name, problem: "\(what): \(String(cString: dl_decompress_error(code)))")

@@ -788,7 +788,10 @@ public final class DDSSource: FrameSource, DeliveryCounting, FrameReadiness, @un
                 // (a 600-byte JPEG may claim 16384x16384); over it, the sample goes no further.
                 let claim = try DDSImages.claimedSize(m, topic: s.topic)
                 try DDSImages.checkLimit(claim.what, width: claim.width, height: claim.height, limit: limit, fromCameraInfo: fromInfo, topic: s.topic)
-                return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic, limit: limit)))
+                // A color JPEG is decoded straight into the topic's pool (no fresh pages a frame).
+                return (m.header, .color, .color(try DDSImages.decompress(m, topic: s.topic, limit: limit) { w, h in
+                    buffer(s.topic, w, h, .rgba8)
+                }))
             }
             // The pixels are converted from the sample's own bytes (a 1280x720 rgb8 image is 2.7 MB; not copied first).
             let m = try ROS2Message.imageView(bytes, file: file, topic: s.topic)
@@ -1026,10 +1029,12 @@ public enum DDSImages {
 
     /// A CompressedImage (JPEG or PNG color) as rgba8, at most `maxSide` a side. The size its
     /// header claims is checked against `limit` first (`Oversize`): nothing is decoded over it.
-    public static func decompress(_ m: ROS2Message.CompressedImage, topic: String, limit: DDSImageLimit = .standard) throws -> PixelBuffer {
+    /// `into`: a pooled buffer for a color JPEG's rows (the receiver's pool for the topic).
+    public static func decompress(_ m: ROS2Message.CompressedImage, topic: String, limit: DDSImageLimit = .standard,
+                                  into target: (_ width: Int, _ height: Int) -> PixelBuffer? = { _, _ in nil }) throws -> PixelBuffer {
         let claim = try claimedSize(m, topic: topic)
         try checkLimit(claim.what, width: claim.width, height: claim.height, limit: limit, fromCameraInfo: false, topic: topic)
-        let out = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: file(topic), topic: topic)
+        let out = try ROSImageDecoding.compressedColor(m.data, format: m.format, file: file(topic), topic: topic, into: target)
         guard out.width <= maxSide, out.height <= maxSide else {
             throw CaptureError.file(path: file(topic), problem: "compressed image is \(out.width)x\(out.height) (each side 1…\(maxSide))")
         }

@@ -151,7 +151,9 @@ public enum ROSImageDecoding {
     /// it, and OpenCV stores BGR mats as RGB files). 16-bit PNGs are not color: an error. The size
     /// the header claims is checked (`checkDimensions`) before decoding; the pixels are committed as
     /// rows are decoded.
-    public static func compressedColor(_ data: ArraySlice<UInt8>, format: String, file: String, topic: String) throws -> PixelBuffer {
+    /// `into`: a buffer for a color JPEG's rgba8 rows of the header's size (`ImageIO.decode`'s).
+    public static func compressedColor(_ data: ArraySlice<UInt8>, format: String, file: String, topic: String,
+                                       into target: (_ width: Int, _ height: Int) -> PixelBuffer? = { _, _ in nil }) throws -> PixelBuffer {
         let decoded: PixelBuffer
         do {
             decoded = try data.withUnsafeBytes { bytes in
@@ -159,7 +161,7 @@ public enum ROSImageDecoding {
                 if let size = ImageIO.headerSize(bytes) {
                     try checkDimensions(width: size.width, height: size.height, file: file, topic: topic)
                 }
-                return try ImageIO.decode(bytes, name: file)
+                return try ImageIO.decode(bytes, name: file, into: target)
             }
         } catch let e as DepthKitError {
             switch e {

@@ -121,8 +121,13 @@ public enum ImageIO {
     /// is what errors name. A header claiming more than `maxPixels` (at most 2^28, the format
     /// limit) is refused before anything is allocated; the pixels' memory is committed as rows are
     /// decoded (`PixelBuffer.make`), so data that ends early costs the rows it held.
+    ///
+    /// `into`: where a color JPEG's rgba8 rows go — given the header's width and height, a buffer
+    /// of that size and format (a network source's pool, so a stream of frames reuses the same
+    /// pages), or nil for a new one.
     public static func decode(_ bytes: UnsafeRawBufferPointer, name: String,
-                              maxPixels: Int = Int(DL_MAX_IMAGE_PIXELS)) throws -> PixelBuffer {
+                              maxPixels: Int = Int(DL_MAX_IMAGE_PIXELS),
+                              into target: (_ width: Int, _ height: Int) -> PixelBuffer? = { _, _ in nil }) throws -> PixelBuffer {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count >= 8 else {
             throw DepthKitError.file(path: name, problem: "image data of \(bytes.count) bytes is neither PNG nor JPEG")
         }
@@ -140,12 +145,14 @@ public enum ImageIO {
             var err = [CChar](repeating: 0, count: 512)
             // A header that cannot be read, or is over the size limit, goes the other way, which says so.
             if dl_jpeg_info(base, bytes.count, &w, &h, &gray, &err, err.count) == 0, gray == 0, w > 0, h > 0 {
-                let out = try PixelBuffer.make(width: Int(w), height: Int(h), format: .rgba8, for: name)
+                let given = target(Int(w), Int(h)).flatMap { $0.width == Int(w) && $0.height == Int(h) && $0.format == .rgba8 ? $0 : nil }
+                let out = try given ?? PixelBuffer.make(width: Int(w), height: Int(h), format: .rgba8, for: name)
                 let dst = out.baseAddress.assumingMemoryBound(to: UInt8.self)
                 guard dl_jpeg_decode_rgba(base, bytes.count, dst, out.bytesPerRow, w, h, &err, err.count) == 0 else {
                     let msg = String(cBuffer: err)
                     throw DepthKitError.file(path: name, problem: "corrupt \(FileKind.jpeg.rawValue): \(msg.isEmpty ? "cannot decode" : msg)")
                 }
+                out.markModified()
                 return out
             }
             return try decoded(name, kind: .jpeg) { img, err in dl_jpeg_decode(base, bytes.count, 0, 0, &img, &err, err.count) }

@@ -219,8 +219,10 @@ extension UI {
     }
 }
 
-/// The Quality section's thread: one frame's metrics at a time (`QualityFrameAnalyzer`, whose
-/// temporal-noise window lives here between frames). `Sendable`: its state is in a `Locked`.
+/// The Quality section's worker (`LatestRequestWorker`): one frame's metrics at a time
+/// (`QualityFrameAnalyzer`, whose temporal-noise window lives here between frames). A frame handed
+/// over while one is measured is refused (the section asks again with a later frame). `Sendable`:
+/// the analyzer is in a `Locked` that only the worker's thread takes.
 final class QualityWorker: Sendable {
     struct Job: Sendable {
         var depth: DepthData
@@ -238,51 +240,37 @@ final class QualityWorker: Sendable {
         case failed(String)
     }
 
-    private struct State: Sendable {
+    /// The analyzer of the generation last measured.
+    private struct Analyzer: Sendable {
         var analyzer: QualityFrameAnalyzer?
         var generation = -1
-        var busy = false
-        var done: (generation: Int, outcome: Outcome)?
     }
 
-    private let state = Locked(State())
-    private let queue = DispatchQueue(label: "depthlens quality", qos: .utility)
+    private let worker: LatestRequestWorker<Job, (generation: Int, outcome: Outcome)>
 
-    /// Hands `job` to the thread; false (and nothing done) while the last job runs.
-    func submit(_ job: Job) -> Bool {
-        let taken = state.withLock { s -> QualityFrameAnalyzer? in
-            guard !s.busy else { return nil }
-            s.busy = true
-            if s.generation != job.generation || s.analyzer == nil {
+    init() {
+        let kept = Locked(Analyzer())
+        worker = LatestRequestWorker(name: "depthlens quality") { job, _ in
+            var analyzer = kept.withLock { s -> QualityFrameAnalyzer in
+                if let a = s.analyzer, s.generation == job.generation { return a }
                 s.generation = job.generation
-                s.analyzer = QualityFrameAnalyzer(roi: job.roi, groundTruthMM: job.groundTruthMM, baselineMeters: job.baselineMeters,
-                                                  window: QualityPanel.window)
+                return QualityFrameAnalyzer(roi: job.roi, groundTruthMM: job.groundTruthMM, baselineMeters: job.baselineMeters,
+                                            window: QualityPanel.window)
             }
-            return s.analyzer
-        }
-        guard let taken else { return false }
-        queue.async { [state] in
-            var analyzer = taken
             let outcome: Outcome
             do {
                 outcome = .row(try analyzer.analyze(job.depth, index: job.index, timestamp: job.timestamp, calibration: job.calibration))
             } catch {
                 outcome = .failed("\(error)")
             }
-            state.withLock { s in
-                if s.generation == job.generation { s.analyzer = analyzer }
-                s.busy = false
-                s.done = (job.generation, outcome)
-            }
+            kept.withLock { s in if s.generation == job.generation { s.analyzer = analyzer } }
+            return (job.generation, outcome)
         }
-        return true
     }
 
+    /// Hands `job` to the worker; false (and nothing done) while the last job runs.
+    func submit(_ job: Job) -> Bool { worker.submitIfIdle(job) }
+
     /// The last finished row, once.
-    func take() -> (generation: Int, outcome: Outcome)? {
-        state.withLock { s in
-            defer { s.done = nil }
-            return s.done
-        }
-    }
+    func take() -> (generation: Int, outcome: Outcome)? { worker.poll() }
 }

@@ -61,14 +61,31 @@ final class MeasureTool {
     /// The measurement under way (its token), nil when none; a `clear` makes its lines unwanted.
     private var running: Int?
     private var token = 0
-    private let done = Locked<(token: Int, found: Found, ok: Bool)?>(nil)
 
     /// A measurement's lines and outlines.
     struct Found: Sendable {
         var lines: [String]
         var shapes: [[SIMD3<Float>]] = []
     }
-    private let queue = DispatchQueue(label: "depthlens measure", qos: .userInitiated)
+    /// A measurement to make on the worker: the tool, the picks, the depth frame (nil: a point list).
+    private struct Job: Sendable {
+        var token: Int
+        var tool: PickTool
+        var picks: [SIMD3<Float>]
+        var cloud: (depth: PixelBuffer, intrinsics: CameraIntrinsics)?
+    }
+    /// Measures off the frame loop (one at a time: `measure` refuses while one runs).
+    private let worker = LatestRequestWorker<Job, (token: Int, found: Found, ok: Bool)>(
+        name: "depthlens measure", qualityOfService: .userInitiated) { job, _ in
+        do {
+            return (job.token, try MeasureTool.run(job.tool, job.picks, job.cloud), true)
+        } catch let e as DepthKitError {
+            if case .invalidArgument(let why) = e { return (job.token, Found(lines: ["cannot measure: \(why)"]), false) }
+            return (job.token, Found(lines: ["cannot measure: \(e)"]), false)
+        } catch {
+            return (job.token, Found(lines: ["cannot measure: \(error)"]), false)
+        }
+    }
 
     func clear() {
         token += 1
@@ -87,29 +104,14 @@ final class MeasureTool {
         result = ["\(chosen.rawValue): measuring…"]
         shapes = []
         generation += 1
-        queue.async { [done] in
-            let outcome: (found: Found, ok: Bool)
-            do {
-                outcome = (try Self.run(chosen, picks, cloud), true)
-            } catch let e as DepthKitError {
-                if case .invalidArgument(let why) = e { outcome = (Found(lines: ["cannot measure: \(why)"]), false) } else {
-                    outcome = (Found(lines: ["cannot measure: \(e)"]), false)
-                }
-            } catch {
-                outcome = (Found(lines: ["cannot measure: \(error)"]), false)
-            }
-            done.withLock { $0 = (t, outcome.found, outcome.ok) }
-        }
+        worker.submit(Job(token: t, tool: chosen, picks: picks, cloud: cloud))
         return true
     }
 
     /// The finished measurement's lines, once (for the overlay and `--log-readout`); nil while none
     /// finished, or when the picks were cleared since it began.
     func poll() -> [String]? {
-        guard let t = running, let d = done.withLock({ d -> (token: Int, found: Found, ok: Bool)? in
-            defer { d = nil }
-            return d
-        }) else { return nil }
+        guard let t = running, let d = worker.poll() else { return nil }
         running = nil
         guard d.token == t, t == token else { return nil }
         result = d.found.lines

@@ -145,7 +145,9 @@ public struct ExportSummary: Sendable {
 /// belongs to the playback frame it is nearest; so consecutive ranges split a recording without
 /// overlap), `every` N every N-th of each stream's selected frames. Without a color stream the
 /// IR stream is written as color (as the viewer shows it) unless `ir` is asked for too. Other
-/// sources (synthetic, live, still) are written frame by frame as they deliver them.
+/// sources (synthetic, live, still) are written frame by frame as they deliver them, each image
+/// under its own stamp (the depth under `FrameSet.depthTimestamp` where the frame carries one:
+/// a DDS camera's depth), a pair in associations.txt. `record --out` writes through this type too.
 ///
 /// **A pipeline.** The calling thread reads the source while `workers` threads decode, align,
 /// encode and write the PNGs; at most `framesInFlight` frames are read and not yet listed, and

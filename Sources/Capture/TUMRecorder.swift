@@ -16,6 +16,14 @@ public struct RecordingSummary: Sendable {
     public var imagesWritten: [StreamKind: Int]? = nil
     /// Frames of the recording that could not be read: skipped, each said in `warnings`.
     public var skippedFrames = 0
+
+    init(directory: String, framesWritten: Int, framesWithoutDepth: Int, warnings: [String]) {
+        self.directory = directory; self.framesWritten = framesWritten
+        self.framesWithoutDepth = framesWithoutDepth; self.warnings = warnings
+    }
+
+    /// Nothing recorded yet (`record` writing an output that reads the source itself: MCAP by stream).
+    public init() { self.init(directory: "", framesWritten: 0, framesWithoutDepth: 0, warnings: []) }
 }
 
 /// Writes the frames of any `FrameSource` into a TUM RGB-D folder through `DatasetExporter`, the

@@ -7,7 +7,9 @@ struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
         abstract: "Record frames of a source into a TUM RGB-D folder, an H.264 MP4 video and/or an RGB-D Matroska file (headless).",
-        discussion: "The folder gets rgb/, depth/ (16-bit PNG, 5000 units per meter), rgb.txt, depth.txt and associations.txt. "
+        discussion: "The folder is written as convert writes it: rgb/, depth/ (16-bit PNG in the source's own depth units), rgb.txt, "
+            + "depth.txt, associations.txt and calibration.json, each image under its own stamp (a camera's depth under the depth's); "
+            + "of a recording, --frames N (and --mcap) gives what convert --frames 0:N-1 gives. "
             + "--video writes the filtered view (--filter, run on the CPU; the color image without one) through libavcodec "
             + "at the source's frame rate; odd sizes are padded by one black column or row to the even size H.264 needs. "
             + "--mkv writes the RGB-D frames themselves into one Matroska file, in-process through libavformat: a COLOR track "
@@ -120,7 +122,11 @@ struct RecordCommand: ParsableCommand {
         }
         var mcapWriter: MCAPFrameWriter?
         var lastMCAP: (color: PixelBuffer?, depth: PixelBuffer?)
-        let recordMCAP: ((FrameSet) throws -> Void)? = mcap.map { path in
+        // A recording whose streams have their own clocks: --mcap is what `convert --out FILE.mcap
+        // --frames 0:N-1` writes (each image once under its own stamp), in a pass of its own after
+        // the others; frame by frame (a camera, --smooth) each frame's images as they come.
+        let mcapByStream = mcap != nil && stage == nil && !src.isLive && src.recordedStreams != nil
+        let recordMCAP: ((FrameSet) throws -> Void)? = mcapByStream ? nil : mcap.map { path in
             { f in
                 if mcapWriter == nil {
                     let cal = try camera.resolve(for: src, frame: f)
@@ -135,10 +141,14 @@ struct RecordCommand: ParsableCommand {
         }
         let outputs = [recordMKV, recordVideo, recordMCAP].compactMap { $0 }
         let each: ((FrameSet) throws -> Void)? = outputs.isEmpty ? nil : { f in for o in outputs { try o(f) } }
-        let summary: RecordingSummary
+        var summary: RecordingSummary
         StopSignals.install()
         do {
-            summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each) { _ in progress.advance() }
+            if out == nil && each == nil {
+                summary = RecordingSummary()
+            } else {
+                summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each) { n in progress.update(to: n) }
+            }
         } catch {
             // Keep what was recorded: the video is finished (a playable file of the frames so far).
             progress.interrupt()
@@ -179,6 +189,15 @@ struct RecordCommand: ParsableCommand {
         if let mcapWriter {
             try mcapWriter.finish()
             print("wrote mcap: \(mcapWriter.path), \(mcapWriter.colorFrames) color and \(mcapWriter.depthFrames) depth frames, \(mcapWriter.messages) messages")
+        }
+        if mcapByStream, let mcap, summary.stoppedBy == nil {
+            let exporter = MCAPExporter(source: src, path: mcap)
+            exporter.calibrationOverride = camera
+            exporter.selection.frames = 0...(frames - 1)
+            exporter.keepOnStop = true
+            let m = try exporter.run()
+            summary.stoppedBy = m.stoppedBy
+            print("wrote mcap: \(mcap), \(m.colorFrames) color and \(m.depthFrames) depth frames, \(m.messages) messages")
         }
         if let s = summary.stoppedBy {
             warn("stopped by \(StopSignals.name(s)) after \(summary.framesWritten) frames; everything recorded was kept")

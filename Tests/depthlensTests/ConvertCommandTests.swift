@@ -33,7 +33,7 @@ final class ConvertCommandTests: CLITestCase {
         let cal = try RGBDCalibration.read(out + "/calibration.json")
         XCTAssertEqual(cal.depth.intrinsics.width, 160)
         XCTAssertEqual(cal.color.intrinsics.width, 320)
-        XCTAssertEqual(cal.depthScale, 5000)
+        XCTAssertEqual(cal.depthScale, 1000, "the recording's own units (record keeps the synthetic scene's 1000, as convert does)")
         // Reopened through tum:, the folder gives the same frames.
         let source = try SourceSpec(parsing: "tum:\(out)").makeSource()
         let f = try FrameReader.frame(3, of: source)

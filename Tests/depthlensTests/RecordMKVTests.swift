@@ -21,7 +21,7 @@ final class RecordMKVTests: CLITestCase {
         streams.first { ($0["tags"] as? [String: Any])?["title"] as? String == title }
     }
 
-    /// A TUM folder of `frames` synthetic frames (160x120, 5000 units per meter) with recording-like
+    /// A TUM folder of `frames` synthetic frames (160x120, 1000 units per meter: the scene's, which record keeps) with recording-like
     /// timestamps (microsecond digits) and a calibration.json with distortion and extrinsics.
     func makeTUM(frames: Int) throws -> (dir: String, calibration: RGBDCalibration) {
         let d = path("tum")
@@ -51,7 +51,7 @@ final class RecordMKVTests: CLITestCase {
                                model: .brownConrady, coeffs: [0.1, -0.05, 0.001, 0.002, 0.01]),
             color: CameraModel(intrinsics: CameraIntrinsics(fx: 150.75, fy: 151.5, cx: 81, cy: 59, width: 160, height: 120)),
             depthToColor: RigidTransform(rotation: [1, 0, 0, 0, 1, 0, 0, 0, 1], translation: SIMD3(0.015, 0.0005, -0.001)),
-            depthScale: 5000, origin: "test")
+            depthScale: 1000, origin: "test")
         try Data(calibration.encodedJSON()).write(to: URL(fileURLWithPath: d + "/calibration.json"))
         return (d, calibration)
     }
@@ -170,7 +170,7 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual(r.status, 0, r.stderr)
             let (streams, format) = try probe(mkv)
             XCTAssertEqual(stream(streams, title: "DEPTH")?["nb_read_frames"] as? String, "8")
-            XCTAssertEqual((format["tags"] as? [String: Any])?["DEPTHLENS_DEPTH_SCALE"] as? String, "5000", "the TUM folder's own units")
+            XCTAssertEqual((format["tags"] as? [String: Any])?["DEPTHLENS_DEPTH_SCALE"] as? String, "1000", "the TUM folder's own units")
             let out = path(lossless ? "via-l" : "via-h")
             try convert("mkv:" + mkv, out)
             // `record` writes what playback delivers (the one color frame beside each depth frame).
@@ -179,7 +179,7 @@ final class RecordMKVTests: CLITestCase {
             XCTAssertEqual(back.depth, calibration.depth, "depth camera preserved")
             XCTAssertEqual(back.color, calibration.color, "color camera preserved")
             XCTAssertEqual(back.depthToColor, calibration.depthToColor, "extrinsics preserved")
-            XCTAssertEqual(back.depthScale, 5000)
+            XCTAssertEqual(back.depthScale, 1000)
 
             // mkv:FILE directly: timestamps to the microsecond and depth bit-exact against the TUM source.
             let src = MKVSource(path: mkv), ref = TUMSource(directory: tum)
@@ -188,7 +188,7 @@ final class RecordMKVTests: CLITestCase {
             while let fa = try a.next() {
                 let fb = try XCTUnwrap(try b.next())
                 XCTAssertEqual(Int64((fa.timestamp * 1e6).rounded()), Int64((fb.timestamp * 1e6).rounded()), "frame \(n) time")
-                let da = TUMWriter.encodeDepth(try XCTUnwrap(fa.depth), scale: 5000), db = TUMWriter.encodeDepth(try XCTUnwrap(fb.depth), scale: 5000)
+                let da = TUMWriter.encodeDepth(try XCTUnwrap(fa.depth), scale: 1000), db = TUMWriter.encodeDepth(try XCTUnwrap(fb.depth), scale: 1000)
                 XCTAssertEqual(da.packedBytes(), db.packedBytes(), "frame \(n) depth")
                 n += 1
             }

@@ -54,6 +54,14 @@ final class RecordStreamsTests: CLITestCase {
                        [["360.713523", "360.815089"], ["360.713523", "360.981765"]])
         let r = try CLI.run(["record", "--source", "bag:\(bag)", "--frames", "2", "--out", path("said")])
         XCTAssertTrue(r.stdout.contains("wrote 1 color, 2 depth frames to"), r.stdout)
+
+        // --mcap likewise: what `convert --out FILE.mcap --frames 0:1` writes, byte for byte.
+        let m = try CLI.run(["record", "--source", "bag:\(bag)", "--frames", "2", "--mcap", path("rec.mcap")])
+        XCTAssertEqual(m.status, 0, m.stderr)
+        XCTAssertTrue(m.stdout.contains("1 color and 2 depth frames"), m.stdout)
+        let c = try CLI.run(["convert", "--source", "bag:\(bag)", "--frames", "0:1", "--out", path("conv.mcap")])
+        XCTAssertEqual(c.status, 0, c.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("rec.mcap"))), try Data(contentsOf: URL(fileURLWithPath: path("conv.mcap"))))
     }
 
     /// An mkv whose color runs at 30 fps and depth at 15: the first N playback frames are the

@@ -23,9 +23,10 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
         return .default(width: c?.width ?? colorRequest.width, height: c?.height ?? colorRequest.height)
     }
 
-    private var synchronizer = FrameSynchronizer<DepthData>(frameInterval: 1.0 / 30)
+    /// Depth frames waiting for their color, each with its own stamp (`FrameSet.depthTimestamp`).
+    private var synchronizer = FrameSynchronizer<(depth: DepthData, stamp: Double)>(frameInterval: 1.0 / 30)
     private var depthGate = DepthRateGate()
-    private var lastDepth: DepthData?
+    private var lastDepth: (depth: DepthData, stamp: Double)?
     /// The depth camera keeps streaming at its configured rate; under a limit only that many matched
     /// depth frames per second (by color timestamp) reach the frames, the others repeat the last one.
     public var depthRateLimit: Double? {
@@ -116,8 +117,8 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
             if let depth {
                 var n = 0
                 while n < 8, let d = try depth.readFrame() {
-                    synchronizer.add(DepthData(map: d.buffer, accuracy: .absolute,
-                                               intrinsics: .default(width: d.buffer.width, height: d.buffer.height)),
+                    synchronizer.add((DepthData(map: d.buffer, accuracy: .absolute,
+                                                intrinsics: .default(width: d.buffer.width, height: d.buffer.height)), d.timestamp),
                                      timestamp: d.timestamp)
                     n += 1
                 }
@@ -127,7 +128,8 @@ public final class V4L2Source: FrameSource, DepthRateLimiting {
             if depthGate.limit != nil, matched != nil {
                 if depthGate.admits(timestamp: c.timestamp) || lastDepth == nil { lastDepth = matched } else { matched = lastDepth }
             }
-            let set = FrameSet(color: c.buffer, depth: matched, timestamp: c.timestamp, index: delivered)
+            let set = FrameSet(color: c.buffer, depth: matched?.depth, timestamp: c.timestamp, index: delivered,
+                               depthTimestamp: matched?.stamp)
             delivered += 1
             return set
         } catch let e as CaptureError {

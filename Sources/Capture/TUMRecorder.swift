@@ -47,9 +47,11 @@ public enum TUMRecorder {
     ///   - smoothing: smooths each frame's depth before it is written (`record --smooth`).
     ///   - each: called with every frame before it is written (the video recording of `depthlens record --video`).
     ///   - directory: the TUM folder; nil records to `each` only.
+    ///   - calibration: `--calibration` / `--intrinsics`, written into calibration.json instead of what the source recorded.
     @discardableResult
     public static func record(source: FrameSource, frames: Int, to directory: String?, timeout: Double = 10,
                               smoothing: DepthSmoothingStage? = nil, each: ((FrameSet) throws -> Void)? = nil,
+                              calibration: CalibrationOverride = CalibrationOverride(),
                               progress: ((Int) -> Void)? = nil) throws -> RecordingSummary {
         guard frames > 0 else { throw CaptureError.invalidSource("--frames must be at least 1, got \(frames)") }
         guard let directory else {
@@ -57,6 +59,7 @@ public enum TUMRecorder {
         }
         let exporter = DatasetExporter(source: source, directory: directory)
         exporter.timeout = timeout
+        exporter.calibrationOverride = calibration
         var summary = RecordingSummary(directory: directory, framesWritten: 0, framesWithoutDepth: 0, warnings: [])
         if source.recordedStreams != nil && smoothing == nil {
             exporter.selection.frames = 0...(frames - 1)

@@ -7,7 +7,7 @@ struct PublishCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
         abstract: "Publish any source as ROS 2 camera topics over DDS (rviz2, Foxglove and another depthlens see it; no ROS install).",
-        discussion: "Topics under --namespace: color/image_raw (rgb8), depth/image_raw (16UC1 millimeters, or 32FC1 meters for "
+        discussion: "Without --source: the synthetic scene. Topics under --namespace: color/image_raw (rgb8), depth/image_raw (16UC1 millimeters, or 32FC1 meters for "
             + "sources whose depth is not in millimeters), color/camera_info, depth/camera_info, and the depth→color transform on "
             + "/tf_static. Images are best effort (ROS 2's sensor-data QoS), camera_info reliable, /tf_static reliable and "
             + "transient-local. A recording plays at its own rate (--loop repeats it). DDS has no authentication: everyone on "

@@ -64,10 +64,6 @@ struct RecordCommand: ParsableCommand {
         try input.check()
         // --calibration / --intrinsics: written with the frames (calibration.json, the mkv's, the MCAP's camera_info).
         let camera = try input.calibrationOverride()
-        if out != nil && !camera.isEmpty {
-            // TUMRecorder writes the folder's calibration.json from the source; it takes no other yet.
-            throw DepthKitError.invalidArgument("--calibration and --intrinsics go with --mkv, --mcap (record), or convert --out FOLDER; record --out writes the source's calibration")
-        }
         let filter = try self.filter.map { try ProcessFilter.named($0) }
         if filter != nil && video == nil { throw DepthKitError.invalidArgument("--filter applies to --video; give --video FILE.mp4") }
         if let out, let existing = try? FileManager.default.contentsOfDirectory(atPath: out), !existing.isEmpty {
@@ -147,7 +143,8 @@ struct RecordCommand: ParsableCommand {
             if out == nil && each == nil {
                 summary = RecordingSummary()
             } else {
-                summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each) { n in progress.update(to: n) }
+                summary = try TUMRecorder.record(source: src, frames: frames, to: out, timeout: timeout, smoothing: stage, each: each,
+                                                 calibration: camera) { n in progress.update(to: n) }
             }
         } catch {
             // Keep what was recorded: the video is finished (a playable file of the frames so far).

@@ -9,6 +9,7 @@ struct ViewCommand: ParsableCommand {
         commandName: "view",
         abstract: "Open the viewer window on a color + depth source.",
         discussion: """
+        Without --source: the synthetic scene.
         Modes: \(PreviewMode.all.map(\.name).joined(separator: ", ")) (number keys 1–9 in the window).
         Keys: `depthlens view --keys` prints the key table; `?` shows it in the window.
         Without a display, use the headless commands: process, export-ply, render3d.

@@ -72,12 +72,15 @@ enum ExportKind: String, CaseIterable, Sendable {
     }
 }
 
-/// One export running on its own thread, with its own instance of the source (the `--source`
-/// text opened again, as `convert` opens it), so the view keeps playing. The render loop reads its
-/// progress under a short lock; `cancel` and the stop signals end it between two frames:
-/// `DatasetExporter` then finishes the index files with exactly the frames written, `MCAPExporter`
-/// and `VideoExporter` finish their file with the frames written.
-final class ViewerExportJob: Sendable {
+/// One export running on a worker of its own (`LatestRequestWorker`, one request), with its own
+/// instance of the source (the `--source` text opened again, as `convert` opens it), so the view
+/// keeps playing. The render loop reads its progress under a short lock; `cancel` and the stop
+/// signals end it between two frames: `DatasetExporter` then finishes the index files
+/// with exactly the frames written, `MCAPExporter` and `VideoExporter` finish their file with the
+/// frames written. The render loop's own (not shared: the worker holds only the request, the
+/// progress box and the cancel flag). A cancel only asks the export to stop: the request always
+/// runs, so an export cancelled before it began still has its outcome.
+final class ViewerExportJob {
     struct Request: Sendable {
         var source: SourceSpec
         /// The folder, or the .mcap / video file.
@@ -124,43 +127,43 @@ final class ViewerExportJob: Sendable {
     }
 
     let request: Request
-    /// What the export thread and the render loop share.
-    private struct Shared {
-        var progress: ExportProgress?
-        var cancelled = false
-        var outcome: Outcome?
-    }
-    private let shared = Locked(Shared())
-    private let done = DispatchSemaphore(value: 0)
+    /// Frames written so far, as the exporter reports them (the worker writes, the loop reads).
+    private let progress = Locked<ExportProgress?>(nil)
+    private let cancelled = Locked(false)
+    private let worker: LatestRequestWorker<Request, Outcome>
+    /// The outcome once polled from the worker (kept: the panel and `wait` both ask).
+    private var outcome: Outcome?
 
     init(_ request: Request) {
         self.request = request
-        let t = Thread { [self] in work() }
-        t.name = "depthlens export"
-        t.qualityOfService = .utility
-        t.start()
+        worker = LatestRequestWorker(name: "depthlens export") { [progress, cancelled] r, cancellation in
+            Self.work(r, progress: progress) { cancelled.current || cancellation.isCancelled }
+        }
+        worker.submit(request)
     }
 
-    /// Frames written so far, seconds since the start, and the outcome once the thread is done.
-    var state: (progress: ExportProgress?, outcome: Outcome?) { shared.withLock { ($0.progress, $0.outcome) } }
+    /// Frames written so far, seconds since the start, and the outcome once the export is done.
+    var state: (progress: ExportProgress?, outcome: Outcome?) {
+        if outcome == nil { outcome = worker.poll() }
+        return (progress.current, outcome)
+    }
 
     /// Stops after the frame being written (the folder then lists what was written, a file holds it).
-    func cancel() { shared.withLock { $0.cancelled = true } }
+    func cancel() { cancelled.withLock { $0 = true } }
 
-    /// Waits for the thread and returns its outcome.
+    /// Waits for the export to end and returns its outcome.
     func wait() -> Outcome {
-        done.wait()
-        done.signal()
-        return shared.current.outcome!
+        worker.waitUntilIdle()
+        if outcome == nil { outcome = worker.poll() }
+        return outcome!
     }
 
-    private func work() {
-        let r = request
+    private static func work(_ r: Request, progress box: Locked<ExportProgress?>, cancelled: @escaping @Sendable () -> Bool) -> Outcome {
         let result: Outcome
         var exporter: DatasetExporter?
         // A stop signal is reported as such; the cancel button (or a quit) as 0.
-        let shouldStop = { [self] () -> Int32? in StopSignals.pending ?? (shared.current.cancelled ? 0 : nil) }
-        let progress = { [self] (p: ExportProgress) in shared.withLock { $0.progress = p } }
+        let shouldStop = { () -> Int32? in StopSignals.pending ?? (cancelled() ? 0 : nil) }
+        let progress = { (p: ExportProgress) in box.withLock { $0 = p } }
         do {
             let source = try r.source.makeSource(depthScale: r.depthScale)
             switch r.output {
@@ -201,8 +204,7 @@ final class ViewerExportJob: Sendable {
             // index); an MCAP or video file is written whole or not at all.
             result = .failed("\(error)", framesWritten: exporter?.framesListed ?? 0)
         }
-        shared.withLock { $0.outcome = result }
-        done.signal()
+        return result
     }
 }
 

@@ -278,6 +278,9 @@ public final class DatasetExporter {
         let poses = source.poses
         var wroteCalibration = false
         var selectedSoFar = 0, taken = 0
+        // The images listed last: a frame repeating one (playback pairing one color frame with two
+        // depth frames, a depth rate limit) writes it once and pairs the new one with it.
+        var lastColor: TUMWriter.Written?, lastDepth: TUMWriter.Written?
         let onListed = { (n: Int) in progress(ExportProgress(written: n, total: total, seconds: monotonicSeconds() - start)) }
         defer { listing.drain(); count(listing, into: &summary) }
         while true {
@@ -298,24 +301,36 @@ public final class DatasetExporter {
                                                            depthHeight: frame.depth?.map.height ?? frame.color.height))
                 wroteCalibration = true
             }
-            let color = contents.contains(.color) ? frame.color : nil
-            let depth = contents.contains(.depth) ? frame.depth : nil
+            var color = contents.contains(.color) ? frame.color : nil
+            var depth = contents.contains(.depth) ? frame.depth : nil
             guard color != nil || depth != nil else { continue }
             // Each stream under its own stamp: the depth under the depth's (`depthTimestamp`, a
             // camera or recording whose streams have their own clocks), as stream by stream.
             let depthTime = frame.depthTimestamp ?? frame.timestamp
+            var pairedWith: TUMWriter.Written?
+            if color != nil, depth != nil, let c = lastColor, c.timestamp == frame.timestamp { color = nil; pairedWith = c }
+            if color != nil, depth != nil, let d = lastDepth, d.timestamp == depthTime { depth = nil; pairedWith = d }
+            if color == nil && depth == nil { continue }
             let names: (stem: String, color: String, depth: String)
-            if depthTime == frame.timestamp || depth == nil {
+            if color != nil && (depthTime == frame.timestamp || depth == nil) {
                 names = writer.reservePair(timestamp: frame.timestamp)
             } else {
-                let d = try writer.reserve(.depth, timestamp: depthTime)
+                let d = depth != nil ? try writer.reserve(.depth, timestamp: depthTime) : ""
                 names = (String(d.dropFirst("depth/".count).dropLast(".png".count)),
                          color != nil ? try writer.reserve(.color, timestamp: frame.timestamp) : "", d)
             }
-            var unit = ExportUnit(calibration: calibration, colorSize: (frame.color.width, frame.color.height), paired: color != nil && depth != nil)
-            if let color { unit.color = (color, TUMWriter.Written(stream: .color, timestamp: frame.timestamp, path: names.color)) }
-            if let depth { unit.depth = (depth, TUMWriter.Written(stream: .depth, timestamp: depthTime, path: names.depth)) }
-            if writePLY, frame.depth != nil {
+            var unit = ExportUnit(calibration: calibration, colorSize: (frame.color.width, frame.color.height),
+                                  paired: (color != nil || pairedWith != nil) && (depth != nil || pairedWith != nil))
+            unit.pairedWith = pairedWith
+            if let color {
+                unit.color = (color, TUMWriter.Written(stream: .color, timestamp: frame.timestamp, path: names.color))
+                lastColor = unit.color?.1
+            }
+            if let depth {
+                unit.depth = (depth, TUMWriter.Written(stream: .depth, timestamp: depthTime, path: names.depth))
+                lastDepth = unit.depth?.1
+            }
+            if writePLY, frame.depth != nil, pairedWith?.stream != .depth {
                 unit.ply = ("ply/\(names.stem).ply", ImageIO.toEightBit(frame.color), frame.depth)
             }
             unit.pose = poses?.pose(of: raw).map { PoseTrack.tumLine(timestamp: frame.timestamp, pose: $0) }

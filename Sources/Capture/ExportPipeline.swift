@@ -10,6 +10,8 @@ struct ExportUnit: Sendable {
     var colorSize: (Int, Int)
     /// A color/depth pair, listed in associations.txt as given.
     var paired: Bool
+    /// The other image of the pair when it was listed before (a frame repeating it): paired with, not written again.
+    var pairedWith: TUMWriter.Written?
     var color: (PixelBuffer, TUMWriter.Written)?
     var depth: (DepthData, TUMWriter.Written)?
     var ir: (PixelBuffer, TUMWriter.Written)?
@@ -58,6 +60,8 @@ struct ExportDone: Sendable {
     var pose: String?
     /// Set when the unit's frame could not be decoded (nothing was written).
     var skipped: SkippedFrame?
+    /// The pair's other image, listed before (`ExportUnit.pairedWith`).
+    var pairedWith: TUMWriter.Written?
 }
 
 /// The export's worker threads: each takes the next unit, decodes its frame when it was read but
@@ -182,7 +186,8 @@ final class ExportPipeline: @unchecked Sendable {
                     wrotePLY = true
                 }
             }
-            return ExportDone(written: written, paired: u.paired, kinds: u.kinds, files: files, wrotePLY: wrotePLY, pose: u.pose)
+            return ExportDone(written: written, paired: u.paired, kinds: u.kinds, files: files, wrotePLY: wrotePLY, pose: u.pose,
+                              pairedWith: u.pairedWith)
         } catch {
             for f in files { unlink(directory + "/" + f) }   // no half unit left behind
             throw CaptureError.wrapping(error, path: directory)
@@ -276,7 +281,7 @@ final class OrderedListing {
             if done.wrotePLY { plyWritten += 1; listed += 1 }
             return
         }
-        try writer.list(done.written, paired: done.paired)
+        try writer.list(done.written, paired: done.paired, with: done.pairedWith)
         poseLines.append(done.pose)
         listed += 1
         if done.wrotePLY { plyWritten += 1 }

@@ -64,6 +64,25 @@ final class RecordStreamsTests: CLITestCase {
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path("rec.mcap"))), try Data(contentsOf: URL(fileURLWithPath: path("conv.mcap"))))
     }
 
+    /// `record --smooth` reads playback's frames (the smoothing runs across them): a TUM folder whose
+    /// one color frame is paired with two depth frames still gets each image once under its own
+    /// stamp, the names, index files and calibration.json `convert` writes (the depth smoothed).
+    func testRecordSmoothWritesEachImageOnceUnderItsOwnStamp() throws {
+        let bag = Repo.fixture("realsense-d435-640x480.bag")
+        let tum = path("tum")
+        XCTAssertEqual(try CLI.run(["convert", "--source", "bag:\(bag)", "--out", tum]).status, 0)
+        let rec = path("smooth"), conv = path("conv")
+        let r = try CLI.run(["record", "--source", "tum:\(tum)", "--frames", "2", "--smooth", "--out", rec])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try CLI.run(["convert", "--source", "tum:\(tum)", "--out", conv]).status, 0)
+        let a = try files(rec), b = try files(conv)
+        XCTAssertEqual(a.keys.sorted(), b.keys.sorted())
+        for name in ["rgb.txt", "depth.txt", "associations.txt", "calibration.json"] + a.keys.filter({ $0.hasPrefix("rgb/") }) {
+            XCTAssertEqual(a[name], b[name], name)
+        }
+        XCTAssertEqual(try lines(rec + "/depth.txt").map { $0[0] }, ["360.815089", "360.981765"])
+    }
+
     /// An mkv whose color runs at 30 fps and depth at 15: the first N playback frames are the
     /// frames `convert --frames 0:N-1` writes, each stream's under its own stamps.
     func testRecordOfAnMKVAtTwoRatesIsWhatConvertWrites() throws {

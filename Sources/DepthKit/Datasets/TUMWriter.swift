@@ -129,12 +129,14 @@ public final class TUMWriter {
     }
 
     /// Lists files already written completely (one unit: a color/depth pair when `paired`, else
-    /// any files). They are in the index files from the next flush on.
-    public func list(_ files: [Written], paired: Bool) throws {
+    /// any files). They are in the index files from the next flush on. `other`: the pair's other
+    /// image when it was listed before (a frame repeating it), paired with and not listed again.
+    public func list(_ files: [Written], paired: Bool, with other: Written? = nil) throws {
         for f in files {
             lines[f.stream, default: []].append((f.timestamp, "\(Self.stamp(f.timestamp)) \(f.path)"))
         }
-        if paired, let c = files.first(where: { $0.stream == .color }), let d = files.first(where: { $0.stream == .depth }) {
+        let all = files + (other.map { [$0] } ?? [])
+        if paired, let c = all.first(where: { $0.stream == .color }), let d = all.first(where: { $0.stream == .depth }) {
             assocLines.append("\(Self.stamp(c.timestamp)) \(c.path) \(Self.stamp(d.timestamp)) \(d.path)")
         }
         unlisted.append((files.map(\.path), files.map(\.stream), paired))

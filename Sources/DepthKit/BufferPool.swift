@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 public enum BufferPoolError: Error, CustomStringConvertible, Equatable {
     case exhausted(format: FrameFormat, inUse: Int, threshold: Int)
@@ -19,16 +20,17 @@ public enum BufferPoolError: Error, CustomStringConvertible, Equatable {
 /// every buffer is in use the pool grows up to `allocationThreshold` and then reports exhaustion
 /// instead of growing without bound.
 ///
-/// `@unchecked Sendable`: `buffers` and `next` are read and written only under `lock` (the
-/// uniqueness test that makes a buffer free is made under it too); `format` and
-/// `allocationThreshold` are `let`s.
-public final class BufferPool: @unchecked Sendable {
+/// `Sendable`, checked: `buffers` and `next` live in a `Mutex` (the uniqueness test that makes a
+/// buffer free is made under it too); `format` and `allocationThreshold` are `let`s.
+public final class BufferPool: Sendable {
     public let format: FrameFormat
     public let allocationThreshold: Int
-    private var buffers: [PixelBuffer]
-    /// Where the search for a free buffer starts.
-    private var next = 0
-    private let lock = NSLock()
+    private struct State {
+        var buffers: [PixelBuffer]
+        /// Where the search for a free buffer starts.
+        var next = 0
+    }
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - outputRetainedBufferCountHint: buffers the consumer may hold at once; preallocated.
@@ -36,21 +38,23 @@ public final class BufferPool: @unchecked Sendable {
     public init(format: FrameFormat, outputRetainedBufferCountHint: Int, allocationThreshold: Int? = nil) {
         precondition(outputRetainedBufferCountHint >= 1)
         self.format = format
-        self.allocationThreshold = max(allocationThreshold ?? outputRetainedBufferCountHint * 2, outputRetainedBufferCountHint)
-        self.buffers = (0..<outputRetainedBufferCountHint).map { _ in
+        let threshold = max(allocationThreshold ?? outputRetainedBufferCountHint * 2, outputRetainedBufferCountHint)
+        self.allocationThreshold = threshold
+        var buffers = (0..<outputRetainedBufferCountHint).map { _ in
             PixelBuffer(width: format.width, height: format.height, format: format.pixelFormat)
         }
-        buffers.reserveCapacity(self.allocationThreshold)
+        buffers.reserveCapacity(threshold)
+        state = Mutex(State(buffers: buffers))
     }
 
     /// Buffers allocated so far.
-    public var allocatedCount: Int { lock.withLock { buffers.count } }
+    public var allocatedCount: Int { state.withLock { $0.buffers.count } }
 
     /// Buffers not held by anyone but the pool.
     public var freeCount: Int {
-        lock.withLock {
+        state.withLock { s in
             var n = 0
-            for i in buffers.indices where isKnownUniquelyReferenced(&buffers[i]) { n += 1 }
+            for i in s.buffers.indices where isKnownUniquelyReferenced(&s.buffers[i]) { n += 1 }
             return n
         }
     }
@@ -62,21 +66,21 @@ public final class BufferPool: @unchecked Sendable {
     /// texture cache's images) makes them all during warm-up, not when a rare peak first reaches
     /// a buffer that always stayed free.
     public func makeBuffer() throws -> PixelBuffer {
-        try lock.withLock {
-            let n = buffers.count
+        try state.withLock { s throws(BufferPoolError) -> PixelBuffer in
+            let n = s.buffers.count
             for k in 0..<n {
-                let i = (next + k) % n
-                if isKnownUniquelyReferenced(&buffers[i]) {
-                    next = (i + 1) % n
-                    return buffers[i]
+                let i = (s.next + k) % n
+                if isKnownUniquelyReferenced(&s.buffers[i]) {
+                    s.next = (i + 1) % n
+                    return s.buffers[i]
                 }
             }
-            guard buffers.count < allocationThreshold else {
-                throw BufferPoolError.exhausted(format: format, inUse: buffers.count, threshold: allocationThreshold)
+            guard n < allocationThreshold else {
+                throw BufferPoolError.exhausted(format: format, inUse: n, threshold: allocationThreshold)
             }
             let b = PixelBuffer(width: format.width, height: format.height, format: format.pixelFormat)
-            buffers.append(b)
-            next = 0
+            s.buffers.append(b)
+            s.next = 0
             return b
         }
     }

@@ -18,6 +18,9 @@ public struct CloudFuser {
 
     public let source: FrameSource
     public var voxelSize: Double
+    /// `--calibration` / `--intrinsics`: the depth camera every frame is unprojected with (and the
+    /// color camera it is colored by) instead of what the source recorded.
+    public var calibration = CalibrationOverride()
 
     public init(source: FrameSource, voxelSize: Double = 0.01) {
         self.source = source
@@ -39,13 +42,13 @@ public struct CloudFuser {
         var read = 0
         while true {
             if let s = shouldStop() { summary.stoppedBy = s; break }
-            guard let frame = try reader.next() else { break }
+            guard var frame = try reader.next() else { break }
             read += 1
             defer { progress(read, total, grid.cellCount) }
-            guard let depth = frame.depth else { summary.framesWithoutDepth += 1; continue }
+            guard frame.depth != nil else { summary.framesWithoutDepth += 1; continue }
             guard let pose = poses.pose(of: frame) else { summary.framesWithoutPose += 1; continue }
-            let rgb = ImageIO.toEightBit(frame.color)
-            let calibration = source.calibration
+            let calibration = try self.calibration.calibrate(&frame, of: source)
+            let depth = frame.depth!, rgb = ImageIO.toEightBit(frame.color)
             let cloud = calibration.map(\.needsAlignment) == true
                 ? PointCloud.unproject(depth: depth, color: rgb, calibration: calibration!)
                 : PointCloud.unproject(depth: depth, color: rgb)

@@ -39,7 +39,8 @@ struct ExportPLYCommand: ParsableCommand {
         let src = try input.sourceOptions.makeSource(spec)
         StopSignals.install()
         var bar = ProgressBar(total: 0, label: "fuse")
-        let fuser = CloudFuser(source: src, voxelSize: voxel ?? 0.01)
+        var fuser = CloudFuser(source: src, voxelSize: voxel ?? 0.01)
+        fuser.calibration = try input.sourceOptions.calibrationOverride()
         let (cloud, summary) = try fuser.run(progress: { n, total, cells in
             bar.total = total ?? 0
             bar.detail = ", \(cells) voxels"

@@ -76,22 +76,3 @@ struct SourceOptions: ParsableArguments {
         try spec.makeSource(depthScale: depthScale, cameraControls: cameraControls)
     }
 }
-
-extension CalibrationOverride {
-    /// The one way every command applies `--calibration` / `--intrinsics` to a frame it read (what
-    /// export-ply has done since they exist): the calibration resolved over what the source recorded
-    /// (`recorded`, nil: nothing; then DESIGN's defaults for the frame's sizes), and the frame's depth
-    /// given its depth camera's intrinsics (what unprojection, planes and areas use).
-    func calibrate(_ frame: inout FrameSet, recorded: RGBDCalibration?, depthUnits: Float?) throws -> RGBDCalibration {
-        let calibration = try resolve(recorded: recorded, depthUnits: depthUnits, color: frame.color, depth: frame.depth)
-        apply(calibration, to: &frame)
-        return calibration
-    }
-
-    /// `calibrate` for a frame of `source`; with neither option given, the frame as read and what
-    /// the source recorded (nil when it recorded nothing), so commands without them behave as before.
-    func calibrate(_ frame: inout FrameSet, of source: FrameSource) throws -> RGBDCalibration? {
-        guard !isEmpty else { return source.calibration }
-        return try calibrate(&frame, recorded: source.calibration, depthUnits: source.depthUnitsPerMeter)
-    }
-}

@@ -121,6 +121,29 @@ final class SourceOptionsTests: CLITestCase {
                            mentioning: "--intrinsics", noFile: path("bad.mkv"))
     }
 
+    /// `export-ply --fuse` unprojects every frame with the camera given: X = (x − cx)·Z / fx, so
+    /// twice the focal length halves the cloud's width (a TUM folder with identity poses).
+    func testFuseUsesTheGivenCamera() throws {
+        let folder = path("posed")
+        let r = try CLI.run(["record", "--source", "synthetic:64x48", "--frames", "2", "--out", folder])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let stamps = try String(contentsOfFile: folder + "/rgb.txt", encoding: .utf8).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: " ").first }
+        XCTAssertEqual(stamps.count, 2)
+        try stamps.map { "\($0) 0 0 0 0 0 0 1" }.joined(separator: "\n").write(toFile: folder + "/groundtruth.txt", atomically: true, encoding: .utf8)
+        func width(_ extra: [String], _ name: String) throws -> Float {
+            let ply = path(name)
+            let e = try CLI.run(["export-ply", "--source", "tum:" + folder, "--fuse", "--voxel", "0.001", "--out", ply] + extra)
+            XCTAssertEqual(e.status, 0, e.stderr)
+            let xs = try PLYReader.read(ply).positions.map(\.x)
+            return try XCTUnwrap(xs.max()) - XCTUnwrap(xs.min())
+        }
+        let f = 525 * 64 / 640.0
+        let own = try width(["--intrinsics", "\(f),\(f),31.5,23.5"], "own.ply")
+        let doubled = try width(["--intrinsics", "\(2 * f),\(2 * f),31.5,23.5"], "doubled.ply")
+        XCTAssertEqual(doubled / own, 0.5, accuracy: 0.03, "widths \(own) m and \(doubled) m")
+    }
+
     /// Every command that reads frames lists the group's options; publish checks them before it
     /// opens the network.
     func testEveryFrameReaderTakesTheGroup() throws {

@@ -211,6 +211,18 @@ public final class DatasetExporter {
         guard fm.isWritableFile(atPath: directory) else { throw CaptureError.file(path: directory, problem: "not writable") }
     }
 
+    /// Removes `directory` (made by `prepare`) when it holds no file — only empty folders, as an
+    /// export that failed before its first frame leaves it — so a refused source leaves nothing behind.
+    public static func removeIfNothingWritten(_ directory: String) {
+        let fm = FileManager.default
+        guard let walk = fm.enumerator(atPath: directory) else { return }
+        for case let name as String in walk {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: directory + "/" + name, isDirectory: &isDir), isDir.boolValue else { return }
+        }
+        try? fm.removeItem(atPath: directory)
+    }
+
     /// Runs the export. `shouldStop` is polled before each frame (a stop signal, a cancel button):
     /// it returns the signal number to report, 0 for a plain cancel, nil to go on.
     public func run(shouldStop: () -> Int32? = { StopSignals.pending },

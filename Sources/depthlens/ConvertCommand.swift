@@ -85,6 +85,11 @@ struct ConvertCommand: ParsableCommand {
         let src = try input.makeSource(try input.spec(or: nil))
         (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
+        // Every option checked before the folder is made.
+        let calibrationOverride = try input.calibrationOverride()
+        let mode = try AlignMode.named(align)
+        guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
+        let existed = FileManager.default.fileExists(atPath: out)
         try DatasetExporter.prepare(directory: out, overwrite: overwrite)
         let exporter = DatasetExporter(source: src, directory: out)
         exporter.selection = selection
@@ -94,14 +99,20 @@ struct ConvertCommand: ParsableCommand {
             exporter.workers = jobs
             exporter.framesInFlight = max(2, jobs) + 2
         }
-        exporter.calibrationOverride = try input.calibrationOverride()
-        let mode = try AlignMode.named(align)
-        guard mode != .auto else { throw DepthKitError.invalidArgument("convert --align is color or none") }
+        exporter.calibrationOverride = calibrationOverride
         exporter.alignment = DepthAlignmentStage(mode: mode)
         var bar = ProgressBar(total: 0, label: "convert")
-        let summary = try exporter.run(progress: { p in
-            bar.show(p)
-        })
+        let summary: ExportSummary
+        do {
+            summary = try exporter.run(progress: { p in
+                bar.show(p)
+            })
+        } catch {
+            // A source that cannot be opened or read leaves no output behind: the folder this
+            // run made goes again while it holds no file.
+            if !existed { DatasetExporter.removeIfNothingWritten(out) }
+            throw error
+        }
         bar.finish()
         for w in summary.warnings { warn("\(src.name): \(w)") }
         if src.metadata.tags["depth_accuracy"] == DepthData.Accuracy.relative.rawValue {

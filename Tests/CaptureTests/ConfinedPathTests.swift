@@ -99,6 +99,7 @@ final class ConfinedPathTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(inotify_add_watch(watch, other, UInt32(IN_OPEN | IN_ACCESS)), 0)
         try assertRefused(["convert", "--source", "scan:" + scan, "--out", out], mentioning: [scan + "/rgb.mp4", "not an MP4"])
         XCTAssertEqual(files(under: out), [], "nothing written")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "the --out folder the refused convert made is gone again")
         var buffer = [UInt8](repeating: 0, count: 4096)
         let n = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
         XCTAssertLessThanOrEqual(n, 0, "the other video was opened or read (\(n) bytes of inotify events)")

@@ -23,6 +23,9 @@ extension ConvertCommand {
         let selection = try exportSelection()
         try VideoExporter.prepare(path: path, overwrite: overwrite, lossless: lossless)
         let src = try input.makeSource(try input.spec(or: nil))
+        // A damaged recording: every chunk checked first, its missing parts said, exit 1 (as the
+        // folder and MCAP outputs do, docs/ROS2.md).
+        (src as? RecordingDamage)?.checksWholeRecording = true
         StopSignals.install()
         let exporter = VideoExporter(source: src, path: path)
         exporter.selection = selection
@@ -43,5 +46,6 @@ extension ConvertCommand {
             throw ExitCode(128 + s)
         }
         print("wrote \(what) to \(path)")
+        if !((src as? RecordingDamage)?.damage.isEmpty ?? true) { throw ExitCode(1) }
     }
 }

@@ -49,6 +49,13 @@ final class DamagedRecordingCLITests: CLITestCase {
         let rgb = try FileManager.default.contentsOfDirectory(atPath: out + "/rgb")
         XCTAssertEqual(rgb.count, colorFrames, "color frames written", file: fileName, line: line)
         XCTAssertTrue(convert.stdout.contains("wrote \(colorFrames) color"), convert.stdout, file: fileName, line: line)
+
+        // A video of it: the same rule (the readable frames written, the same damage line, exit 1).
+        let video = path("video-\(UUID().uuidString).mp4")
+        let v = try CLI.run(["convert", "--source", "ros2:\(file)", "--video", video])
+        XCTAssertEqual(v.status, 1, "convert --video: damage said, exit 1; \(v.stderr)", file: fileName, line: line)
+        XCTAssertEqual(v.stderrLines.filter { $0.contains(expect) }, said, v.stderr, file: fileName, line: line)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: video), "the readable frames' video is written", file: fileName, line: line)
     }
 
     /// Cut in half: before, `info` said a clean 5-frame recording (the file had 10) and `convert` exited 0.

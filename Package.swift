@@ -19,7 +19,7 @@ let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "depthlens",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],  // Synchronization.Mutex (Locked, BufferPool, LatestRequestWorker)
     products: [
         .executable(name: "depthlens", targets: ["depthlens"]),
         /// For the fuzz targets in Fuzz/ (a separate package; see scripts/fuzz).

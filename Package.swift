@@ -85,7 +85,7 @@ let package = Package(
         ),
         /// What every test target shares (paths, a process runner with a deadline, the Python references,
         /// seeded random numbers, temporary folders); never part of the product.
-        .target(name: "TestSupport", dependencies: ["DepthKit"], path: "Tests/TestSupport", swiftSettings: swift6),
+        .target(name: "TestSupport", dependencies: ["DepthKit", "CDepthKit"], path: "Tests/TestSupport", swiftSettings: swift6),
         .testTarget(name: "CDepthKitTests", dependencies: ["TestSupport", "CDepthKit"], swiftSettings: swift6),
         .testTarget(name: "CPlatformTests", dependencies: ["TestSupport", "CPlatform"], swiftSettings: swift6),
         .testTarget(name: "DepthKitTests", dependencies: ["TestSupport", "DepthKit", "CDepthKit", "CPlatform"], swiftSettings: swift6),

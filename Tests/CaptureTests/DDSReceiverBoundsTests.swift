@@ -13,28 +13,6 @@ final class DDSReceiverBoundsTests: XCTestCase {
     static let compressedTopic = "/ns/color/image_raw/compressed"
     let compressed = DDSTopics(target: .topics(color: DDSReceiverBoundsTests.compressedTopic, depth: nil))
 
-    /// A 64x48 color JPEG (libjpeg through `dl_jpeg_encode`), and the same with its frame header
-    /// claiming `side`×`side`.
-    static func jpegs(claiming side: Int = 16384) throws -> (good: [UInt8], bomb: [UInt8]) {
-        let (w, h) = (64, 48)
-        var px = [UInt8](repeating: 0, count: w * h * 4)
-        for i in 0..<(w * h) { px[4 * i] = UInt8(i % 251); px[4 * i + 1] = UInt8(i / w * 5); px[4 * i + 2] = 90; px[4 * i + 3] = 255 }
-        var out: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        var err = [CChar](repeating: 0, count: 256)
-        let rc = px.withUnsafeBufferPointer { dl_jpeg_encode($0.baseAddress, UInt32(w), UInt32(h), 4, w * 4, 80, &out, &size, &err, err.count) }
-        guard rc == 0, let out else { throw DepthKitError.invalidArgument("dl_jpeg_encode failed") }
-        defer { dl_jpeg_free(out) }
-        let good = Array(UnsafeBufferPointer(start: out, count: size))
-        var bomb = good
-        guard let sof = (2..<(bomb.count - 9)).first(where: { bomb[$0] == 0xFF && bomb[$0 + 1] == 0xC0 }) else {
-            throw DepthKitError.invalidArgument("no SOF0 in the encoded JPEG")
-        }
-        bomb[sof + 5] = UInt8(side >> 8); bomb[sof + 6] = UInt8(side & 255)
-        bomb[sof + 7] = UInt8(side >> 8); bomb[sof + 8] = UInt8(side & 255)
-        return (good, bomb)
-    }
-
     func compressedSample(_ data: [UInt8], stamp: Double, format: String = "jpeg", topic: String = compressedTopic) -> DDSSource.Sample {
         let header = ROS2Message.Header(stamp: ROS2Message.Time(seconds: stamp), frameID: "cam")
         return DDSSource.Sample(topic: topic, bytes: ROS2Message.encodeCompressedImage(header: header, format: format, data: data))
@@ -52,7 +30,7 @@ final class DDSReceiverBoundsTests: XCTestCase {
     // MARK: The header, before decoding
 
     func testImageHeaderReadsJPEGAndPNGSizesWithoutDecoding() throws {
-        let (good, bomb) = try Self.jpegs()
+        let (good, bomb) = try JPEGBomb.make()
         XCTAssertEqual(try ImageHeader.read(good, name: "good"), ImageHeader.Info(kind: .jpeg, width: 64, height: 48))
         XCTAssertEqual(try ImageHeader.read(bomb, name: "bomb"), ImageHeader.Info(kind: .jpeg, width: 16384, height: 16384))
         // A PNG's IHDR: 70000 x 3.
@@ -95,7 +73,7 @@ final class DDSReceiverBoundsTests: XCTestCase {
     // MARK: Over the limit: dropped before decoding, counted, one notice
 
     func testOversizeCompressedSamplesAreDroppedOnTheirHeaderAndGoodOnesDecode() throws {
-        let (good, bomb) = try Self.jpegs()
+        let (good, bomb) = try JPEGBomb.make()
         var samples: [DDSSource.Sample] = []
         for i in 0..<20 {
             samples.append(compressedSample(good, stamp: 100 + Double(i) / 20))
@@ -121,7 +99,7 @@ final class DDSReceiverBoundsTests: XCTestCase {
     }
 
     func testCameraInfoSizeLowersTheLimit() throws {
-        let (good, _) = try Self.jpegs()
+        let (good, _) = try JPEGBomb.make()
         let info = ROS2Message.CameraInfo(header: ROS2Message.Header(stamp: ROS2Message.Time(sec: 1, nanosec: 0), frameID: "cam"),
                                           height: 24, width: 32, distortionModel: "plumb_bob", D: [0, 0, 0, 0, 0],
                                           K: [30, 0, 16, 0, 30, 12, 0, 0, 1], R: [1, 0, 0, 0, 1, 0, 0, 0, 1],
@@ -224,7 +202,7 @@ final class DDSReceiverBoundsTests: XCTestCase {
 
     /// The fuzzer's entry over random and mutated records: no trap, and the counts add up.
     func testFuzzEntryTakesAnyBytes() throws {
-        let (good, bomb) = try Self.jpegs()
+        let (good, bomb) = try JPEGBomb.make()
         var rng = SeededRandom(seed: 5)
         func record(_ selector: UInt8, _ sequence: Int64, _ body: [UInt8]) -> [UInt8] {
             var r: [UInt8] = [selector, UInt8(truncatingIfNeeded: rng.next())]

@@ -11,17 +11,11 @@ import TestSupport
 /// Every file is written here, byte by byte, as ISO/IEC 14496-12 (boxes), the XMP specification
 /// part 3 (extended XMP in APP1) and compressed_depth_image_transport's rvl_codec.cpp lay them out.
 final class HostilePhotoTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("depthlens-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: dir) }
+    /// The test's own folder, removed with it.
+    let folder = TemporaryFolder("depthlens-hostile")
 
     func write(_ bytes: [UInt8], _ name: String) throws -> String {
-        let p = dir.appendingPathComponent(name).path
+        let p = folder.file(name)
         try Data(bytes).write(to: URL(fileURLWithPath: p))
         return p
     }

@@ -9,17 +9,11 @@ import TestSupport
 /// The files are written here: JPEGs by patching the frame header of Tests/Fixtures/solid-16x8.jpg,
 /// PNGs chunk by chunk as the PNG specification lays them out.
 final class HostileImageTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("depthlens-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: dir) }
+    /// The test's own folder, removed with it.
+    let folder = TemporaryFolder("depthlens-hostile")
 
     func write(_ bytes: [UInt8], _ name: String) throws -> String {
-        let p = dir.appendingPathComponent(name).path
+        let p = folder.file(name)
         try Data(bytes).write(to: URL(fileURLWithPath: p))
         return p
     }

@@ -1,6 +1,7 @@
 import Capture
 import DepthKit
 import Foundation
+import TestSupport
 import XCTest
 @testable import Viewer
 
@@ -8,14 +9,8 @@ import XCTest
 /// read, and a load replaced by a newer one before it was handed over leaves no trace (no notice,
 /// its outcome dropped), while a failed load is a notice.
 final class PLYInputLoadTests: XCTestCase {
-    var dir: URL!
-
-    override func setUpWithError() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("PLYInputLoadTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(at: dir) }
+    /// The test's own folder, removed with it.
+    let folder = TemporaryFolder("PLYInputLoadTests")
 
     /// Calls `finishLoad` until it hands something over or the load ended without (20 s at most).
     func finish(_ input: PLYInput, log: ViewerLog) -> (PLYContents, SourceSpec, path: String)? {
@@ -29,7 +24,7 @@ final class PLYInputLoadTests: XCTestCase {
     }
 
     func write(_ name: String, points: Int) throws -> String {
-        let path = dir.appendingPathComponent(name).path
+        let path = folder.file(name)
         let positions = (0..<points).map { SIMD3<Float>(Float($0), 0, 2) }
         try PLYWriter.write(PointCloud(positions: positions, colors: positions.map { _ in SIMD3(255, 0, 0) }), to: path)
         return path
@@ -49,7 +44,7 @@ final class PLYInputLoadTests: XCTestCase {
 
     func testAReplacedLoadLeavesNoTraceAndAFailedOneIsANotice() throws {
         let good = try write("b.ply", points: 5)
-        let missing = dir.appendingPathComponent("missing.ply").path
+        let missing = folder.file("missing.ply")
         let log = ViewerLog(logsUI: false)
         let input = PLYInput(log: log, pointList: nil, sequence: nil)
         input.load(.ply(path: missing), path: missing)

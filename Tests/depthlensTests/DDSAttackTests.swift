@@ -18,27 +18,6 @@ final class DDSAttackTests: XCTestCase {
     /// A domain of this process's own, apart from DDSTests' (which use n up to about 20).
     var domain: Int { 100 + (Int(getpid()) * 7 + 61) % 100 }
 
-    /// A 64x48 color JPEG, and the same bytes with the frame header claiming 16384x16384 (the
-    /// decoder of old allocated and zero-filled 1 GiB of rgba8 for it, on Cyclone's receive thread).
-    static func jpegs() throws -> (good: [UInt8], bomb: [UInt8]) {
-        let (w, h) = (64, 48)
-        var px = [UInt8](repeating: 0, count: w * h * 4)
-        for i in 0..<(w * h) { px[4 * i] = UInt8(i % 251); px[4 * i + 1] = UInt8(i / w * 5); px[4 * i + 2] = 90; px[4 * i + 3] = 255 }
-        var out: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        var err = [CChar](repeating: 0, count: 256)
-        let rc = px.withUnsafeBufferPointer { dl_jpeg_encode($0.baseAddress, UInt32(w), UInt32(h), 4, w * 4, 80, &out, &size, &err, err.count) }
-        guard rc == 0, let out else { throw DepthKitError.invalidArgument("dl_jpeg_encode failed") }
-        defer { dl_jpeg_free(out) }
-        let good = Array(UnsafeBufferPointer(start: out, count: size))
-        var bomb = good
-        guard let sof = (2..<(bomb.count - 9)).first(where: { bomb[$0] == 0xFF && bomb[$0 + 1] == 0xC0 }) else {
-            throw DepthKitError.invalidArgument("no SOF0 in the encoded JPEG")
-        }
-        for i in [5, 7] { bomb[sof + i] = 0x40; bomb[sof + i + 1] = 0 }   // 16384 = 0x4000
-        return (good, bomb)
-    }
-
     /// VmHWM of a running process in kB (0 once it is gone).
     static func peakKB(_ pid: Int32) -> Int {
         guard let s = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -50,7 +29,7 @@ final class DDSAttackTests: XCTestCase {
     /// memory stays bounded (the bombs are dropped on their header, never decoded), at least 80 %
     /// of the good frames arrive, every bomb heard is counted and said once.
     func testJPEGBombIsDroppedOnItsHeaderAndGoodFramesKeepFlowing() throws {
-        let (good, bomb) = try Self.jpegs()
+        let (good, bomb) = try JPEGBomb.make()
         XCTAssertEqual(try ImageHeader.read(bomb, name: "bomb"), ImageHeader.Info(kind: .jpeg, width: 16384, height: 16384))
         let topic = "/attack/color/image_raw/compressed"
         let d = domain

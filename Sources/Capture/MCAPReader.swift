@@ -455,21 +455,9 @@ final class MCAPReader: ROS2Storage {
             case 0x02, 0x0F:
                 ended = true
                 break scanning  // Footer, DataEnd: the data section ends
-            case 0x03:
-                let s = try parseSchema(buf, rec)
-                schemas[s.id] = s
-            case 0x04:
-                let c = try parseChannel(buf, rec)
-                channels[c.id] = c
-            case 0x05:
-                let m = try parseMessage(buf, rec, where: "in the file")
-                guard channels[m.channel] != nil else {
-                    throw fail("message at offset \(rec.offset) names channel \(m.channel), which no earlier Channel record defines")
-                }
-                guard messages.count < indexLimit else {
-                    throw fail("holds more than \(indexLimit) messages, more than the memory available allows indexing")
-                }
-                messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: -1, offset: Int64(rec.offset)))
+            case 0x03, 0x04, 0x05:
+                try index(buf, rec, chunk: -1, offset: rec.offset, message: "message at offset \(rec.offset)", place: "in the file",
+                          indexLimit: indexLimit)
             case 0x06:
                 let chunk: Chunk
                 do { chunk = try parseChunk(buf, rec) } catch let e as CaptureError {
@@ -509,27 +497,36 @@ final class MCAPReader: ROS2Storage {
                 guard let r = Self.record(in: inner, at: p, end: inner.count) else {
                     throw fail("chunk at offset \(chunk.recordOffset): record at offset \(p) runs past the chunk's end")
                 }
-                switch r.op {
-                case 0x03:
-                    let s = try parseSchema(inner, r)
-                    schemas[s.id] = s
-                case 0x04:
-                    let c = try parseChannel(inner, r)
-                    channels[c.id] = c
-                case 0x05:
-                    let m = try parseMessage(inner, r, where: "of the chunk at offset \(chunk.recordOffset)")
-                    guard channels[m.channel] != nil else {
-                        throw fail("message in the chunk at offset \(chunk.recordOffset) names channel \(m.channel), which no earlier Channel record defines")
-                    }
-                    guard messages.count < indexLimit else {
-                        throw fail("holds more than \(indexLimit) messages, more than the memory available allows indexing")
-                    }
-                    messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: Int32(index), offset: Int64(p)))
-                default:
-                    break
-                }
+                try self.index(inner, r, chunk: Int32(index), offset: p, message: "message in the chunk at offset \(chunk.recordOffset)",
+                               place: "of the chunk at offset \(chunk.recordOffset)", indexLimit: indexLimit)
                 p = r.end
             }
+        }
+    }
+
+    /// Indexes one record of the data section or of a chunk (`chunk` -1: the file itself; `offset`
+    /// where the record starts in `buf`): a Schema or Channel is kept, a Message listed — its
+    /// channel defined before it and the index within `indexLimit`; other records are left.
+    private func index(_ buf: UnsafeRawBufferPointer, _ r: Record, chunk: Int32, offset: Int, message: String, place: String,
+                       indexLimit: Int) throws {
+        switch r.op {
+        case 0x03:
+            let s = try parseSchema(buf, r)
+            schemas[s.id] = s
+        case 0x04:
+            let c = try parseChannel(buf, r)
+            channels[c.id] = c
+        case 0x05:
+            let m = try parseMessage(buf, r, where: place)
+            guard channels[m.channel] != nil else {
+                throw fail("\(message) names channel \(m.channel), which no earlier Channel record defines")
+            }
+            guard messages.count < indexLimit else {
+                throw fail("holds more than \(indexLimit) messages, more than the memory available allows indexing")
+            }
+            messages.append(Message(channel: m.channel, logTime: m.logTime, chunk: chunk, offset: Int64(offset)))
+        default:
+            break
         }
     }
 

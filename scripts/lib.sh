@@ -26,6 +26,8 @@ TEST_PACKAGES+=(python3-venv)
 TEST_PACKAGES+=(python3-yaml)
 # A second host for the DDS tests: two network namespaces joined by a veth pair (ip netns, ip link).
 TEST_PACKAGES+=(iproute2)
+# GNU time: the hostile-input tests' peak memory of a child (TestSupport's PeakRun).
+TEST_PACKAGES+=(time)
 
 # ensure_packages PKG...: installs the Debian packages that are missing; quiet when all are there.
 ensure_packages() {

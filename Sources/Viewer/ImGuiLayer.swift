@@ -135,11 +135,6 @@ enum UI {
     }
     /// Text wrapped at the window's edge (the panel's Status lines).
     static func textWrapped(_ s: String) { s.withCString { dl_imgui_text_wrapped($0, 0, 0, 0, 0) } }
-    /// Overlay text wrapped at `wrap` pixels, growing upwards from its last line at (x, y); the
-    /// height its lines above that one take (notices that would run under the panel).
-    static func overlayUp(_ s: String, x: Float, y: Float, wrap: Float, color: SIMD3<Float>) -> Float {
-        s.withCString { dl_imgui_overlay_text_up(x, y, wrap, $0, color.x, color.y, color.z) }
-    }
     /// The width `s` takes in pixels (fitting the status line to its row).
     static func textWidth(_ s: String) -> Float { s.withCString { dl_imgui_text_width($0) } }
     /// While the mouse is over `rect`: `s` wrapped at `wrap` pixels, on a box just above it, over everything.

@@ -58,13 +58,14 @@ extension ViewerApp {
         }
         log.expire(now: now)
         // Bottom up: notices (newest lowest), then the persistent errors; no array built per frame.
-        // Wrapped at the status line's width, so a long one (a path, an error) stays left of the panel.
         var ny = layout.noticesBottom(statusRows: ui.status.rows.count)
         for n in log.notices.reversed() {
-            ny -= UI.overlayUp(n.text, x: 8, y: ny, wrap: layout.statusWidth, color: n.isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9]) + 22
+            UI.overlay(n.text, x: 8, y: ny, color: n.isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9])
+            ny -= 22
         }
         for (text, isError) in lines.reversed() {
-            ny -= UI.overlayUp(text, x: 8, y: ny, wrap: layout.statusWidth, color: isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9]) + 22
+            UI.overlay(text, x: 8, y: ny, color: isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9])
+            ny -= 22
         }
 
         // The whole status line while the pointer is on it, when its rows hold less (drawn last: over the notices).

@@ -91,39 +91,6 @@ final class PanelLayoutWindowTests: WindowTestCase {
         try checkWindow(width: 640, height: 480, name: "layout-640x480", scrollPanel: false, hover: true)
     }
 
-    /// A long error (a source that cannot open, typed with Shift into the source field) wraps left of
-    /// the panel rather than running under it; typing shifted characters there keeps the viewer
-    /// running (a Shift release replayed between ImGui's NewFrame and the text field aborted it).
-    func testLongNoticeWrapsLeftOfThePanel() throws {
-        let x = try XServer.start()
-        defer { x.stop() }
-        let v = try ViewerRun(x: x, args: ["--source", "synthetic", "--log-ui", "--size", "1280x720"])
-        defer { if v.process.isRunning { v.process.terminate() } }
-        try v.waitForLine("ui: ready", timeout: 60)
-        let panelX = Self.numbers(try v.waitForLine("layout: panel ", timeout: 30))[0]
-        let field = Self.numbers(try v.waitForLine("layout: source ", timeout: 30))
-        let missing = dir.appendingPathComponent("A/Folder/That/Does/Not/Exist/With/Rather/Long/Names/In/It/Color.png").path
-        try v.click(Int(field[0] + field[2] / 2), Int(field[1] + field[3] / 2))
-        try v.waitForFrames(2)
-        try v.key("ctrl+a")
-        try x.xdotool(["type", "--delay", "5", "pair:\(missing),\(missing)"])
-        try v.key("Return")
-        try v.waitForLine("notice: cannot open", timeout: 30)
-        x.xdotoolMoveAway()
-        func isError(_ p: SIMD3<Int>) -> Bool { abs(p.x - 255) + abs(p.y - 115) + abs(p.z - 102) <= 30 }
-        func count(_ s: PixelBuffer, _ x0: Int, _ x1: Int) -> Int {
-            var n = 0
-            for y in 0..<min(720, s.height) { for xx in x0..<x1 where isError(s.rgb(xx, y)) { n += 1 } }
-            return n
-        }
-        let shot = try x.screenshot(saveAs: path("long-notice.png")) { count($0, 0, Int(panelX)) > 500 }
-        keep(path("long-notice.png"), as: "layout-long-notice")
-        XCTAssertGreaterThan(count(shot, 0, Int(panelX)), 500, "the notice is shown left of the panel")
-        XCTAssertEqual(count(shot, Int(panelX), 1280), 0, "no notice text in the panel's columns")
-        XCTAssertTrue(v.process.isRunning, "typing shifted text into the source field: \(v.stderr.suffix(400))")
-        v.quit()
-    }
-
     /// Numbers after the prefix of a `layout:` line ("layout: panel 920 0 360 720").
     static func numbers(_ line: String) -> [Double] { line.split(separator: " ").compactMap { Double($0) } }
 

@@ -103,9 +103,6 @@ void dl_imgui_last_item_rect(float *out4);
 void dl_imgui_window_rect(float *out4);
 /// Text drawn over everything at (x, y) on a dark box. Why: ImDrawList is C++.
 void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g, float b);
-/// Text over everything on a dark box, wrapped at `wrap` pixels and growing upwards: its last line
-/// at (x, y); returns the height its lines above that one take (0 for one line). Why: ImDrawList is C++.
-float dl_imgui_overlay_text_up(float x, float y, float wrap, const char *text, float r, float g, float b);
 /// The width in pixels `text` takes in the current font (fitting the status line to its row).
 /// Why: ImGui::CalcTextSize (C++).
 float dl_imgui_text_width(const char *text);

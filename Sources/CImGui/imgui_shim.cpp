@@ -198,18 +198,6 @@ void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g,
     dl->AddText(ImVec2(x, y), ImGui::GetColorU32(ImVec4(r, g, b, 1)), text);
 }
 
-float dl_imgui_text_width(const char *text) { return ImGui::CalcTextSize(text).x; }
-
-int dl_imgui_hover_text(float x, float y, float w, float h, const char *text, float wrap) {
-    if (!ImGui::IsMouseHoveringRect(ImVec2(x, y), ImVec2(x + w, y + h), false)) return 0;
-    ImDrawList *dl = ImGui::GetForegroundDrawList();
-    ImVec2 size = ImGui::CalcTextSize(text, nullptr, false, wrap);
-    ImVec2 at(x, y - 6 - size.y);
-    dl->AddRectFilled(ImVec2(at.x - 4, at.y - 3), ImVec2(at.x + size.x + 4, at.y + size.y + 3), IM_COL32(20, 20, 24, 255), 3.0f);
-    dl->AddText(nullptr, 0.0f, at, ImGui::GetColorU32(ImGuiCol_Text), text, nullptr, wrap);
-    return 1;
-}
-
 void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b) {
     ImDrawList *dl = ImGui::GetForegroundDrawList();
     ImU32 c = ImGui::GetColorU32(ImVec4(r, g, b, 1));

@@ -133,14 +133,6 @@ enum UI {
     static func overlay(_ s: String, x: Float, y: Float, color: SIMD3<Float> = [1, 1, 1]) {
         s.withCString { dl_imgui_overlay_text(x, y, $0, color.x, color.y, color.z) }
     }
-    /// Text wrapped at the window's edge (the panel's Status lines).
-    static func textWrapped(_ s: String) { s.withCString { dl_imgui_text_wrapped($0, 0, 0, 0, 0) } }
-    /// The width `s` takes in pixels (fitting the status line to its row).
-    static func textWidth(_ s: String) -> Float { s.withCString { dl_imgui_text_width($0) } }
-    /// While the mouse is over `rect`: `s` wrapped at `wrap` pixels, on a box just above it, over everything.
-    static func hoverText(over rect: WindowLayout.Rect, _ s: String, wrap: Float) {
-        s.withCString { _ = dl_imgui_hover_text(rect.x, rect.y, rect.width, rect.height, $0, wrap) }
-    }
     static func line(from a: (Float, Float), to b: (Float, Float), color: SIMD3<Float> = [1, 1, 0]) {
         dl_imgui_overlay_line(a.0, a.1, b.0, b.1, color.x, color.y, color.z)
     }

@@ -7,19 +7,11 @@ extension ViewerApp {
     /// The ImGui frame: control panel (F1 / H), status line, readout, notices, `?` key list.
     func buildUI(now: Double) {
         let w = Float(swapchain.extent.width), h = Float(swapchain.extent.height)
-        // One layout for the panel, the picture and the status line: none runs under another.
-        let layout = self.layout
         export.poll(sourceGeneration: session.generation)
-        if let panel = layout.panel { buildPanel(panel) }
+        if ui.showPanel { buildPanel(width: w) }
 
-        // Status line (always): FPS, stages, dropped frames, device; rebuilt once a second with the
-        // figures, fitted left of the panel (`StatusLine`: wrapped, then shortened at a word; the whole
-        // text shows while the pointer is on it, and its parts are in the panel's Status section).
-        if ui.status.fit(ui.statusText, width: layout.statusWidth, maxRows: layout.statusRows, measure: UI.textWidth) { logStatusLayout(layout) }
-        let status = layout.status(rows: ui.status.rows.count)
-        for (i, row) in ui.status.rows.enumerated() {
-            UI.overlay(row, x: status.x, y: status.y + Float(i) * WindowLayout.rowHeight, color: [0.8, 0.9, 0.8])
-        }
+        // Status line (always): FPS, stages, dropped frames, device; rebuilt once a second with the figures.
+        UI.overlay(ui.statusText, x: 8, y: h - 22, color: [0.8, 0.9, 0.8])
 
         // What is shown, top left.
         drawOverlayTitle(x: 8, y: 8)
@@ -58,7 +50,7 @@ extension ViewerApp {
         }
         log.expire(now: now)
         // Bottom up: notices (newest lowest), then the persistent errors; no array built per frame.
-        var ny = layout.noticesBottom(statusRows: ui.status.rows.count)
+        var ny = h - 48
         for n in log.notices.reversed() {
             UI.overlay(n.text, x: 8, y: ny, color: n.isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9])
             ny -= 22
@@ -67,9 +59,6 @@ extension ViewerApp {
             UI.overlay(text, x: 8, y: ny, color: isError ? [1, 0.45, 0.4] : [0.9, 0.9, 0.9])
             ny -= 22
         }
-
-        // The whole status line while the pointer is on it, when its rows hold less (drawn last: over the notices).
-        if ui.status.shortened { UI.hoverText(over: status, ui.status.text, wrap: layout.statusWidth) }
 
         if ui.showHelp {
             // One column when it fits, else two side by side (a 640×480 window).
@@ -87,21 +76,11 @@ extension ViewerApp {
         }
     }
 
-    /// Prints the status line's place (`--log-ui`), each time it is refitted: its rectangle, rows,
-    /// whether it was shortened, and each row's measured width (the window tests check none passes
-    /// the rectangle, nor the rectangle the panel).
-    private func logStatusLayout(_ layout: WindowLayout) {
-        guard options.logUI else { return }
-        let s = ui.status, r = layout.status(rows: s.rows.count)
-        print(String(format: "layout: status %.0f %.0f %.0f %.0f rows %d shortened %d widths ", r.x, r.y, r.width, r.height,
-                     s.rows.count, s.shortened ? 1 : 0) + s.rowWidths.map { String(format: "%.0f", $0) }.joined(separator: ","))
-        fflush(nil)
-    }
-
-    private func buildPanel(_ panel: WindowLayout.Rect) {
-        // Docked at the right edge, full height (WindowLayout); the picture is letterboxed into what is left (ImageArea).
+    private func buildPanel(width: Float) {
+        // Docked at the right edge, full height; the picture is letterboxed into what is left (ImageArea).
+        let panelWidth = Self.panelWidth(windowWidth: width)
         defer { UI.end() }
-        guard UI.beginDocked("depthlens", x: panel.x, y: panel.y, width: panel.width, height: panel.height) else { return }
+        guard UI.beginDocked("depthlens", x: width - panelWidth, y: 0, width: panelWidth, height: Float(swapchain.extent.height)) else { return }
         func log(_ name: @autoclosure () -> String) {
             guard options.logUI, !ui.loggedLayout, stats.framesShown >= 2 else { return }
             let r = UI.lastItemRect
@@ -208,8 +187,7 @@ extension ViewerApp {
         if UI.header("Cameras") { buildCameraList() }
         if UI.header("Status") {
             // Lines made once a second with the figures (makePanelStatusLines), not per frame.
-            // Wrapped: a long line (a thermal problem, a device name) is not cut at the panel's edge.
-            for line in ui.texts.panelStatus { UI.textWrapped(line) }
+            for line in ui.texts.panelStatus { UI.text(line) }
         }
         if let s = view3D.scene { s.shadingPanel() }
         if view3D.scene != nil { view3D.world.panel(log: logUI) }

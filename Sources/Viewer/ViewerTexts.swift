@@ -66,8 +66,6 @@ extension ViewerApp {
         var lines = [String(format: "%.1f fps, %d dropped", stats.fps, stats.dropped), "device: \(swapchain.context.name)"]
         if let d = deliveryLine { lines.append(d) }
         lines += session.thermal.panelLines
-        // The status line's calibration part: shortened away there in a narrow window.
-        if let c = calibration { lines.append(c) }
         lines += ["present: \(swapchain.presentModeName), \(swapchain.extent.width)x\(swapchain.extent.height)"]
         for (k, v) in stats.stageMs { lines.append(String(format: "  %-9@ %6.2f ms", k, v)) }
         if !stats.kernelMs.isEmpty { lines.append("CPU per kernel") }
@@ -90,16 +88,12 @@ extension ViewerApp {
         if !stats.gpuMs.isEmpty {
             status += "  | GPU " + stats.gpuMs.map { String(format: "%@ %.2f", $0.0, $0.1) }.joined(separator: " ")
         }
-        return status + "  | dropped \(stats.dropped)" + (deliveryLine.map { "  | \($0)" } ?? "")
-            + "  | \(session.thermal.status)" + (calibration.map { "  | \($0)" } ?? "") + "  | \(swapchain.context.name)"
-    }
-
-    /// Which intrinsics the 3D view, readout and exports use: recorded, given, or assumed (the
-    /// status line's last part but one, and a line of the panel's Status section).
-    var calibration: String? {
-        depth.calibration.map { c in
+        // Which intrinsics the 3D view, readout and exports use: recorded, given, or assumed.
+        let calibration = depth.calibration.map { c in
             c.origin.hasPrefix("default") ? "assumed intrinsics (525·W/640, center)" : "calibration: \(c.origin)"
         }
+        return status + "  | dropped \(stats.dropped)" + (deliveryLine.map { "  | \($0)" } ?? "")
+            + "  | \(session.thermal.status)" + (calibration.map { "  | \($0)" } ?? "") + "  | \(swapchain.context.name)"
     }
 
     /// What a network source received and lost on the way ("dds: 600 images received, 2 lost

@@ -19,8 +19,6 @@ struct ViewerUIState {
     var imuPlot = IMUPlot()
     /// The status line at the bottom of the window, rebuilt when the figures change (once a second).
     var statusText = ""
-    /// `statusText` fitted to the width left of the panel (`WindowLayout`), refitted when either changes.
-    var status = StatusLine()
     /// The last `state:` line printed (`--log-ui`).
     var lastStateLine = ""
     /// The panel's layout was printed (`--log-ui`).

@@ -103,13 +103,6 @@ void dl_imgui_last_item_rect(float *out4);
 void dl_imgui_window_rect(float *out4);
 /// Text drawn over everything at (x, y) on a dark box. Why: ImDrawList is C++.
 void dl_imgui_overlay_text(float x, float y, const char *text, float r, float g, float b);
-/// The width in pixels `text` takes in the current font (fitting the status line to its row).
-/// Why: ImGui::CalcTextSize (C++).
-float dl_imgui_text_width(const char *text);
-/// While the mouse is over the rectangle (x, y, w, h): `text` wrapped at `wrap` pixels on an
-/// opaque box just above the rectangle, over everything (the whole status line); 1 when shown.
-/// Why: ImGui::IsMouseHoveringRect and ImDrawList are C++.
-int dl_imgui_hover_text(float x, float y, float w, float h, const char *text, float wrap);
 /// A line and a dot in window pixels, over everything (3D distance picks). Why: ImDrawList is C++.
 void dl_imgui_overlay_line(float x0, float y0, float x1, float y1, float r, float g, float b);
 /// A plot the panel's width wide and `height` px high: `series` lines of `count` values each

@@ -12,10 +12,14 @@
 
 // ImGui 1.86 reads keys as a key-down table sampled at NewFrame, so a press and its release
 // between two frames (a quick tap, xdotool) would never be seen. A release of a key pressed
-// since the last NewFrame waits until after the next one.
+// since the last NewFrame waits until after the next one, and is applied just before the NewFrame
+// after that: never between NewFrame and the widgets, where a Shift or Ctrl release changes
+// io.KeyShift/KeyCtrl but not io.KeyMods (made at NewFrame) and a text field's InputTextEx aborts
+// on their mismatch (xdotool typing "pair:/a/B" into the source field crashed the viewer).
 static GLFWwindow *g_window = nullptr;
 static bool g_pressed_since_frame[GLFW_KEY_LAST + 1];
 static bool g_release_pending[GLFW_KEY_LAST + 1];
+static bool g_release_next_frame[GLFW_KEY_LAST + 1];
 
 extern "C" {
 
@@ -62,6 +66,13 @@ void dl_imgui_shutdown(void) {
 }
 
 void dl_imgui_new_frame(void) {
+    // Releases held back through the last frame (its key was seen down there) go before NewFrame.
+    for (int k = 0; k <= GLFW_KEY_LAST; k++) {
+        if (g_release_next_frame[k]) {
+            g_release_next_frame[k] = false;
+            ImGui_ImplGlfw_KeyCallback(g_window, k, 0, GLFW_RELEASE, 0);
+        }
+    }
     ImGui_ImplVulkan_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
@@ -69,7 +80,7 @@ void dl_imgui_new_frame(void) {
         g_pressed_since_frame[k] = false;
         if (g_release_pending[k]) {
             g_release_pending[k] = false;
-            ImGui_ImplGlfw_KeyCallback(g_window, k, 0, GLFW_RELEASE, 0);
+            g_release_next_frame[k] = true;
         }
     }
 }
@@ -89,6 +100,7 @@ void dl_imgui_glfw_key(void *window, int key, int scancode, int action, int mods
         if (action == GLFW_PRESS) {
             g_pressed_since_frame[key] = true;
             g_release_pending[key] = false;
+            g_release_next_frame[key] = false;
         } else if (action == GLFW_RELEASE && g_pressed_since_frame[key]) {
             g_release_pending[key] = true;
             return;

@@ -53,9 +53,9 @@ final class PictureCopyWindowTests: WindowTestCase {
             XCTAssertTrue(copyStats.contains(" copy "), "the CPU picture is copied in: \(copyStats)")
             XCTAssertFalse(drawStats.contains(" copy "), "DEPTHLENS_PRESENT=draw draws it: \(drawStats)")
             // Inside the picture, a pixel in from its sides and clear of the text lines at the top
-            // and bottom of the window (frame numbers and FPS differ between the runs; at 720 px of
-            // height the status line takes two rows, and a notice may stand above it): the CPU
-            // scaler and the GPU sampler agree within a few levels.
+            // and bottom of the window (frame numbers and FPS differ between the runs, and a notice
+            // may stand above the status line): the CPU scaler and the GPU sampler agree within a
+            // few levels.
             let inner = maxDifference(copied, drawn, c.x0 + 1, 30, c.x1 - 1, 600)
             XCTAssertLessThanOrEqual(inner, 3, "\(c.label): copied and drawn pictures differ by \(inner)")
             XCTAssertGreaterThan(copied.mean(bx, by).x, 100, "\(c.label): the box is in the picture")

@@ -42,8 +42,8 @@ final class ViewerPLYSequenceWindowTests: WindowTestCase {
         func middle(_ name: String, until ready: ([SIMD3<Int>]) -> Bool = { _ in true }) throws -> [SIMD3<Int>] {
             try bandShot(x, name, prefix: "plyseq", top: 120, bottom: 360, width: 640, until: ready)
         }
-        // The notice (above the status line, wrapped left of the panel: the bad file's long path
-        // takes two or three rows) and the overlay text stay outside rows 120..<360.
+        // The notice (above the status line; the bad file's long path may take more than one
+        // row) and the overlay text stay outside rows 120..<360.
         /// Pixels whose strongest channel is `c` (0 red, 1 green, 2 blue) by a clear margin.
         func count(_ px: [SIMD3<Int>], _ c: Int) -> Int {
             px.filter { p in p[c] > 150 && (0..<3).allSatisfy { $0 == c || p[$0] < 100 } }.count

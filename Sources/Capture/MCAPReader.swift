@@ -345,12 +345,8 @@ final class MCAPReader: ROS2Storage {
                 throw fail("summary record at offset \(at) runs past the summary section")
             }
             switch rec.op {
-            case 0x03:
-                let s = try parseSchema(buf, rec)
-                schemas[s.id] = s
-            case 0x04:
-                let c = try parseChannel(buf, rec)
-                channels[c.id] = c
+            case 0x03, 0x04:
+                try keepDefinition(buf, rec)
             case 0x08:
                 var c = Cursor(buf, rec.content, name: name, what: "ChunkIndex record at offset \(rec.offset)")
                 _ = try c.u64()  // message_start_time
@@ -504,18 +500,26 @@ final class MCAPReader: ROS2Storage {
         }
     }
 
+    /// Keeps a Schema (op 0x03) or Channel (op 0x04) record, wherever it stands (summary, data
+    /// section, chunk).
+    private func keepDefinition(_ buf: UnsafeRawBufferPointer, _ r: Record) throws {
+        if r.op == 0x03 {
+            let s = try parseSchema(buf, r)
+            schemas[s.id] = s
+        } else {
+            let c = try parseChannel(buf, r)
+            channels[c.id] = c
+        }
+    }
+
     /// Indexes one record of the data section or of a chunk (`chunk` -1: the file itself; `offset`
     /// where the record starts in `buf`): a Schema or Channel is kept, a Message listed — its
     /// channel defined before it and the index within `indexLimit`; other records are left.
     private func index(_ buf: UnsafeRawBufferPointer, _ r: Record, chunk: Int32, offset: Int, message: String, place: String,
                        indexLimit: Int) throws {
         switch r.op {
-        case 0x03:
-            let s = try parseSchema(buf, r)
-            schemas[s.id] = s
-        case 0x04:
-            let c = try parseChannel(buf, r)
-            channels[c.id] = c
+        case 0x03, 0x04:
+            try keepDefinition(buf, r)
         case 0x05:
             let m = try parseMessage(buf, r, where: place)
             guard channels[m.channel] != nil else {

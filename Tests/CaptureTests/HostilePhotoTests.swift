@@ -14,11 +14,7 @@ final class HostilePhotoTests: XCTestCase {
     /// The test's own folder, removed with it.
     let folder = TemporaryFolder("depthlens-hostile")
 
-    func write(_ bytes: [UInt8], _ name: String) throws -> String {
-        let p = folder.file(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: p))
-        return p
-    }
+    func write(_ bytes: [UInt8], _ name: String) throws -> String { try folder.write(bytes, name) }
 
     // MARK: HEIF iloc
 

@@ -12,11 +12,7 @@ final class HostileImageTests: XCTestCase {
     /// The test's own folder, removed with it.
     let folder = TemporaryFolder("depthlens-hostile")
 
-    func write(_ bytes: [UInt8], _ name: String) throws -> String {
-        let p = folder.file(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: p))
-        return p
-    }
+    func write(_ bytes: [UInt8], _ name: String) throws -> String { try folder.write(bytes, name) }
 
     /// solid-16x8.jpg with its SOF0 segment's size set to `width`×`height` (FF C0, length, precision,
     /// then height and width, 2 bytes each), and made SOF2 (progressive) when asked: libjpeg then

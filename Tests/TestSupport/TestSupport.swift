@@ -75,6 +75,13 @@ public final class TemporaryFolder: Sendable {
     }
     /// `path/name`.
     public func file(_ name: String) -> String { path + "/" + name }
+    /// Writes `bytes` as `name` in the folder; its path.
+    @discardableResult
+    public func write(_ bytes: [UInt8], _ name: String) throws -> String {
+        let p = file(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: p))
+        return p
+    }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
